@@ -1,0 +1,1 @@
+"""The `plan` command line: the only code that imports typer and rich."""

@@ -1,0 +1,53 @@
+"""The `plan` application: wires the commands, handles --version and unexpected errors."""
+
+from __future__ import annotations
+
+import os
+from typing import Annotated
+
+import typer
+
+from planner import __version__
+from planner.cli.catalog import catalog
+from planner.cli.common import err
+from planner.cli.validate import validate
+
+app = typer.Typer(
+    name="plan",
+    help="gpuplan: the cheapest GPU rental plan for a quarter of LLM work.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+app.command()(validate)
+app.command()(catalog)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"gpuplan {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
+    ] = False,
+) -> None:
+    """gpuplan: the cheapest GPU rental plan for a quarter of LLM work."""
+
+
+def main() -> None:
+    """Console entry point: an unexpected failure is one line, unless PLAN_DEBUG is set."""
+    try:
+        app()
+    except Exception as exc:  # a bug, not bad input (bad input exits 1 with its problems)
+        if os.environ.get("PLAN_DEBUG"):
+            raise
+        err.print(
+            f"[bold red]internal error:[/] {type(exc).__name__}: {exc} "
+            "(set PLAN_DEBUG=1 for a traceback, and please report it)"
+        )
+        raise SystemExit(70) from None

@@ -1,0 +1,82 @@
+"""What every command shares: consoles, the --json option, error printing."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from decimal import Decimal
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from planner.domain.errors import LoadError
+
+# Tables are wide: when output is piped (no terminal width to respect), don't squeeze to 80.
+out = Console(highlight=False)
+err = Console(stderr=True, highlight=False)
+for _console in (out, err):
+    if not _console.is_terminal:
+        _console.width = 160
+
+JsonOption = Annotated[
+    str | None,
+    typer.Option(
+        "--json",
+        metavar="PATH|-",
+        help="Also write the result as JSON to PATH; '-' writes only the JSON, to stdout.",
+    ),
+]
+
+
+def human(json_path: str | None) -> Console:
+    """Where human-readable output goes: stdout, or stderr when the JSON takes stdout."""
+    return err if json_path == "-" else out
+
+
+def _default(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        number = float(value)
+        # Prices and rates have far fewer than 15 significant digits, so the float's shortest
+        # repr is the decimal itself; refuse silently lossy output.
+        if Decimal(repr(number)) != value:
+            return str(value)
+        return number
+    raise TypeError(f"cannot write {type(value).__name__} as JSON")
+
+
+def to_json(data: Any) -> str:
+    return json.dumps(data, default=_default, ensure_ascii=False, indent=2)
+
+
+def write_json(data: Any, json_path: str | None) -> None:
+    if json_path is None:
+        return
+    text = to_json(data) + "\n"
+    if json_path == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        Path(json_path).write_text(text, encoding="utf-8")
+        err.print(f"wrote {json_path}")
+
+
+def print_issues(error: LoadError) -> None:
+    count = len(error.issues)
+    err.print(f"[bold red]{count} problem{'s' if count != 1 else ''}[/] found:", highlight=False)
+    for issue in error.issues:
+        err.print(f"  • {issue}", markup=False, highlight=False)
+
+
+@contextmanager
+def input_errors(json_path: str | None = None) -> Iterator[None]:
+    """Bad input becomes its listed problems and exit code 1, never a traceback."""
+    try:
+        yield
+    except LoadError as exc:
+        print_issues(exc)
+        write_json({"valid": False, "errors": [i.as_dict() for i in exc.issues]}, json_path)
+        raise typer.Exit(1) from None

@@ -1,0 +1,44 @@
+"""`plan validate SCENARIO`: parse, resolve and check a scenario; list every problem."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from planner.cli.common import JsonOption, human, input_errors, write_json
+from planner.domain.load import load_scenario
+from planner.report import scenario_summary
+
+
+def validate(
+    scenario: Annotated[Path, typer.Argument(help="Scenario YAML file.", show_default=False)],
+    json_path: JsonOption = None,
+) -> None:
+    """Check a scenario and the catalogs and models it names; print a summary or every problem."""
+    with input_errors(json_path):
+        loaded = load_scenario(scenario)
+    summary = scenario_summary(loaded)
+    _print(summary, human(json_path))
+    write_json(summary, json_path)
+
+
+def _print(s: dict[str, Any], console: Any) -> None:
+    h = s["horizon"]
+    console.print(f"[bold green]✓ {s['scenario']}[/] is valid ({s['file']})")
+    console.print(
+        f"  horizon     {h['start']} .. {h['end']} (end exclusive): {h['days']} days, "
+        f"{h['hours']:,} hours, {s['timezone']}"
+    )
+    for c in s["catalogs"]:
+        console.print(
+            f"  catalog     {c['name']} ({c['date'] or 'no date'}, {c['currency']}): {c['source']}"
+        )
+    modes = ", ".join(f"{m} {n}" for m, n in s["offers"]["by_mode"].items())
+    console.print(f"  offers      {s['offers']['count']} ({modes}) of {len(s['cards'])} card types")
+    for kind, names in s["workloads"].items():
+        if names:
+            console.print(f"  {kind:<11} {len(names)}: {', '.join(names)}")
+    console.print(f"  commitments {s['commitments']}")
+    console.print(f"  usable memory fraction {s['usable_memory_fraction']:.2f}")

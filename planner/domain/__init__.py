@@ -1,0 +1,1 @@
+"""Schemas of gpuplan's inputs (pydantic v2, frozen) and their loading."""

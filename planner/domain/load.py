@@ -1,0 +1,285 @@
+"""Load scenarios, catalogs and model cards: safe YAML, relative paths, precise errors.
+
+Every problem found in a set of files is collected and raised together as one LoadError;
+each names its file, line, field path and what was expected.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from planner.domain.catalog import CardType, Catalog, Offer
+from planner.domain.errors import Issue, LoadError, pydantic_issues, step
+from planner.domain.merge import deep_merge
+from planner.domain.model_card import ModelCard, card_from_hf_config
+from planner.domain.scenario import Scenario, ScenarioFile
+from planner.domain.semantics import catalog_issues, scenario_issues
+from planner.domain.suggest import did_you_mean
+from planner.domain.workload import ReserveWorkload
+from planner.domain.yaml_source import PathKey, Source, read_yaml
+from planner.paths import data_dir, shipped_names
+
+M = TypeVar("M", bound=BaseModel)
+Locate = Callable[[PathKey, str], Issue]
+Layers = list[tuple[Source, PathKey, dict[str, Any]]]  # (file, where in it, raw item)
+CARD_SPECS = "cards"  # catalogs/cards.yaml: the shipped card specs, not a price list
+
+
+@dataclass
+class Collector:
+    """Gathers issues while validating pieces, so that all of them are reported at once."""
+
+    issues: list[Issue] = field(default_factory=list)
+
+    def validate(self, model: type[M], data: Any, locate: Locate) -> M | None:
+        try:
+            return model.model_validate(data)
+        except ValidationError as exc:
+            self.issues.extend(pydantic_issues(exc, data, locate, model))
+            return None
+
+    def raise_if_any(self) -> None:
+        if self.issues:
+            raise LoadError(self.issues)
+
+
+def _is_path(ref: str) -> bool:
+    return "/" in ref or "\\" in ref or ref.endswith((".yaml", ".yml", ".json"))
+
+
+def _mapping(source: Source, what: str) -> dict[str, Any]:
+    if not isinstance(source.data, dict):
+        raise LoadError([source.issue((), f"expected a {what} (a YAML mapping) at the top level")])
+    return source.data
+
+
+# --- card specs and catalogs ---------------------------------------------------------------
+
+
+@lru_cache(maxsize=1)
+def _card_source() -> Source:
+    return read_yaml(data_dir("catalogs") / f"{CARD_SPECS}.yaml")
+
+
+def catalog_names() -> list[str]:
+    """Names of the shipped catalogs."""
+    return [n for n in shipped_names("catalogs") if n != CARD_SPECS]
+
+
+def resolve_catalog_path(ref: str, base: Path | None, where: Locate) -> Path:
+    """A catalog reference: a path (relative to `base`) or the name of a shipped catalog."""
+    if _is_path(ref):
+        path = Path(ref)
+        return path if path.is_absolute() or base is None else base / path
+    path = data_dir("catalogs") / f"{ref}.yaml"
+    if ref == CARD_SPECS or not path.is_file():
+        names = catalog_names()
+        raise LoadError(
+            [
+                where(
+                    (),
+                    f"unknown catalog {ref!r}{did_you_mean(ref, names)} "
+                    f"(shipped: {', '.join(names)})",
+                )
+            ]
+        )
+    return path
+
+
+def _merged_items(
+    collect: Collector,
+    model: type[M],
+    key: str,
+    base: Layers,
+    patches: Layers,
+) -> list[M]:
+    """Merge patch items over base items by `key`, then validate each, blaming the right file."""
+    items: dict[Any, Layers] = {}
+    for origin in [*base, *patches]:
+        items.setdefault(origin[2].get(key, object()), []).append(origin)
+    result = []
+    for layers in items.values():
+        merged: dict[str, Any] = {}
+        for _, _, raw in layers:
+            merged = deep_merge(merged, raw)
+
+        def locate(path: PathKey, message: str, layers: Layers = layers) -> Issue:
+            written = [layer for layer in layers if _written(layer[2], path)]
+            source, prefix, _ = (written or layers)[-1]  # the last file that wrote the field
+            return source.issue((*prefix, *path), message)
+
+        value = collect.validate(model, merged, locate)
+        if value is not None:
+            result.append(value)
+    return result
+
+
+def _written(data: Any, path: PathKey) -> bool:
+    for part in path:
+        found, data = step(data, part)
+        if not found:
+            return False
+    return True
+
+
+def _items(source: Source, key: str) -> Layers:
+    data = source.data.get(key, []) if isinstance(source.data, dict) else []
+    if not isinstance(data, list):
+        raise LoadError([source.issue((key,), "expected a list")])
+    return [(source, (key, i), item) for i, item in enumerate(data) if isinstance(item, dict)]
+
+
+def load_catalogs(
+    paths: list[Path], offer_patches: Source | None = None
+) -> tuple[tuple[Catalog, ...], dict[str, CardType]]:
+    """Catalogs with their cards merged over the shipped specs and a scenario's offer changes."""
+    collect = Collector()
+    sources = []
+    for path in paths:
+        try:
+            sources.append(read_yaml(path))
+        except LoadError as exc:
+            collect.issues.extend(exc.issues)
+    collect.raise_if_any()
+    card_layers = _items(_card_source(), "cards")
+    for source in sources:
+        _mapping(source, "catalog")
+        card_layers += _items(source, "cards")
+    cards = {c.id: c for c in _merged_items(collect, CardType, "id", card_layers, [])}
+    catalogs = []
+    patches = _items(offer_patches, "offers") if offer_patches else []
+    for source in sources:
+        own_ids = {item.get("id") for _, _, item in _items(source, "offers")}
+        mine = [p for p in patches if p[2].get("id") in own_ids]
+        if source is sources[-1]:  # offers new to every catalog join the last one
+            known = {i.get("id") for s in sources for _, _, i in _items(s, "offers")}
+            mine += [p for p in patches if p[2].get("id") not in known]
+        offers = _merged_items(collect, Offer, "id", _items(source, "offers"), mine)
+        header = {**source.data, "cards": [], "offers": []}
+        catalog = collect.validate(Catalog, header, source.issue)
+        if catalog is not None:
+            catalogs.append(catalog.model_copy(update={"offers": offers}))
+    collect.raise_if_any()
+    issues = catalog_issues(catalogs, cards, sources)
+    if issues:
+        raise LoadError(issues)
+    return tuple(catalogs), cards
+
+
+def load_catalog(ref: str) -> tuple[Catalog, dict[str, CardType]]:
+    """One catalog by shipped name or path (relative to the working directory)."""
+    path = resolve_catalog_path(ref, Path.cwd(), lambda p, m: Issue(ref, None, None, p, m))
+    catalogs, cards = load_catalogs([path])
+    return catalogs[0], cards
+
+
+# --- model cards ----------------------------------------------------------------------------
+
+
+def model_names() -> list[str]:
+    return shipped_names("models")
+
+
+@lru_cache(maxsize=64)
+def _model_file(path: Path) -> ModelCard:
+    source = read_yaml(path)
+    collect = Collector()
+    card = collect.validate(ModelCard, _mapping(source, "model card"), source.issue)
+    collect.raise_if_any()
+    assert card is not None
+    return card
+
+
+def load_model(ref: str, base: Path | None, where: Locate) -> ModelCard:
+    """A model card by shipped name, or from a .yaml card or a HF config.json by path."""
+    if not _is_path(ref):
+        path = data_dir("models") / f"{ref}.yaml"
+        if not path.is_file():
+            names = model_names()
+            raise LoadError(
+                [
+                    where(
+                        (),
+                        f"unknown model {ref!r}{did_you_mean(ref, names)}; "
+                        "give a shipped name or a path to a config.json",
+                    )
+                ]
+            )
+        return _model_file(path)
+    path = Path(ref)
+    path = path if path.is_absolute() or base is None else base / path
+    if path.suffix != ".json":
+        return _model_file(path)
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise LoadError([where((), f"model config {str(path)!r} not found")]) from None
+    except (OSError, ValueError) as exc:
+        raise LoadError([where((), f"cannot read model config {str(path)!r}: {exc}")]) from None
+    if not isinstance(config, dict):
+        raise LoadError([where((), f"{str(path)!r} is not a config.json object")])
+    name = (path.parent.name or path.stem).lower().replace("_", "-")
+    try:
+        return card_from_hf_config(config, name, str(path))
+    except (ValueError, ValidationError) as exc:
+        raise LoadError([where((), f"{path}: {exc}")]) from None
+
+
+def _at(source: Source, path: PathKey) -> Locate:
+    """Report problems with a referenced file at the field of `source` that referenced it."""
+    return lambda _inner, message: source.issue(path, message)
+
+
+# --- scenarios ------------------------------------------------------------------------------
+
+
+def load_scenario(path: Path | str) -> Scenario:
+    """Read, validate and resolve a scenario file; raises LoadError listing every problem."""
+    path = Path(path)
+    source = read_yaml(path)
+    data = _mapping(source, "scenario")
+    collect = Collector()
+    spec = collect.validate(ScenarioFile, data, source.issue)
+    base = path.parent
+    catalogs: tuple[Catalog, ...] = ()
+    cards: dict[str, CardType] = {}
+    written = data.get("catalog")
+    refs = [written] if isinstance(written, str) else written
+    if isinstance(refs, list) and refs and all(isinstance(r, str) for r in refs):
+        try:
+            paths = []
+            for i, ref in enumerate(refs):
+                at: PathKey = ("catalog",) if isinstance(written, str) else ("catalog", i)
+                paths.append(resolve_catalog_path(ref, base, _at(source, at)))
+            catalogs, cards = load_catalogs(paths, source)
+        except LoadError as exc:
+            collect.issues.extend(exc.issues)
+    models: dict[str, ModelCard] = {}
+    if spec is not None:
+        for i, workload in enumerate(spec.workloads):
+            if isinstance(workload, ReserveWorkload):
+                continue
+            ref = workload.model
+            if isinstance(ref, ModelCard):
+                models[workload.name] = ref
+                continue
+            try:
+                models[workload.name] = load_model(
+                    ref, base, _at(source, ("workloads", i, "model"))
+                )
+            except LoadError as exc:
+                collect.issues.extend(exc.issues)
+    collect.raise_if_any()
+    assert spec is not None
+    scenario = Scenario(path=path, spec=spec, catalogs=catalogs, cards=cards, models=models)
+    issues = scenario_issues(scenario, source)
+    if issues:
+        raise LoadError(issues)
+    return scenario

@@ -1,0 +1,59 @@
+"""Exact money: decimals at the edges, integer minor units inside, one half-even rounding."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from fractions import Fraction
+from typing import Annotated
+
+from pydantic import AfterValidator, Field
+
+# ISO 4217 minor-unit digits of the currencies a GPU price list is likely to use.
+MINOR_DIGITS: dict[str, int] = {
+    "CNY": 2,
+    "USD": 2,
+    "EUR": 2,
+    "GBP": 2,
+    "HKD": 2,
+    "SGD": 2,
+    "TWD": 2,
+    "AUD": 2,
+    "CAD": 2,
+    "CHF": 2,
+    "INR": 2,
+    "JPY": 0,
+    "KRW": 0,
+}
+
+# Prices may carry more digits than the minor unit (¥0.0035 per GB-month); six is plenty.
+MAX_PRICE_DECIMALS = 6
+
+
+def _check_price(value: Decimal) -> Decimal:
+    if not value.is_finite():
+        raise ValueError("expected a finite amount of money")
+    exponent = value.as_tuple().exponent
+    assert isinstance(exponent, int)
+    if -exponent > MAX_PRICE_DECIMALS:
+        raise ValueError(f"expected at most {MAX_PRICE_DECIMALS} decimal places, got {value}")
+    return Decimal(int(value)) if value == value.to_integral_value() else value
+
+
+Price = Annotated[Decimal, Field(ge=0), AfterValidator(_check_price)]
+"""A non-negative amount in the scenario's currency, exact as written."""
+
+
+def to_minor(amount: Decimal | Fraction | int, currency: str) -> int:
+    """Round an exact amount once, half-even, to integer minor units of `currency`."""
+    exact = Fraction(amount) * Fraction(10) ** MINOR_DIGITS[currency]
+    quotient, remainder = divmod(exact.numerator, exact.denominator)
+    twice = 2 * remainder  # compare the remainder with half the denominator, in integers
+    if twice > exact.denominator or (twice == exact.denominator and quotient % 2 == 1):
+        quotient += 1
+    return quotient
+
+
+def from_minor(minor: int, currency: str) -> Decimal:
+    """Integer minor units back to a decimal amount with the currency's digits."""
+    digits = MINOR_DIGITS[currency]
+    return Decimal(minor).scaleb(-digits).quantize(Decimal(1).scaleb(-digits))

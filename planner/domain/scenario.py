@@ -1,0 +1,113 @@
+"""A quarter's scenario: the file's shape, and the resolved scenario the planner reads."""
+
+from __future__ import annotations
+
+import datetime as dt
+import zoneinfo
+from functools import cached_property
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import Field, field_validator, model_validator
+
+from planner.domain.catalog import CardType, Catalog, Frozen, Offer
+from planner.domain.model_card import ModelCard
+from planner.domain.money import MINOR_DIGITS
+from planner.domain.values import Name, Slug
+from planner.domain.workload import Commitment, Workload
+
+
+class Horizon(Frozen):
+    """Whole days, end exclusive, in the scenario's timezone."""
+
+    start: dt.date
+    end: dt.date
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Horizon:
+        if self.end <= self.start:
+            raise ValueError(f"horizon end {self.end} is not after its start {self.start}")
+        return self
+
+    @property
+    def days(self) -> int:
+        return (self.end - self.start).days
+
+
+class OfferPatch(Frozen):
+    """A scenario's change to a catalog offer (merged by id), or a new offer."""
+
+    model_config = Frozen.model_config | {"extra": "allow"}
+    id: Slug
+
+
+class ScenarioFile(Frozen):
+    """A scenario as written in YAML; references are still names and paths."""
+
+    name: Name
+    description: str = ""
+    currency: str
+    timezone: str
+    horizon: Horizon
+    catalog: Annotated[list[str], Field(min_length=1)]
+    offers: list[OfferPatch] = []
+    commitments: list[Commitment] = []
+    usable_memory_fraction: Annotated[float, Field(gt=0, le=1)] = 0.90
+    workloads: Annotated[list[Workload], Field(min_length=1)]
+
+    @field_validator("catalog", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+    @field_validator("currency")
+    @classmethod
+    def _currency(cls, value: str) -> str:
+        if value not in MINOR_DIGITS:
+            raise ValueError(
+                f"unknown currency {value!r}; expected one of {', '.join(MINOR_DIGITS)}"
+            )
+        return value
+
+    @field_validator("timezone")
+    @classmethod
+    def _timezone(cls, value: str) -> str:
+        try:
+            zoneinfo.ZoneInfo(value)
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+            from planner.domain.suggest import did_you_mean
+
+            hint = did_you_mean(value, sorted(zoneinfo.available_timezones()))
+            raise ValueError(f"unknown timezone {value!r}{hint}") from None
+        return value
+
+
+class Scenario(Frozen):
+    """A validated scenario with its catalogs, card specs and model cards resolved."""
+
+    path: Path | None = None
+    spec: ScenarioFile
+    catalogs: tuple[Catalog, ...]  # with the scenario's offer changes applied
+    cards: dict[str, CardType]
+    models: dict[str, ModelCard]  # by workload name, for train and serve workloads
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @cached_property
+    def offers(self) -> dict[str, Offer]:
+        return {offer.id: offer for catalog in self.catalogs for offer in catalog.offers}
+
+    @property
+    def tz(self) -> zoneinfo.ZoneInfo:
+        return zoneinfo.ZoneInfo(self.spec.timezone)
+
+    def workload(self, name: str) -> Workload:
+        for workload in self.spec.workloads:
+            if workload.name == name:
+                return workload
+        raise KeyError(name)
+
+
+__all__ = ["Horizon", "OfferPatch", "Scenario", "ScenarioFile", "Slug"]

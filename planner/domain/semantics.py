@@ -1,0 +1,232 @@
+"""Rules that span fields, files and references: names exist, ids are unique, no cycles."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+
+import networkx as nx
+
+from planner.domain.catalog import CardType, Catalog
+from planner.domain.errors import Issue
+from planner.domain.scenario import Scenario
+from planner.domain.suggest import did_you_mean
+from planner.domain.values import instant_datetime
+from planner.domain.workload import ReserveWorkload, ServeWorkload, TrainWorkload
+from planner.domain.yaml_source import Source
+
+
+def _duplicates(source: Source, key: str, id_key: str) -> list[Issue]:
+    items = source.data.get(key, []) if isinstance(source.data, dict) else []
+    seen: dict[object, int] = {}
+    issues = []
+    for i, item in enumerate(items if isinstance(items, list) else []):
+        ident = item.get(id_key) if isinstance(item, dict) else None
+        if ident is None:
+            continue
+        if ident in seen:
+            issues.append(
+                source.issue(
+                    (key, i, id_key), f"{id_key} {ident!r} is used by {key}[{seen[ident]}] too"
+                )
+            )
+        seen.setdefault(ident, i)
+    return issues
+
+
+def catalog_issues(
+    catalogs: Sequence[Catalog], cards: dict[str, CardType], sources: Sequence[Source]
+) -> list[Issue]:
+    """Unique ids within and across catalogs, known cards, one currency."""
+    issues: list[Issue] = []
+    owner: dict[str, str] = {}
+    for catalog, source in zip(catalogs, sources, strict=True):
+        issues += _duplicates(source, "offers", "id") + _duplicates(source, "cards", "id")
+        if catalog.currency != catalogs[0].currency:
+            issues.append(
+                source.issue(
+                    ("currency",),
+                    f"currency {catalog.currency} differs from "
+                    f"{catalogs[0].name}'s {catalogs[0].currency}",
+                )
+            )
+        for i, offer in enumerate(catalog.offers):
+            if offer.id in owner and owner[offer.id] != catalog.name:
+                issues.append(
+                    source.issue(
+                        ("offers", i, "id"),
+                        f"offer id {offer.id!r} is also in catalog "
+                        f"{owner[offer.id]}; offer ids must be unique",
+                    )
+                )
+            owner.setdefault(offer.id, catalog.name)
+            if offer.card not in cards:
+                issues.append(
+                    _offer_issue(
+                        catalog,
+                        source,
+                        i,
+                        "card",
+                        f"unknown card {offer.card!r}{did_you_mean(offer.card, cards)}",
+                    )
+                )
+    return issues
+
+
+def _offer_issue(catalog: Catalog, source: Source, i: int, field: str, message: str) -> Issue:
+    """Offers may have been reordered by a scenario's patches; find the written one by id."""
+    items = source.data.get("offers", []) if isinstance(source.data, dict) else []
+    ident = catalog.offers[i].id
+    for j, item in enumerate(items if isinstance(items, list) else []):
+        if isinstance(item, dict) and item.get("id") == ident:
+            return source.issue(("offers", j, field), message)
+    return Issue(source.file, None, None, ("offers", ident, field), message)
+
+
+def scenario_issues(scenario: Scenario, source: Source) -> list[Issue]:
+    """Every cross-field and reference rule of a parsed scenario."""
+    spec = scenario.spec
+    issues: list[Issue] = []
+    for catalog in scenario.catalogs:
+        if catalog.currency != spec.currency:
+            issues.append(
+                source.issue(
+                    ("currency",),
+                    f"scenario currency {spec.currency} differs "
+                    f"from catalog {catalog.name}'s {catalog.currency}",
+                )
+            )
+    issues += _duplicates(source, "workloads", "name")
+    issues += _horizon_issues(scenario, source)
+    issues += _reference_issues(scenario, source)
+    issues += _dependency_issues(scenario, source)
+    return issues
+
+
+def _horizon_issues(scenario: Scenario, source: Source) -> list[Issue]:
+    horizon = scenario.spec.horizon
+    start, end = instant_datetime(horizon.start), instant_datetime(horizon.end)
+    issues = []
+
+    def inside(path: tuple[str | int, ...], label: str, value: dt.date | None) -> None:
+        if value is None:
+            return
+        moment = instant_datetime(value)
+        if not start <= moment <= end:
+            issues.append(
+                source.issue(
+                    path,
+                    f"{label} {value} lies outside the horizon {horizon.start} .. {horizon.end}",
+                )
+            )
+
+    for i, w in enumerate(scenario.spec.workloads):
+        if isinstance(w, TrainWorkload):
+            inside(("workloads", i, "earliest_start"), "earliest_start", w.earliest_start)
+            inside(("workloads", i, "deadline"), "deadline", w.deadline)
+        else:
+            inside(("workloads", i, "start"), "start", w.start)
+            inside(("workloads", i, "end"), "end", w.end)
+        if isinstance(w, ServeWorkload):
+            for month in w.month_scale:
+                number = int(month.split("-")[1])
+                if not 1 <= number <= 12:
+                    issues.append(
+                        source.issue(
+                            ("workloads", i, "month_scale", month),
+                            f"{month} is not a month (YYYY-MM)",
+                        )
+                    )
+    for i, c in enumerate(scenario.spec.commitments):
+        inside(("commitments", i, "start"), "start", c.start)
+        inside(("commitments", i, "end"), "end", c.end)
+    return issues
+
+
+def _reference_issues(scenario: Scenario, source: Source) -> list[Issue]:
+    """Cards, offers and modes named by workloads and commitments exist."""
+    cards, offers = scenario.cards, scenario.offers
+    issues = []
+    for i, w in enumerate(scenario.spec.workloads):
+        if isinstance(w, TrainWorkload) and w.measured and w.measured.card not in cards:
+            issues.append(
+                source.issue(
+                    ("workloads", i, "measured", "card"),
+                    f"unknown card {w.measured.card!r}{did_you_mean(w.measured.card, cards)}",
+                )
+            )
+        if isinstance(w, ReserveWorkload):
+            offered = {o.card for o in offers.values()}
+            if w.card is not None and w.card not in offered:
+                hint = did_you_mean(w.card, sorted(offered))
+                what = "no offer rents card" if w.card in cards else "unknown card"
+                issues.append(source.issue(("workloads", i, "card"), f"{what} {w.card!r}{hint}"))
+            if w.min_memory_gib is not None and not any(
+                cards[c].memory_gib.value >= w.min_memory_gib for c in offered if c in cards
+            ):
+                issues.append(
+                    source.issue(
+                        ("workloads", i, "min_memory_gib"),
+                        f"no offered card has {w.min_memory_gib} GiB",
+                    )
+                )
+    for i, c in enumerate(scenario.spec.commitments):
+        offer = offers.get(c.offer)
+        if offer is None:
+            issues.append(
+                source.issue(
+                    ("commitments", i, "offer"),
+                    f"unknown offer {c.offer!r}{did_you_mean(c.offer, offers)}",
+                )
+            )
+        elif c.mode not in offer.modes:
+            issues.append(
+                source.issue(
+                    ("commitments", i, "mode"),
+                    f"offer {c.offer} does not sell {c.mode}; it sells {', '.join(offer.modes)}",
+                )
+            )
+    return issues
+
+
+def _dependency_issues(scenario: Scenario, source: Source) -> list[Issue]:
+    """`after` names existing train workloads and the graph has no cycle."""
+    workloads = scenario.spec.workloads
+    kinds = {w.name: w.kind for w in workloads}
+    graph = nx.DiGraph()
+    issues = []
+    for i, w in enumerate(workloads):
+        if not isinstance(w, TrainWorkload):
+            continue
+        graph.add_node(w.name)
+        for j, before in enumerate(w.after):
+            path = ("workloads", i, "after", j)
+            if before not in kinds:
+                issues.append(
+                    source.issue(path, f"unknown workload {before!r}{did_you_mean(before, kinds)}")
+                )
+            elif kinds[before] != "train":
+                issues.append(
+                    source.issue(
+                        path,
+                        f"{before!r} is a {kinds[before]} workload; "
+                        "only train workloads finish, so only they can "
+                        "come before another",
+                    )
+                )
+            elif before == w.name:
+                issues.append(source.issue(path, f"{w.name!r} cannot come after itself"))
+            else:
+                graph.add_edge(before, w.name)
+    try:
+        cycle = nx.find_cycle(graph)
+    except nx.NetworkXNoCycle:
+        return issues
+    names = [edge[0] for edge in cycle] + [cycle[0][0]]
+    index = next(i for i, w in enumerate(workloads) if w.name == cycle[-1][1])
+    issues.append(
+        source.issue(
+            ("workloads", index, "after"), f"the after: lists form a cycle: {' → '.join(names)}"
+        )
+    )
+    return issues

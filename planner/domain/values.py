@@ -1,0 +1,298 @@
+"""Small value types shared by the schemas: names, durations, times of day, weekdays, curves."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from pydantic import BeforeValidator, Field, PlainSerializer, WithJsonSchema
+
+SLUG_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
+Slug = Annotated[str, Field(pattern=SLUG_PATTERN, max_length=64)]
+"""Lowercase name of a card, model, offer or recipe: `h200-141g`, `llama-3.1-70b`."""
+
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+Name = Annotated[str, Field(pattern=NAME_PATTERN, max_length=80)]
+"""Name of a workload or scenario: letters, digits, `.`, `_`, `-`."""
+
+PRECISIONS = ("fp32", "bf16", "fp16", "fp8", "int8", "int4", "nf4")
+Precision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4", "nf4"]
+"""Number format of a model's weights (int4 = GPTQ/AWQ group-128, nf4 = QLoRA's NormalFloat)."""
+
+BillingMode = Literal["hourly", "daily", "weekly", "monthly", "spot"]
+BILLING_MODES: tuple[BillingMode, ...] = ("hourly", "daily", "weekly", "monthly", "spot")
+PACKAGE_DAYS: dict[str, int] = {"daily": 1, "weekly": 7, "monthly": 30}
+
+WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+DAY_GROUPS: dict[str, tuple[int, ...]] = {
+    **{day: (i,) for i, day in enumerate(WEEKDAYS)},
+    "weekdays": (0, 1, 2, 3, 4),
+    "weekend": (5, 6),
+    "all": tuple(range(7)),
+}
+
+# --- durations -------------------------------------------------------------------------
+
+_DURATION = re.compile(r"^(?:(\d+)d)?\s*(?:(\d+)h)?\s*(?:(\d+)m(?:in)?)?$")
+
+
+def parse_minutes(value: Any) -> int:
+    """`30m`, `14h`, `2d`, `1h30m` → whole minutes. Bare numbers are refused as ambiguous."""
+    if isinstance(value, bool) or not isinstance(value, str):
+        raise ValueError(f"expected a duration such as 30m, 14h or 2d, got {value!r}")
+    text = value.strip().lower()
+    match = _DURATION.match(text)
+    if not text or match is None or not any(match.groups()):
+        raise ValueError(f"expected a duration such as 30m, 14h or 2d, got {value!r}")
+    days, hours, minutes = (int(g) if g else 0 for g in match.groups())
+    return days * 1440 + hours * 60 + minutes
+
+
+def format_minutes(minutes: int) -> str:
+    days, rest = divmod(minutes, 1440)
+    hours, mins = divmod(rest, 60)
+    text = "".join(f"{n}{u}" for n, u in ((days, "d"), (hours, "h"), (mins, "m")) if n)
+    return text or "0m"
+
+
+Minutes = Annotated[
+    int,
+    BeforeValidator(parse_minutes),
+    PlainSerializer(format_minutes, return_type=str),
+    WithJsonSchema({"type": "string", "pattern": r"^(\d+d)?(\d+h)?(\d+m)?$"}),
+]
+"""A duration written `30m`, `14h`, `2d`, held as whole minutes."""
+
+# --- instants ----------------------------------------------------------------------------
+
+
+def _parse_instant(value: Any) -> dt.date | dt.datetime:
+    if isinstance(value, dt.datetime):
+        instant: dt.date | dt.datetime = value
+    elif isinstance(value, dt.date):
+        return value
+    elif isinstance(value, str):
+        try:
+            instant = dt.datetime.fromisoformat(value.strip())
+        except ValueError:
+            raise ValueError(
+                f"expected an ISO date (2026-07-01) or date and hour (2026-07-01T08:00), "
+                f"got {value!r}"
+            ) from None
+    else:
+        raise ValueError(f"expected an ISO date such as 2026-07-01, got {value!r}")
+    assert isinstance(instant, dt.datetime)
+    if instant.tzinfo is not None:
+        raise ValueError("give local times without an offset: the scenario's timezone applies")
+    if instant.minute or instant.second or instant.microsecond:
+        raise ValueError(f"{value!r}: the planner works in whole hours; use HH:00")
+    if instant.hour == 0:
+        return instant.date()
+    return instant
+
+
+Instant = Annotated[
+    dt.date | dt.datetime,
+    BeforeValidator(_parse_instant),
+    WithJsonSchema({"type": "string", "format": "date-time"}),
+]
+"""A local date (its 00:00) or a local date and whole hour, in the scenario's timezone."""
+
+
+def instant_datetime(value: dt.date | dt.datetime) -> dt.datetime:
+    """The naive local datetime of an instant (a date means its 00:00)."""
+    if isinstance(value, dt.datetime):
+        return value
+    return dt.datetime.combine(value, dt.time())
+
+
+# --- times of day ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DailyWindow:
+    """Hours of a day, `08:00-22:00`; a window may cross midnight (`22:00-06:00`)."""
+
+    start_hour: int  # 0..23
+    end_hour: int  # 1..24, exclusive; below start_hour when the window crosses midnight
+
+    @property
+    def hours(self) -> int:
+        return (self.end_hour - self.start_hour) % 24 or 24
+
+    @property
+    def crosses_midnight(self) -> bool:
+        return self.end_hour < self.start_hour
+
+    def contains(self, hour_of_day: int) -> bool:
+        if self.crosses_midnight:
+            return hour_of_day >= self.start_hour or hour_of_day < self.end_hour
+        return self.start_hour <= hour_of_day < self.end_hour
+
+    def __str__(self) -> str:
+        return f"{self.start_hour:02d}:00-{self.end_hour:02d}:00"
+
+
+_WINDOW = re.compile(r"^(\d{1,2}):(\d{2})\s*-\s*(\d{1,2}):(\d{2})$")
+
+
+def parse_window(value: Any) -> DailyWindow:
+    if isinstance(value, DailyWindow):
+        return value
+    match = _WINDOW.match(value.strip()) if isinstance(value, str) else None
+    if match is None:
+        raise ValueError(f"expected hours of the day such as '08:00-22:00', got {value!r}")
+    h1, m1, h2, m2 = (int(g) for g in match.groups())
+    if m1 or m2:
+        raise ValueError(f"{value!r}: the planner works in whole hours; use HH:00")
+    if h1 > 23 or h2 > 24:
+        raise ValueError(f"{value!r}: hours run from 00:00 to 24:00")
+    end = h2 or 24  # '20:00-00:00' runs to midnight
+    if end == h1:
+        raise ValueError(f"{value!r} is empty; use '00:00-24:00' for the whole day")
+    return DailyWindow(h1, end)
+
+
+Window = Annotated[
+    DailyWindow,
+    BeforeValidator(parse_window),
+    PlainSerializer(str, return_type=str),
+    WithJsonSchema({"type": "string", "pattern": r"^\d{2}:00-\d{2}:00$"}),
+]
+
+# --- weekdays ------------------------------------------------------------------------------
+
+
+def parse_days(value: Any) -> tuple[int, ...]:
+    """`[mon, tue]`, `weekdays`, `weekend`, `all` → sorted weekday numbers (Monday = 0)."""
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list | tuple) or not items:
+        raise ValueError(f"expected a list of days such as [mon, tue] or 'weekdays', got {value!r}")
+    days: set[int] = set()
+    for item in items:
+        key = str(item).strip().lower()
+        if key not in DAY_GROUPS:
+            raise ValueError(f"unknown day {item!r}; expected one of {', '.join(DAY_GROUPS)}")
+        days.update(DAY_GROUPS[key])
+    return tuple(sorted(days))
+
+
+Days = Annotated[
+    tuple[int, ...],
+    BeforeValidator(parse_days),
+    PlainSerializer(lambda days: [WEEKDAYS[d] for d in days], return_type=list[str]),
+    WithJsonSchema({"type": "array", "items": {"enum": [*DAY_GROUPS]}}),
+]
+
+# --- curves over the week ------------------------------------------------------------------
+
+_HOUR_RANGE = re.compile(r"^(\d{1,2})\s*-\s*(\d{1,2})$")
+
+
+def _parse_day_curve(value: Any, where: str) -> tuple[float, ...]:
+    """A number (flat) or {"00-08": 20, "08-24": 60} → 24 hourly values."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        if value < 0:
+            raise ValueError(f"{where}: expected a number ≥ 0, got {value}")
+        return (float(value),) * 24
+    if not isinstance(value, dict) or not value:
+        raise ValueError(f"{where}: expected a number or hour ranges such as {{'00-08': 20}}")
+    hours: list[float | None] = [None] * 24
+    for key, level in value.items():
+        match = _HOUR_RANGE.match(str(key).strip())
+        if match is None:
+            raise ValueError(f"{where}: hour range {key!r} should look like '08-20'")
+        lo, hi = int(match[1]), int(match[2])
+        if not 0 <= lo < hi <= 24:
+            raise ValueError(f"{where}: hour range {key!r} must satisfy 0 ≤ from < to ≤ 24")
+        if isinstance(level, bool) or not isinstance(level, int | float) or level < 0:
+            raise ValueError(f"{where}: level of {key!r} must be a number ≥ 0, got {level!r}")
+        for h in range(lo, hi):
+            if hours[h] is not None:
+                raise ValueError(f"{where}: hour {h:02d} is covered twice (by {key!r})")
+            hours[h] = float(level)
+    missing = [h for h, v in enumerate(hours) if v is None]
+    if missing:
+        raise ValueError(
+            f"{where}: hours {', '.join(f'{h:02d}' for h in missing)} have no level; "
+            "the ranges must cover 00-24"
+        )
+    return tuple(v for v in hours if v is not None)
+
+
+def parse_week_curve(value: Any) -> tuple[tuple[float, ...], ...]:
+    """A level by hour of day, optionally by weekday → 7 × 24 hourly levels (Monday first).
+
+    Accepted shapes: `40`; `{"00-08": 20, "08-24": 60}`; or day groups as keys,
+    `{weekdays: {...}, weekend: 10}`, covering every day once.
+    """
+    if isinstance(value, WeekCurve):
+        return value.levels
+    if (
+        isinstance(value, dict)
+        and value
+        and all(str(k).strip().lower() in DAY_GROUPS for k in value)
+    ):
+        week: list[tuple[float, ...] | None] = [None] * 7
+        for key, day_value in value.items():
+            curve = _parse_day_curve(day_value, f"{key}")
+            for day in DAY_GROUPS[str(key).strip().lower()]:
+                if week[day] is not None:
+                    raise ValueError(f"{WEEKDAYS[day]} is given twice (again by {key!r})")
+                week[day] = curve
+        missing = [WEEKDAYS[d] for d, v in enumerate(week) if v is None]
+        if missing:
+            raise ValueError(f"no levels for {', '.join(missing)}; every day needs one")
+        return tuple(v for v in week if v is not None)
+    return (_parse_day_curve(value, "curve"),) * 7
+
+
+@dataclass(frozen=True)
+class WeekCurve:
+    """Levels for each hour of each weekday, Monday 00:00 first."""
+
+    levels: tuple[tuple[float, ...], ...]
+
+    def at(self, weekday: int, hour: int) -> float:
+        return self.levels[weekday][hour]
+
+    @property
+    def peak(self) -> float:
+        return max(max(day) for day in self.levels)
+
+
+def _week_curve(value: Any) -> WeekCurve:
+    return value if isinstance(value, WeekCurve) else WeekCurve(parse_week_curve(value))
+
+
+def _curve_json(curve: WeekCurve) -> dict[str, dict[str, float]]:
+    return {
+        WEEKDAYS[d]: {f"{h:02d}-{h + 1:02d}": v for h, v in enumerate(day)}
+        for d, day in enumerate(curve.levels)
+    }
+
+
+Curve = Annotated[
+    WeekCurve,
+    BeforeValidator(_week_curve),
+    PlainSerializer(_curve_json),
+    WithJsonSchema(
+        {
+            "oneOf": [
+                {"type": "number", "minimum": 0},
+                {"type": "object", "additionalProperties": {}},
+            ]
+        }
+    ),
+]
+"""A level per hour of the week, written flat, by hour of day, or by weekday and hour."""
+
+
+def _tuple_of(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else (value,)
+
+
+Precisions = Annotated[tuple[Precision, ...], BeforeValidator(_tuple_of), Field(min_length=1)]
+"""One precision or a list of acceptable ones (`[fp8, int8]`)."""

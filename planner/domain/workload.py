@@ -1,0 +1,189 @@
+"""What the user wants to run: `train`, `serve` and `reserve` workloads, and commitments."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated, Any, Literal
+
+from pydantic import Discriminator, Field, Tag, ValidationInfo, field_validator, model_validator
+
+from planner.domain.catalog import Frozen
+from planner.domain.model_card import ModelCard
+from planner.domain.values import (
+    BillingMode,
+    Curve,
+    DailyWindow,
+    Days,
+    Instant,
+    Minutes,
+    Name,
+    Precision,
+    Precisions,
+    Slug,
+    Window,
+    instant_datetime,
+)
+
+PositiveInt = Annotated[int, Field(ge=1)]
+PositiveFloat = Annotated[float, Field(gt=0)]
+
+
+def _model_ref_tag(value: Any) -> str:
+    return "card" if isinstance(value, dict | ModelCard) else "ref"
+
+
+ModelRef = Annotated[
+    Annotated[str, Tag("ref"), Field(min_length=1)] | Annotated[ModelCard, Tag("card")],
+    Discriminator(_model_ref_tag),
+]
+"""A shipped model card's name, a path to a config.json (relative to the scenario), or a card."""
+
+
+def _after(earlier: str, later: str) -> Any:
+    """A field validator: `later` must come after `earlier` when both are given."""
+
+    def check(cls: type, value: Any, info: ValidationInfo) -> Any:
+        first = info.data.get(earlier)
+        if (
+            value is not None
+            and first is not None
+            and instant_datetime(value) <= instant_datetime(first)
+        ):
+            raise ValueError(f"{later} {value} is not after {earlier} {first}")
+        return value
+
+    return field_validator(later)(classmethod(check))
+
+
+class _Workload(Frozen):
+    name: Name
+    disk_gb: Annotated[float, Field(ge=0)] = 0.0  # storage billed where the offer prices disk
+    setup_minutes: Minutes | None = None  # overrides the offer's computed setup time
+
+
+class Measured(Frozen):
+    """A trial run's throughput: `tokens_per_s` is the total over `cards` cards of `card`."""
+
+    card: Slug
+    cards: PositiveInt = 1
+    tokens_per_s: PositiveFloat
+
+
+class TrainWorkload(_Workload):
+    """A fixed amount of work (tokens) in a window: training, fine-tuning or evaluation."""
+
+    kind: Literal["train"]
+    model: ModelRef
+    method: Literal["full", "lora", "qlora", "eval"]  # eval: forward passes only
+    recipe: Slug | None = None  # a named bundle of training knobs (see `plan fit --help`)
+    precision: Precision = "bf16"
+    tokens: PositiveFloat  # processed in all: epochs × dataset tokens
+    seq_len: PositiveInt = 2048
+    micro_batch: PositiveInt = 1
+    earliest_start: Instant | None = None  # default: the horizon start
+    deadline: Instant | None = None  # default: the horizon end
+    daily_hours: Window | None = None  # runs, and is billed, only inside this window
+    checkpoint_every: Minutes | None = None  # makes the job spot-eligible
+    max_cards: PositiveInt | None = None
+    measured: Measured | None = None
+    after: tuple[Name, ...] = ()
+
+    _deadline_after_start = _after("earliest_start", "deadline")
+
+    @field_validator("checkpoint_every")
+    @classmethod
+    def _positive_interval(cls, value: int | None) -> int | None:
+        if value is not None and value <= 0:
+            raise ValueError("checkpoint interval must be longer than 0 minutes")
+        return value
+
+    @field_validator("tokens", mode="before")
+    @classmethod
+    def _tokens(cls, value: Any) -> Any:
+        # YAML 1.1 reads 2.0e9 (no exponent sign) as a string; accept it as a number.
+        if isinstance(value, str):
+            try:
+                return float(value)
+            except ValueError:
+                pass
+        return value
+
+
+class ServeWorkload(_Workload):
+    """A model served from `start` to `end` at a demand given per hour of the week."""
+
+    kind: Literal["serve"]
+    model: ModelRef
+    precision: Precisions = ("bf16",)
+    kv_precision: Precision | None = None  # default: 16-bit KV cache
+    engine: Literal["vllm", "hf"] = "vllm"
+    start: Instant
+    end: Instant
+    context_tokens: PositiveInt  # prompt + output per request, held in KV cache
+    min_tokens_per_s: PositiveFloat  # decode speed each request must see
+    concurrency: Curve | None = None  # requests in flight, by hour (of weekday)
+    requests_per_s: Curve | None = None  # alternative: arrivals, by Little's law
+    output_tokens: PositiveInt | None = None  # per request; needed with requests_per_s
+    growth_per_month: Annotated[float, Field(gt=-1)] = 0.0  # compounds by calendar month
+    month_scale: dict[Annotated[str, Field(pattern=r"^\d{4}-\d{2}$")], PositiveFloat] = {}
+    min_replicas: Annotated[int, Field(ge=0)] = 1
+    max_cards_per_replica: PositiveInt | None = None
+
+    _end_after_start = _after("start", "end")
+
+    @model_validator(mode="after")
+    def _one_demand(self) -> ServeWorkload:
+        if (self.concurrency is None) == (self.requests_per_s is None):
+            raise ValueError("give exactly one of concurrency or requests_per_s")
+        if self.requests_per_s is not None and self.output_tokens is None:
+            raise ValueError("requests_per_s needs output_tokens (tokens generated per request)")
+        return self
+
+
+class ReserveWorkload(_Workload):
+    """Cards held for people (development, notebooks, CI) in given hours and days."""
+
+    kind: Literal["reserve"]
+    card: Slug | None = None
+    min_memory_gib: PositiveFloat | None = None  # any card with at least this much
+    cards: PositiveInt
+    hours: Window = DailyWindow(0, 24)
+    days: Days = tuple(range(7))
+    start: Instant
+    end: Instant
+
+    _end_after_start = _after("start", "end")
+
+    @model_validator(mode="after")
+    def _one_card_rule(self) -> ReserveWorkload:
+        if (self.card is None) == (self.min_memory_gib is None):
+            raise ValueError("give exactly one of card or min_memory_gib")
+        return self
+
+
+Workload = Annotated[TrainWorkload | ServeWorkload | ReserveWorkload, Field(discriminator="kind")]
+
+
+class Commitment(Frozen):
+    """A rental the plan must include: an existing contract or a what-if."""
+
+    name: Name | None = None
+    offer: Slug
+    mode: BillingMode
+    units: PositiveInt
+    start: Instant
+    count: PositiveInt | None = None  # packages in a row; default: enough to reach the horizon end
+    end: Instant | None = None  # hourly and spot: when it ends; default: the horizon end
+
+    _end_after_start = _after("start", "end")
+
+    @model_validator(mode="after")
+    def _shape(self) -> Commitment:
+        package = self.mode in ("daily", "weekly", "monthly")
+        if package and self.end is not None:
+            raise ValueError(f"a {self.mode} commitment is sized by count, not end")
+        if not package and self.count is not None:
+            raise ValueError(f"a {self.mode} commitment is sized by end, not count")
+        if package and isinstance(self.start, dt.datetime):
+            raise ValueError("packages start at 00:00; give a date")
+        return self
