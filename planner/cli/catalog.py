@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Annotated, Any
 
 import typer
@@ -40,6 +41,14 @@ def catalog(
     write_json({**info, "rows": rows}, json_path)
 
 
+def _amount(price: Decimal) -> str:
+    """Whole amounts with thousands separators; others with at least two decimals."""
+    if price == price.to_integral_value():
+        return f"{price:,.0f}"
+    places = max(2, -int(price.as_tuple().exponent))
+    return f"{price:,.{places}f}"
+
+
 def _table(name: str, currency: str, rows: list[dict[str, Any]]) -> Table:
     table = Table(title=f"{name} ({currency})", title_justify="left")
     for column, justify in [
@@ -68,7 +77,7 @@ def _table(name: str, currency: str, rows: list[dict[str, Any]]) -> Table:
             f"{r['memory_gib']:g}{low}",
             f"{r['unit_cards']}",
             r["mode"],
-            mark("price", f"{r['price']:,}"),
+            mark("price", _amount(r["price"])),
             r["price_per"],
             mark("price", f"{r['card_hour_price']:.4f}"),
             mark("price", f"{r['gb_hour_price']:.4f}") + low,

@@ -47,10 +47,10 @@ class CardType(Frozen):
     bandwidth_gbs: PositiveSpec
     bf16_tflops: PositiveSpec  # dense, not the 2:4-sparse headline figure
     fp8: Spec[bool]
-    bf16: Spec[bool] = Spec[bool](value=True)
+    bf16: Spec[bool] = Spec[bool](value=True, source="default: BF16 tensor cores")
     interconnect: Spec[Literal["nvlink", "pcie", "hccs"]]
     interconnect_gbs: PositiveSpec
-    p2p: Spec[bool] = Spec[bool](value=True)  # peer-to-peer between cards of a node
+    p2p: Spec[bool] = Spec[bool](value=True, source="default: peer-to-peer within a node")
     tdp_w: PositiveSpec
 
     def low_confidence(self) -> list[str]:

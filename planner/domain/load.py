@@ -99,6 +99,7 @@ def _merged_items(
     key: str,
     base: Layers,
     patches: Layers,
+    check: Callable[[M, Locate], list[Issue]] = lambda _value, _locate: [],
 ) -> list[M]:
     """Merge patch items over base items by `key`, then validate each, blaming the right file."""
     items: dict[Any, Layers] = {}
@@ -118,6 +119,7 @@ def _merged_items(
         value = collect.validate(model, merged, locate)
         if value is not None:
             result.append(value)
+            collect.issues += check(value, locate)
     return result
 
 
@@ -134,6 +136,15 @@ def _items(source: Source, key: str) -> Layers:
     if not isinstance(data, list):
         raise LoadError([source.issue((key,), "expected a list")])
     return [(source, (key, i), item) for i, item in enumerate(data) if isinstance(item, dict)]
+
+
+def _known_card(cards: dict[str, CardType]) -> Callable[[Offer, Locate], list[Issue]]:
+    def check(offer: Offer, locate: Locate) -> list[Issue]:
+        if offer.card in cards:
+            return []
+        return [locate(("card",), f"unknown card {offer.card!r}{did_you_mean(offer.card, cards)}")]
+
+    return check
 
 
 def load_catalogs(
@@ -161,13 +172,15 @@ def load_catalogs(
         if source is sources[-1]:  # offers new to every catalog join the last one
             known = {i.get("id") for s in sources for _, _, i in _items(s, "offers")}
             mine += [p for p in patches if p[2].get("id") not in known]
-        offers = _merged_items(collect, Offer, "id", _items(source, "offers"), mine)
+        offers = _merged_items(
+            collect, Offer, "id", _items(source, "offers"), mine, _known_card(cards)
+        )
         header = {**source.data, "cards": [], "offers": []}
         catalog = collect.validate(Catalog, header, source.issue)
         if catalog is not None:
             catalogs.append(catalog.model_copy(update={"offers": offers}))
     collect.raise_if_any()
-    issues = catalog_issues(catalogs, cards, sources)
+    issues = catalog_issues(catalogs, sources)
     if issues:
         raise LoadError(issues)
     return tuple(catalogs), cards

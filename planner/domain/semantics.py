@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import networkx as nx
 
-from planner.domain.catalog import CardType, Catalog
+from planner.domain.catalog import Catalog
 from planner.domain.errors import Issue
 from planner.domain.scenario import Scenario
 from planner.domain.suggest import did_you_mean
@@ -34,10 +34,8 @@ def _duplicates(source: Source, key: str, id_key: str) -> list[Issue]:
     return issues
 
 
-def catalog_issues(
-    catalogs: Sequence[Catalog], cards: dict[str, CardType], sources: Sequence[Source]
-) -> list[Issue]:
-    """Unique ids within and across catalogs, known cards, one currency."""
+def catalog_issues(catalogs: Sequence[Catalog], sources: Sequence[Source]) -> list[Issue]:
+    """Unique ids within and across catalogs, one currency."""
     issues: list[Issue] = []
     owner: dict[str, str] = {}
     for catalog, source in zip(catalogs, sources, strict=True):
@@ -60,27 +58,7 @@ def catalog_issues(
                     )
                 )
             owner.setdefault(offer.id, catalog.name)
-            if offer.card not in cards:
-                issues.append(
-                    _offer_issue(
-                        catalog,
-                        source,
-                        i,
-                        "card",
-                        f"unknown card {offer.card!r}{did_you_mean(offer.card, cards)}",
-                    )
-                )
     return issues
-
-
-def _offer_issue(catalog: Catalog, source: Source, i: int, field: str, message: str) -> Issue:
-    """Offers may have been reordered by a scenario's patches; find the written one by id."""
-    items = source.data.get("offers", []) if isinstance(source.data, dict) else []
-    ident = catalog.offers[i].id
-    for j, item in enumerate(items if isinstance(items, list) else []):
-        if isinstance(item, dict) and item.get("id") == ident:
-            return source.issue(("offers", j, field), message)
-    return Issue(source.file, None, None, ("offers", ident, field), message)
 
 
 def scenario_issues(scenario: Scenario, source: Source) -> list[Issue]:

@@ -101,18 +101,22 @@ class _Builder:
         return value
 
     def _mapping(self, node: yaml.MappingNode, path: PathKey, active: frozenset[int]) -> Any:
+        own_keys = {id(key) for key, _ in node.value}  # written here, not merged in by <<
         try:
             self.scalars.flatten_mapping(node)  # YAML merge keys (<<: *base)
         except yaml.YAMLError as exc:
             raise self.fail(node, path, str(exc)) from None
         result: dict[str, Any] = {}
+        written: set[str] = set()
         for key_node, value_node in node.value:
             if not isinstance(key_node, yaml.ScalarNode):
                 raise self.fail(key_node, path, "mapping keys must be plain names")
             key = self._scalar(key_node, path)
             key = key if isinstance(key, str) else str(key_node.value)
-            if key in result:
-                raise self.fail(key_node, (*path, key), f"key {key!r} is given twice")
+            if id(key_node) in own_keys:
+                if key in written:
+                    raise self.fail(key_node, (*path, key), f"key {key!r} is given twice")
+                written.add(key)
             child = (*path, key)
             self.marks[child] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
             result[key] = self.build(value_node, child, active)

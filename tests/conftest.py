@@ -1,0 +1,91 @@
+"""Shared fixtures: a minimal valid scenario, written to a temporary folder, and a CLI runner."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, settings
+from typer.testing import CliRunner
+
+from planner.cli.app import app
+
+# CI runs the fast profile; `HYPOTHESIS_PROFILE=long pytest` searches much harder locally.
+settings.register_profile("ci", max_examples=60, deadline=None, derandomize=True)
+settings.register_profile("dev", max_examples=150, deadline=None)
+settings.register_profile(
+    "long", max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def minimal_scenario() -> dict[str, Any]:
+    """A valid scenario with one workload of each kind, as plain data."""
+    return {
+        "name": "tiny",
+        "currency": "CNY",
+        "timezone": "Asia/Shanghai",
+        "horizon": {"start": "2026-07-01", "end": "2026-08-01"},
+        "catalog": "jizhisuan-2026-09",
+        "workloads": [
+            {
+                "name": "ft",
+                "kind": "train",
+                "model": "llama-2-13b",
+                "method": "lora",
+                "tokens": 1.0e8,
+                "earliest_start": "2026-07-02",
+                "deadline": "2026-07-20",
+            },
+            {
+                "name": "chat",
+                "kind": "serve",
+                "model": "llama-3.1-8b",
+                "start": "2026-07-01",
+                "end": "2026-08-01",
+                "context_tokens": 4096,
+                "min_tokens_per_s": 20,
+                "concurrency": {"00-08": 2, "08-24": 10},
+            },
+            {
+                "name": "devs",
+                "kind": "reserve",
+                "card": "rtx4090-48g",
+                "cards": 2,
+                "hours": "09:00-19:00",
+                "days": "weekdays",
+                "start": "2026-07-01",
+                "end": "2026-08-01",
+            },
+        ],
+    }
+
+
+@pytest.fixture
+def write(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """write(data_or_text, name='scenario.yaml') -> path of the written file in tmp_path."""
+
+    def _write(content: Any, name: str = "scenario.yaml") -> Path:
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        text = content if isinstance(content, str) else yaml.safe_dump(content, sort_keys=False)
+        path.write_text(text, encoding="utf-8")
+        return path
+
+    return _write
+
+
+@pytest.fixture
+def cli():  # type: ignore[no-untyped-def]
+    """cli(*args) -> click Result, with stdout and stderr kept apart."""
+    runner = CliRunner()
+
+    def _run(*args: str):  # type: ignore[no-untyped-def]
+        return runner.invoke(app, [str(a) for a in args])
+
+    return _run

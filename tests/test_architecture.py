@@ -1,0 +1,62 @@
+"""Imports point one way (STYLE.md): YAML → domain → … → cli; only cli touches typer/rich."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "planner"
+
+# module prefix -> imports it must never make
+FORBIDDEN = {
+    "planner.domain": (
+        "planner.cli",
+        "planner.cpsat",
+        "planner.solve",
+        "planner.estimate",
+        "planner.report",
+        "ortools",
+        "typer",
+        "rich",
+    ),
+    "planner.estimate": ("planner.cli", "planner.cpsat", "ortools", "typer", "rich"),
+    "planner.check": ("ortools", "planner.cpsat", "typer", "rich"),
+    "planner.report": ("ortools", "typer", "rich", "planner.cli"),
+    "planner": ("typer", "rich"),  # everything outside planner.cli
+}
+
+
+def imports_of(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+    return names
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def test_no_import_points_the_wrong_way() -> None:
+    wrong = []
+    for path in PACKAGE.rglob("*.py"):
+        module = module_name(path)
+        if module.startswith("planner.cli"):
+            continue
+        for prefix, banned in FORBIDDEN.items():
+            if module == prefix or module.startswith(prefix + "."):
+                for name in imports_of(path):
+                    if any(name == b or name.startswith(b + ".") for b in banned):
+                        wrong.append(f"{module} imports {name}")
+    assert not wrong, wrong
+
+
+def test_the_rule_would_catch_a_violation(tmp_path: Path) -> None:
+    bad = tmp_path / "x.py"
+    bad.write_text("import typer\nfrom ortools.sat.python import cp_model\n")
+    assert imports_of(bad) == {"typer", "ortools.sat.python"}

@@ -1,0 +1,190 @@
+"""Bad inputs: one clear message each, with file, line and field; exit 1; never a traceback."""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from planner.domain.errors import LoadError
+from planner.domain.load import load_scenario
+from tests.conftest import minimal_scenario
+
+
+def problems(path: Path) -> list[str]:
+    with pytest.raises(LoadError) as caught:
+        load_scenario(path)
+    return [str(i) for i in caught.value.issues]
+
+
+def with_change(change: dict[str, Any], workload: int | None = None) -> dict[str, Any]:
+    data = minimal_scenario()
+    target = data if workload is None else data["workloads"][workload]
+    target.update(copy.deepcopy(change))
+    return data
+
+
+def assert_cli_rejects(cli: Any, path: Path, *expected: str) -> str:
+    result = cli("validate", path)
+    assert result.exit_code == 1
+    assert "Traceback" not in result.output
+    for text in expected:
+        assert text in result.stderr
+    return str(result.stderr)
+
+
+def test_minimal_scenario_is_valid(write: Any, cli: Any) -> None:
+    path = write(minimal_scenario())
+    result = cli("validate", path)
+    assert result.exit_code == 0, result.output
+    assert "tiny" in result.stdout and "train       1: ft" in result.stdout
+
+
+def test_broken_yaml(write: Any, cli: Any) -> None:
+    path = write("name: x\nworkloads:\n  - name: a\n   kind: train\n")
+    assert_cli_rejects(cli, path, f"{path}:4:", "invalid YAML")
+
+
+def test_unknown_card_with_near_miss(write: Any, cli: Any) -> None:
+    data = minimal_scenario()
+    data["workloads"][2]["card"] = "rtx4090-48"
+    path = write(data)
+    text = assert_cli_rejects(cli, path, "workloads[2].card", "did you mean rtx4090-48g?")
+    line = yaml.safe_dump(data, sort_keys=False).splitlines().index("  card: rtx4090-48") + 1
+    assert f"{path}:{line}:" in text
+
+
+def test_unknown_card_in_an_offer_points_at_the_scenario_line(write: Any) -> None:
+    data = minimal_scenario()
+    data["offers"] = [{"id": "jz-h200", "card": "h200-141"}]
+    [message] = problems(write(data))
+    assert "offers[0].card" in message and "did you mean h200-141g?" in message
+
+
+def test_negative_tokens(write: Any, cli: Any) -> None:
+    path = write(with_change({"tokens": -5}, workload=0))
+    assert_cli_rejects(cli, path, "workloads[0].tokens", "greater than 0")
+
+
+def test_deadline_before_start(write: Any, cli: Any) -> None:
+    path = write(with_change({"deadline": "2026-07-01"}, workload=0))
+    assert_cli_rejects(
+        cli, path, "workloads[0].deadline", "deadline 2026-07-01 is not after earliest_start"
+    )
+
+
+def test_cycle_in_after_names_the_cycle(write: Any, cli: Any) -> None:
+    data = minimal_scenario()
+    first = data["workloads"][0]
+    data["workloads"] += [
+        {**first, "name": "a", "after": ["c"]},
+        {**first, "name": "b", "after": ["a"]},
+        {**first, "name": "c", "after": ["b"]},
+    ]
+    text = assert_cli_rejects(cli, write(data), "form a cycle")
+    cycle = text.split("cycle: ")[1].split("\n")[0].strip()
+    names = cycle.split(" → ")
+    assert names[0] == names[-1] and sorted(names[:-1]) == ["a", "b", "c"]
+
+
+def test_python_object_tag(write: Any, cli: Any) -> None:
+    path = write("name: !!python/object/apply:os.system ['touch /tmp/pwned']\n")
+    assert_cli_rejects(cli, path, f"{path}:1:", "is not allowed")
+    assert not Path("/tmp/pwned").exists()
+
+
+def test_alias_bomb_returns_fast(write: Any, cli: Any) -> None:
+    lines = ['a0: &a0 "lol"'] + [
+        f"a{n}: &a{n} [{', '.join([f'*a{n - 1}'] * 9)}]" for n in range(1, 10)
+    ]
+    path = write("\n".join(lines) + "\n")
+    started = time.perf_counter()
+    assert_cli_rejects(cli, path, "alias bomb")
+    assert time.perf_counter() - started < 1.0
+
+
+def test_all_problems_of_a_file_are_reported_at_once(write: Any) -> None:
+    data = minimal_scenario()
+    data["workloads"][0].update(tokens=-1, method="lorra", deadline="2026-06-30")
+    data["workloads"][1]["concurrency"] = {"00-08": 1}
+    data["workloads"][2]["cards"] = 0
+    data["timezone"] = "Asia/Shanghia"
+    found = problems(write(data))
+    assert len(found) == 6, found
+    joined = "\n".join(found)
+    for text in [
+        "workloads[0].tokens",
+        "workloads[0].method: expected one of full, lora, qlora, eval, got 'lorra'; "
+        "did you mean lora?",
+        "workloads[0].deadline",
+        "workloads[1].concurrency",
+        "workloads[2].cards",
+        "timezone: unknown timezone 'Asia/Shanghia'; did you mean Asia/Shanghai?",
+    ]:
+        assert text in joined
+
+
+@pytest.mark.parametrize(
+    ("change", "workload", "expected"),
+    [
+        ({"tokenz": 5}, 0, "workloads[0].tokenz: unknown field 'tokenz'; did you mean tokens?"),
+        ({"kind": "trian"}, 0, "expected kind one of train, serve, reserve, got 'trian'"),
+        ({"model": "llama-3-8b"}, 1, "unknown model 'llama-3-8b'; did you mean llama-3.1-8b?"),
+        ({"after": ["fx"]}, 0, "unknown workload 'fx'; did you mean ft?"),
+        ({"after": ["chat"]}, 0, "'chat' is a serve workload"),
+        ({"deadline": "2026-09-01"}, 0, "lies outside the horizon"),
+        ({"daily_hours": "08:30-22:00"}, 0, "whole hours"),
+        ({"checkpoint_every": "30"}, 0, "expected a duration such as 30m"),
+        ({"requests_per_s": 3}, 1, "give exactly one of concurrency or requests_per_s"),
+        ({"end": "2026-07-01"}, 1, "end 2026-07-01 is not after start"),
+        ({"precision": ["fp8", "int3"]}, 1, "workloads[1].precision[1]"),
+        ({"card": None, "min_memory_gib": 500}, 2, "no offered card has 500.0 GiB"),
+        ({"catalog": "jizhisuan-2026"}, None, "did you mean jizhisuan-2026-09?"),
+        ({"currency": "USD"}, None, "scenario currency USD differs from catalog"),
+        ({"horizon": {"start": "2026-08-01", "end": "2026-07-01"}}, None, "horizon end"),
+        (
+            {
+                "commitments": [
+                    {"offer": "jz-h200", "mode": "weekly", "units": 1, "start": "2026-07-01"}
+                ]
+            },
+            None,
+            "does not sell weekly",
+        ),
+    ],
+)
+def test_each_bad_input_has_a_precise_message(
+    write: Any, change: dict[str, Any], workload: int | None, expected: str
+) -> None:
+    data = with_change(change, workload)
+    if workload == 2 and change.get("card", "x") is None:
+        del data["workloads"][2]["card"]
+    found = problems(write(data))
+    assert any(expected in message for message in found), found
+
+
+def test_duplicate_workload_names(write: Any) -> None:
+    data = minimal_scenario()
+    data["workloads"].append({**data["workloads"][0]})
+    [message] = problems(write(data))
+    assert "workloads[3].name: name 'ft' is used by workloads[0] too" in message
+
+
+def test_json_errors_are_machine_readable(write: Any, cli: Any) -> None:
+    path = write(with_change({"tokens": -5}, workload=0))
+    result = cli("validate", path, "--json", "-")
+    assert result.exit_code == 1
+    payload = json.loads(result.stdout)
+    assert payload["valid"] is False
+    [error] = payload["errors"]
+    assert error["field"] == "workloads[0].tokens" and error["line"] > 1
+
+
+def test_missing_file(cli: Any, tmp_path: Path) -> None:
+    result = cli("validate", tmp_path / "nope.yaml")
+    assert result.exit_code == 1 and "file not found" in result.stderr

@@ -1,0 +1,102 @@
+"""Model cards: every name of PRODUCT.md exists and its architecture adds up."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from planner.domain.errors import Issue, LoadError
+from planner.domain.load import load_model, model_names
+
+PRODUCT_NAMES = [
+    "llama-2-7b",
+    "llama-2-13b",
+    "llama-2-70b",
+    "llama-3.1-8b",
+    "llama-3.1-70b",
+    "llama-3.1-405b",
+    "qwen2.5-7b",
+    "qwen2.5-14b",
+    "qwen2.5-32b",
+    "qwen2.5-72b",
+    "mistral-7b",
+    "mixtral-8x7b",
+]
+
+
+def nowhere(path: Any, message: str) -> Issue:
+    return Issue("test", None, None, (), message)
+
+
+def test_every_product_name_is_shipped_and_one_more_moe() -> None:
+    assert set(PRODUCT_NAMES) <= set(model_names())
+    moe = [n for n in model_names() if load_model(n, None, nowhere).moe is not None]
+    assert len(moe) >= 2 and "mixtral-8x7b" in moe
+
+
+@pytest.mark.parametrize("name", sorted(set(PRODUCT_NAMES) | {"mixtral-8x22b", "qwen3-30b-a3b"}))
+def test_stated_parameters_match_the_architecture(name: str) -> None:
+    card = load_model(name, None, nowhere)
+    assert card.name == name
+    assert abs(card.architecture_params() - card.params) / card.params < 1e-3
+    assert card.heads % card.kv_heads == 0
+
+
+def test_known_kv_facts() -> None:
+    # ESTIMATION.md: KV per token Llama-3-8B 128 KiB, Llama-2-7B (MHA) 512 KiB at 16 bit.
+    def kv_bytes(name: str) -> int:
+        card = load_model(name, None, nowhere)
+        return 2 * card.layers * card.kv_heads * card.dim_per_head * 2
+
+    assert kv_bytes("llama-3.1-8b") == 128 * 1024
+    assert kv_bytes("llama-2-7b") == 512 * 1024
+
+
+def test_hf_config_json_loads_to_the_same_architecture(tmp_path: Path) -> None:
+    config = {
+        "_name_or_path": "meta-llama/Llama-3.1-8B",
+        "model_type": "llama",
+        "hidden_size": 4096,
+        "intermediate_size": 14336,
+        "num_hidden_layers": 32,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "vocab_size": 128256,
+        "tie_word_embeddings": False,
+        "max_position_embeddings": 131072,
+    }
+    path = tmp_path / "Llama-3.1-8B" / "config.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(config))
+    card = load_model("Llama-3.1-8B/config.json", tmp_path, nowhere)
+    shipped = load_model("llama-3.1-8b", None, nowhere)
+    assert card.params == shipped.params
+    assert card.name == "llama-3.1-8b"
+
+
+def test_hf_moe_config_counts_active_parameters(tmp_path: Path) -> None:
+    config = {
+        "model_type": "mixtral",
+        "hidden_size": 4096,
+        "intermediate_size": 14336,
+        "num_hidden_layers": 32,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "vocab_size": 32000,
+        "num_local_experts": 8,
+        "num_experts_per_tok": 2,
+    }
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    card = load_model(str(tmp_path / "config.json"), None, nowhere)
+    shipped = load_model("mixtral-8x7b", None, nowhere)
+    assert card.moe is not None and shipped.moe is not None
+    assert (card.params, card.moe.active_params) == (shipped.params, shipped.moe.active_params)
+
+
+def test_config_without_required_keys_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text(json.dumps({"hidden_size": 8}))
+    with pytest.raises(LoadError, match=r"config\.json has no num_hidden_layers"):
+        load_model("config.json", tmp_path, nowhere)

@@ -1,0 +1,158 @@
+"""Shipped scenarios validate and contain what the quarter needs; references resolve."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from planner.domain.errors import LoadError
+from planner.domain.load import load_scenario
+from planner.domain.merge import deep_merge
+from planner.domain.workload import ReserveWorkload, ServeWorkload, TrainWorkload
+from planner.paths import data_dir
+from planner.report import scenario_summary
+from tests.conftest import REPO, minimal_scenario
+
+
+@pytest.fixture(scope="module")
+def q3() -> Any:
+    return load_scenario(REPO / "scenarios" / "q3.yaml")
+
+
+def test_q3_is_a_realistic_quarter(q3: Any) -> None:
+    spec = q3.spec
+    assert (spec.horizon.start, spec.horizon.end) == (dt.date(2026, 7, 1), dt.date(2026, 10, 1))
+    assert spec.timezone == "Asia/Shanghai" and spec.catalog == ["jizhisuan-2026-09"]
+    assert len(spec.workloads) >= 10
+    train = [w for w in spec.workloads if isinstance(w, TrainWorkload)]
+    serve = [w for w in spec.workloads if isinstance(w, ServeWorkload)]
+    reserve = [w for w in spec.workloads if isinstance(w, ReserveWorkload)]
+
+    def billions(w: Any) -> float:
+        return q3.models[w.name].params / 1e9
+
+    peft = [w for w in train if w.method in ("lora", "qlora") and 7 <= billions(w) <= 15]
+    assert len(peft) >= 2 and all(w.deadline for w in peft)
+    assert any(str(w.daily_hours) == "08:00-22:00" for w in peft)
+    assert any(w.method == "full" and 7.5 < billions(w) < 8.5 for w in train)
+    cpt = [w for w in train if w.method == "full" and billions(w) > 65]
+    assert cpt and cpt[0].tokens >= 2e9 and cpt[0].deadline and cpt[0].checkpoint_every
+    assert any(w.after and w.method == "eval" for w in train)
+    chat = next(w for w in serve if billions(w) > 65)
+    assert chat.start == dt.date(2026, 7, 15) and chat.growth_per_month > 0
+    assert len({chat.concurrency.at(0, h) for h in range(24)}) > 2  # a daily curve
+    small = next(w for w in serve if billions(w) < 9)
+    assert (small.start, small.end) == (spec.horizon.start, spec.horizon.end)
+    [dev] = reserve
+    assert dev.cards == 4 and dev.days == (0, 1, 2, 3, 4) and str(dev.hours) == "09:00-19:00"
+
+
+def test_validate_json_equals_the_library_summary(cli: Any, q3: Any) -> None:
+    result = cli("validate", REPO / "scenarios" / "q3.yaml", "--json", "-")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == json.loads(json.dumps(scenario_summary(q3)))
+
+
+def test_shipped_data_folders_are_found() -> None:
+    for folder in ("models", "catalogs", "scenarios"):
+        assert any(data_dir(folder).glob("*.yaml"))
+
+
+def test_paths_resolve_relative_to_the_scenario_file(write: Any, tmp_path: Path) -> None:
+    catalog = {
+        "name": "mine",
+        "currency": "CNY",
+        "source": "test",
+        "cards": [{"id": "h200-141g", "memory_gib": 141.0}],  # a partial override
+        "offers": [{"id": "x-h200", "card": "h200-141g", "hourly": {"price": 9.5}}],
+    }
+    write(catalog, "data/mine.yaml")
+    config = {
+        "hidden_size": 4096,
+        "intermediate_size": 14336,
+        "num_hidden_layers": 32,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "vocab_size": 128256,
+    }
+    write(json.dumps(config), "data/cfg/config.json")
+    data = minimal_scenario()
+    data["catalog"] = "../data/mine.yaml"
+    data["workloads"] = [{**data["workloads"][1], "model": "../data/cfg/config.json"}]
+    scenario = load_scenario(write(data, "sub/scenario.yaml"))
+    assert list(scenario.offers) == ["x-h200"]
+    assert scenario.cards["h200-141g"].memory_gib.value == 141.0
+    assert scenario.cards["h200-141g"].bandwidth_gbs.value == 4800  # kept from shipped specs
+    assert scenario.models["chat"].params == 8030261248
+
+
+def test_scenario_offers_merge_over_the_catalog_by_id(write: Any) -> None:
+    data = minimal_scenario()
+    data["offers"] = [
+        {"id": "jz-h200", "spot": None, "monthly": {"price": 9000}},  # null deletes a mode
+        {"id": "new-l40s", "card": "l40s", "hourly": {"price": 4.1, "stock": 4}},
+    ]
+    offers = load_scenario(write(data)).offers
+    h200 = offers["jz-h200"]
+    assert h200.spot is None and h200.monthly is not None and h200.hourly is not None
+    assert h200.monthly.price == Decimal(9000) and h200.monthly.stock == 8  # stock kept
+    assert offers["new-l40s"].hourly is not None and offers["new-l40s"].card == "l40s"
+
+
+def test_a_new_offer_must_be_complete(write: Any) -> None:
+    data = minimal_scenario()
+    data["offers"] = [{"id": "half", "hourly": {"price": 1}}]
+    with pytest.raises(LoadError) as caught:
+        load_scenario(write(data))
+    [issue] = caught.value.issues
+    assert issue.field == "offers[0].card" and "required" in issue.message
+    assert issue.file.endswith("scenario.yaml")
+
+
+def test_bad_patch_value_is_blamed_on_the_scenario_line(write: Any) -> None:
+    data = minimal_scenario()
+    data["offers"] = [{"id": "jz-a800", "hourly": {"price": -1}}]
+    path = write(data)
+    with pytest.raises(LoadError) as caught:
+        load_scenario(path)
+    [issue] = caught.value.issues
+    line = yaml.safe_dump(data, sort_keys=False).splitlines().index("    price: -1") + 1
+    assert (issue.file, issue.line, issue.field) == (str(path), line, "offers[0].hourly.price")
+
+
+def test_several_catalogs_one_currency_unique_ids(write: Any) -> None:
+    data = minimal_scenario()
+    data["catalog"] = ["jizhisuan-2026-09", "a100-samples"]
+    scenario = load_scenario(write(data))
+    assert "sample-a100-40g" in scenario.offers and "jz-h200" in scenario.offers
+    write(
+        {
+            "name": "dup",
+            "currency": "CNY",
+            "source": "t",
+            "offers": [{"id": "jz-h200", "card": "h200-141g", "hourly": {"price": 1}}],
+        },
+        "dup.yaml",
+    )
+    data["catalog"] = ["jizhisuan-2026-09", "dup.yaml"]
+    with pytest.raises(LoadError, match="offer id 'jz-h200' is also in catalog"):
+        load_scenario(write(data))
+
+
+def test_deep_merge_rules() -> None:
+    base = {"a": {"b": 1, "c": 2}, "workloads": [{"name": "x", "tokens": 1}, {"name": "y"}]}
+    patch = {
+        "a": {"c": None, "d": 4},
+        "workloads": [{"name": "x", "tokens": 2}, {"name": "y", "delete": True}, {"name": "z"}],
+    }
+    assert deep_merge(base, patch) == {
+        "a": {"b": 1, "d": 4},
+        "workloads": [{"name": "x", "tokens": 2}, {"name": "z"}],
+    }
+    assert base["a"] == {"b": 1, "c": 2}  # the base is not mutated
