@@ -10,6 +10,7 @@ import typer
 from planner import __version__
 from planner.cli.catalog import catalog
 from planner.cli.common import err
+from planner.cli.fit import fit
 from planner.cli.validate import validate
 
 app = typer.Typer(
@@ -21,6 +22,7 @@ app = typer.Typer(
 )
 app.command()(validate)
 app.command()(catalog)
+app.command()(fit)
 
 
 def _version(value: bool) -> None:

@@ -9,6 +9,7 @@ from pydantic import Discriminator, Field, Tag, ValidationInfo, field_validator,
 
 from planner.domain.catalog import Frozen
 from planner.domain.model_card import ModelCard
+from planner.domain.recipes import TrainKnobs, check_recipe, recipe_knobs
 from planner.domain.values import (
     BillingMode,
     Curve,
@@ -69,8 +70,11 @@ class Measured(Frozen):
     tokens_per_s: PositiveFloat
 
 
-class TrainWorkload(_Workload):
-    """A fixed amount of work (tokens) in a window: training, fine-tuning or evaluation."""
+class TrainWorkload(_Workload, TrainKnobs):
+    """A fixed amount of work (tokens) in a window: training, fine-tuning or evaluation.
+
+    Knobs (optimizer, zero, checkpointing, …) given here override the recipe's.
+    """
 
     kind: Literal["train"]
     model: ModelRef
@@ -89,6 +93,13 @@ class TrainWorkload(_Workload):
     after: tuple[Name, ...] = ()
 
     _deadline_after_start = _after("earliest_start", "deadline")
+    _known_recipe = field_validator("recipe")(classmethod(lambda cls, v: check_recipe(v)))
+
+    @property
+    def knobs(self) -> TrainKnobs:
+        """The knobs in force: the recipe's (or the method's default), then the ones set here."""
+        own = TrainKnobs.model_validate(self.model_dump(include=set(TrainKnobs.model_fields)))
+        return recipe_knobs(self.method, self.recipe, own)
 
     @field_validator("checkpoint_every")
     @classmethod

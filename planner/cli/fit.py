@@ -1,0 +1,241 @@
+"""`plan fit MODEL --task …`: which cards and counts fit, memory breakdown, speed, cost."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from planner.cli.catalog import DEFAULT_CATALOG
+from planner.cli.common import JsonOption, human, input_errors, write_json
+from planner.domain.errors import Issue, LoadError
+from planner.domain.load import load_catalog, load_model
+from planner.domain.recipes import RECIPES, TrainKnobs, recipe_knobs
+from planner.domain.suggest import did_you_mean
+from planner.estimate.fit import FitQuery, fit_rows
+from planner.estimate.memory import ServeSetup
+
+
+# Choices for the flags; tests/test_cli_fit.py checks they equal the schema's vocabulary.
+class Task(StrEnum):
+    serve = "serve"
+    full = "full"
+    lora = "lora"
+    qlora = "qlora"
+    eval = "eval"
+
+
+class Engine(StrEnum):
+    vllm = "vllm"
+    hf = "hf"
+
+
+class Precision(StrEnum):
+    fp32 = "fp32"
+    bf16 = "bf16"
+    fp16 = "fp16"
+    fp8 = "fp8"
+    int8 = "int8"
+    int4 = "int4"
+    nf4 = "nf4"
+
+
+class Optimizer(StrEnum):
+    adamw = "adamw"
+    adamw_bf16 = "adamw-bf16"
+    adamw_8bit = "adamw-8bit"
+    paged_adamw_8bit = "paged-adamw-8bit"
+    paged_adamw = "paged-adamw"
+    sgd = "sgd"
+
+
+class Offload(StrEnum):
+    none = "none"
+    optimizer = "optimizer"
+    optimizer_params = "optimizer+params"
+
+
+class Attention(StrEnum):
+    flash = "flash"
+    eager = "eager"
+
+
+class Targets(StrEnum):
+    attn = "attn"
+    all = "all"
+
+
+Opt = typer.Option
+
+
+def fit(
+    model: Annotated[str, typer.Argument(help="A shipped model card or a path to a config.json.")],
+    task: Annotated[Task, Opt(help="What to run.")] = Task.serve,
+    precision: Annotated[
+        Precision | None, Opt(help="Weights (default bf16; qlora: nf4 base).")
+    ] = None,
+    seq_len: Annotated[int, Opt(min=1, help="Training sequence length.")] = 2048,
+    batch: Annotated[int, Opt(min=1, help="Training micro-batch per card.")] = 1,
+    recipe: Annotated[str | None, Opt(help=f"Named recipe: {', '.join(RECIPES)}.")] = None,
+    optimizer: Annotated[Optimizer | None, Opt(help="Optimizer.")] = None,
+    zero: Annotated[int | None, Opt(min=0, max=3, help="DeepSpeed ZeRO stage.")] = None,
+    fsdp: Annotated[bool, Opt("--fsdp", help="FSDP full shard (= ZeRO-3).")] = False,
+    offload: Annotated[Offload | None, Opt(help="CPU offload.")] = None,
+    checkpointing: Annotated[
+        bool | None, Opt("--checkpointing/--no-checkpointing", help="Activation checkpointing.")
+    ] = None,
+    optimizer_in_backward: Annotated[bool, Opt(help="Step the optimizer in backward.")] = False,
+    chunked_loss: Annotated[bool, Opt(help="Chunked cross-entropy.")] = False,
+    attention: Annotated[Attention | None, Opt(help="Attention kernel.")] = None,
+    lora_rank: Annotated[int | None, Opt(min=1, help="LoRA rank.")] = None,
+    lora_targets: Annotated[Targets | None, Opt(help="LoRA on attention or all linear.")] = None,
+    mfu: Annotated[float | None, Opt(min=0.01, max=1.0, help="MFU override.")] = None,
+    engine: Annotated[Engine, Opt(help="Serving engine.")] = Engine.vllm,
+    gpu_util: Annotated[float, Opt(min=0.05, max=1.0, help="Usable memory fraction.")] = 0.90,
+    concurrency: Annotated[int, Opt(min=1, help="Requests in flight per replica.")] = 1,
+    context_tokens: Annotated[int, Opt(min=1, help="Prompt + output tokens per request.")] = 4096,
+    min_tokens_per_s: Annotated[float | None, Opt(help="Decode speed each request needs.")] = None,
+    kv_precision: Annotated[Precision | None, Opt(help="KV cache format (default 16-bit).")] = None,
+    cards: Annotated[int | None, Opt(min=1, help="Only this card count.")] = None,
+    card: Annotated[str | None, Opt(help="Only this card type.")] = None,
+    catalog: Annotated[str, Opt(help="Catalog for prices.")] = DEFAULT_CATALOG,
+    json_path: JsonOption = None,
+) -> None:
+    """For every card type × count: fits or not, memory per card by term, speed, cost."""
+    with input_errors(json_path):
+        card_model = load_model(model, Path.cwd(), lambda _p, m: Issue(model, None, None, (), m))
+        loaded, card_specs = load_catalog(catalog)
+        if recipe is not None and recipe not in RECIPES:
+            raise LoadError(
+                [
+                    Issue(
+                        "--recipe",
+                        None,
+                        None,
+                        (),
+                        f"unknown recipe {recipe!r}{did_you_mean(recipe, RECIPES)}",
+                    )
+                ]
+            )
+        if card is not None and card not in card_specs:
+            raise LoadError(
+                [
+                    Issue(
+                        "--card",
+                        None,
+                        None,
+                        (),
+                        f"unknown card {card!r}{did_you_mean(card, card_specs)}",
+                    )
+                ]
+            )
+    own = TrainKnobs(
+        optimizer=optimizer.value if optimizer else None,
+        zero=3 if fsdp else zero,
+        offload=offload.value if offload else None,
+        checkpointing=checkpointing,
+        optimizer_in_backward=optimizer_in_backward or None,
+        chunked_loss=chunked_loss or None,
+        attention=attention.value if attention else None,
+        lora_rank=lora_rank,
+        lora_targets=lora_targets.value if lora_targets else None,
+        mfu=mfu,
+    )
+    method = task.value if task.value != "serve" else "full"
+    weights = precision.value if precision else "bf16"
+    query = FitQuery(
+        model=card_model,
+        task=task.value,
+        precision=weights,
+        knobs=recipe_knobs(method, recipe, own),
+        seq_len=seq_len,
+        micro_batch=batch,
+        serve=ServeSetup(
+            precision=weights,
+            kv_precision=kv_precision.value if kv_precision else None,
+            engine=engine.value,
+            usable_fraction=gpu_util,
+            context_tokens=context_tokens,
+            concurrency=concurrency,
+        ),
+        min_tokens_per_s=min_tokens_per_s,
+        counts=(cards,) if cards else None,
+        card=card,
+    )
+    rows = fit_rows(query, card_specs, list(loaded.offers))
+    console = human(json_path)
+    console.print(_table(query, rows, loaded.currency))
+    _notes(console, rows)
+    write_json(rows, json_path)
+
+
+def _table(query: FitQuery, rows: list[dict[str, Any]], currency: str) -> Table:
+    serve = query.task == "serve"
+    title = f"{query.model.name} {query.task} {query.precision}: " + (
+        f"concurrency {query.serve.concurrency} × {query.serve.context_tokens} tokens"
+        if serve
+        else f"micro-batch {query.micro_batch} × {query.seq_len} tokens"
+    )
+    table = Table(title=title, title_justify="left")
+    columns = ["card", "n", "fits", "GiB/card", "usable", "headroom", "main term"]
+    columns += (
+        ["max conc", "tok/s/req", "tok/s/replica", "offer", f"{currency}/h"]
+        if serve
+        else ["tok/s", "h/Btok", "offer", f"{currency}/Btok"]
+    )
+    for column in columns:
+        table.add_column(
+            column, justify="left" if column in ("card", "offer", "main term") else "right"
+        )
+    for r in rows:
+        terms = r["breakdown_gib"]
+        main = max(terms, key=terms.get)
+        low = "~" if r["low_confidence"] else ""
+        cells = [
+            r["card"],
+            str(r["cards"]),
+            "[green]yes[/]" if r["fits"] else "[red]no[/]",
+            f"{r['memory_per_card_gib']:.1f}{low}",
+            f"{r['usable_gib']:.1f}",
+            f"{r['headroom_gib']:.1f}",
+            f"{main} {terms[main]:.1f}",
+        ]
+        if serve:
+            cells += [
+                str(r["max_concurrency_per_replica"]),
+                f"{r['tokens_per_s_per_request']:.0f}",
+                f"{r['tokens_per_s_per_replica']:.0f}",
+                r.get("offer", "-"),
+                str(r.get("hourly_price", "-")),
+            ]
+        else:
+            cells += [
+                f"{r['tokens_per_s']:,.0f}",
+                f"{r['hours_per_billion_tokens']:,.1f}",
+                r.get("offer", "-"),
+                f"{r['cost']:,}" if "cost" in r else "-",
+            ]
+        table.add_row(*cells)
+    return table
+
+
+def _notes(console: Any, rows: list[dict[str, Any]]) -> None:
+    seen: list[str] = []
+    for r in rows:
+        for text in r["assumptions"]:
+            if text not in seen:
+                seen.append(text)
+    console.print(
+        "[bold]Assumptions[/] (override any with a flag; ~ = rests on a low-confidence "
+        "card figure):"
+    )
+    for text in seen:
+        console.print(f"  • {text}", markup=False)
+    disagreements = [(r, r["seed_rule"]) for r in rows if "seed_rule" in r]
+    if disagreements:
+        console.print("[bold]Where gpuplan disagrees with the seeds' rule of thumb:[/]")
+        for r, text in disagreements:
+            console.print(f"  • {r['card']} × {r['cards']}: {text}", markup=False)

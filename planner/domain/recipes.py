@@ -1,0 +1,178 @@
+"""Training knobs and the named recipes that bundle them (vocabulary; the estimator uses them)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from planner.domain.catalog import Frozen
+
+Optimizer = Literal["adamw", "adamw-bf16", "adamw-8bit", "paged-adamw-8bit", "paged-adamw", "sgd"]
+Offload = Literal["none", "optimizer", "optimizer+params"]
+
+
+class TrainKnobs(Frozen):
+    """What decides training memory and speed. `None` means: the recipe's value."""
+
+    optimizer: Optimizer | None = None
+    zero: Literal[0, 1, 2, 3] | None = None  # DeepSpeed ZeRO stage; FSDP full shard = 3
+    offload: Offload | None = None
+    checkpointing: bool | None = None  # activation checkpointing (recompute in backward)
+    optimizer_in_backward: bool | None = None  # step each parameter as its gradient lands
+    chunked_loss: bool | None = None  # cross-entropy over vocabulary chunks, no full fp32 logits
+    attention: Literal["flash", "eager"] | None = None
+    lora_rank: Annotated[int, Field(ge=1)] | None = None
+    lora_targets: Literal["attn", "all"] | None = None  # q,k,v,o or every linear layer
+    mfu: Annotated[float, Field(gt=0, le=1)] | None = None  # model FLOPs utilisation override
+
+    def over(self, base: TrainKnobs) -> TrainKnobs:
+        """These knobs where set, `base`'s elsewhere."""
+        return base.model_copy(update=self.model_dump(exclude_none=True))
+
+
+RECIPES: dict[str, tuple[str, TrainKnobs]] = {
+    "ddp-adamw": (
+        "plain data parallel, mixed-precision AdamW (16 B/param), no checkpointing",
+        TrainKnobs(
+            optimizer="adamw",
+            zero=0,
+            offload="none",
+            checkpointing=False,
+            optimizer_in_backward=False,
+            chunked_loss=False,
+            attention="flash",
+        ),
+    ),
+    "hf-deepspeed-zero2": (
+        "HF Trainer + DeepSpeed ZeRO-2: optimizer and gradients sharded, checkpointing on",
+        TrainKnobs(
+            optimizer="adamw",
+            zero=2,
+            offload="none",
+            checkpointing=True,
+            optimizer_in_backward=False,
+            chunked_loss=False,
+            attention="flash",
+        ),
+    ),
+    "hf-deepspeed-zero3": (
+        "HF Trainer + DeepSpeed ZeRO-3: weights, gradients and optimizer sharded",
+        TrainKnobs(
+            optimizer="adamw",
+            zero=3,
+            offload="none",
+            checkpointing=True,
+            optimizer_in_backward=False,
+            chunked_loss=False,
+            attention="flash",
+        ),
+    ),
+    "hf-deepspeed-zero3-offload": (
+        "ZeRO-3 with optimizer and parameters offloaded to CPU RAM (slow, small)",
+        TrainKnobs(
+            optimizer="adamw",
+            zero=3,
+            offload="optimizer+params",
+            checkpointing=True,
+            optimizer_in_backward=False,
+            chunked_loss=False,
+            attention="flash",
+        ),
+    ),
+    "fsdp-full-shard": (
+        "PyTorch FSDP FULL_SHARD (= ZeRO-3), mixed-precision AdamW, checkpointing on",
+        TrainKnobs(
+            optimizer="adamw",
+            zero=3,
+            offload="none",
+            checkpointing=True,
+            optimizer_in_backward=False,
+            chunked_loss=False,
+            attention="flash",
+        ),
+    ),
+    "low-memory-single-device": (
+        "torchtune single-device full fine-tune: bf16 weights, paged 8-bit AdamW stepped "
+        "in backward, checkpointing, chunked loss",
+        TrainKnobs(
+            optimizer="paged-adamw-8bit",
+            zero=0,
+            offload="none",
+            checkpointing=True,
+            optimizer_in_backward=True,
+            chunked_loss=True,
+            attention="flash",
+        ),
+    ),
+    "peft-lora": (
+        "PEFT LoRA rank 16 on q,k,v,o, AdamW on the adapters, checkpointing on",
+        TrainKnobs(
+            optimizer="adamw",
+            zero=0,
+            offload="none",
+            checkpointing=True,
+            optimizer_in_backward=False,
+            chunked_loss=False,
+            attention="flash",
+            lora_rank=16,
+            lora_targets="attn",
+        ),
+    ),
+    "qlora-paged": (
+        "QLoRA paper: NF4 base with double quantisation, rank 64 on every linear layer, "
+        "paged AdamW, checkpointing on",
+        TrainKnobs(
+            optimizer="paged-adamw",
+            zero=0,
+            offload="none",
+            checkpointing=True,
+            optimizer_in_backward=False,
+            chunked_loss=False,
+            attention="flash",
+            lora_rank=64,
+            lora_targets="all",
+        ),
+    ),
+    "forward-only": (
+        "evaluation: forward passes without gradients",
+        TrainKnobs(
+            optimizer="sgd",
+            zero=0,
+            offload="none",
+            checkpointing=False,
+            optimizer_in_backward=False,
+            chunked_loss=False,
+            attention="flash",
+        ),
+    ),
+}
+
+METHOD_RECIPES = {
+    "full": "hf-deepspeed-zero2",
+    "lora": "peft-lora",
+    "qlora": "qlora-paged",
+    "eval": "forward-only",
+}
+
+
+def recipe_knobs(method: str, recipe: str | None, knobs: TrainKnobs | None = None) -> TrainKnobs:
+    """The knobs in force: the method's default recipe, the named recipe over it, then `knobs`.
+
+    Layering keeps LoRA knobs when a LoRA job names a recipe that does not set them.
+    """
+    _, merged = RECIPES[METHOD_RECIPES[method]]
+    if recipe is not None:
+        merged = RECIPES[recipe][1].over(merged)
+    return knobs.over(merged) if knobs is not None else merged
+
+
+def check_recipe(value: Any) -> Any:
+    """A field validator body: the name of a known recipe."""
+    if value is not None and value not in RECIPES:
+        from planner.domain.suggest import did_you_mean
+
+        raise ValueError(
+            f"unknown recipe {value!r}{did_you_mean(value, RECIPES)}; known: {', '.join(RECIPES)}"
+        )
+    return value

@@ -1,0 +1,73 @@
+"""What every estimate returns: a value with the named assumptions that produced it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from planner.domain.catalog import CardType
+
+GIB = float(2**30)
+GB = 1e9
+
+
+@dataclass(frozen=True)
+class Assumption:
+    """One figure or rule an estimate rests on. `name` is stable; `text` says it for people."""
+
+    name: str
+    text: str
+    low_confidence: bool = False
+
+    def __str__(self) -> str:
+        return self.text + (" (low confidence)" if self.low_confidence else "")
+
+
+@dataclass
+class Assumptions:
+    """An ordered, de-duplicated list of assumptions being collected."""
+
+    items: list[Assumption] = field(default_factory=list)
+
+    def add(self, name: str, text: str, low_confidence: bool = False) -> None:
+        if all(a.name != name for a in self.items):
+            self.items.append(Assumption(name, text, low_confidence))
+
+    def card(self, card: CardType, *figures: str) -> None:
+        """Note each named card figure that is low confidence."""
+        for figure in figures:
+            spec = getattr(card, figure)
+            if spec.confidence == "low":
+                self.add(
+                    f"card.{card.id}.{figure}",
+                    f"{card.id} {figure} = {spec.value} ({spec.source})",
+                    True,
+                )
+
+    def frozen(self) -> tuple[Assumption, ...]:
+        return tuple(self.items)
+
+
+@dataclass(frozen=True)
+class MemoryEstimate:
+    """Memory per card by term (bytes), against what the card may use."""
+
+    breakdown: dict[str, float]
+    usable: float
+    assumptions: tuple[Assumption, ...]
+
+    @property
+    def total(self) -> float:
+        return sum(self.breakdown.values())
+
+    @property
+    def fits(self) -> bool:
+        return self.total <= self.usable
+
+    @property
+    def headroom(self) -> float:
+        return self.usable - self.total
+
+
+def usable_bytes(card: CardType, fraction: float) -> float:
+    """What one card may hold: its reported memory times the usable fraction."""
+    return card.memory_gib.value * GIB * fraction

@@ -1,0 +1,168 @@
+"""`plan fit`: for every card type and count, whether a model fits, how fast, at what price."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
+from typing import Any
+
+from planner.domain.catalog import CardType, Offer
+from planner.domain.model_card import ModelCard
+from planner.domain.recipes import TrainKnobs
+from planner.estimate.core import GB, GIB, MemoryEstimate
+from planner.estimate.memory import ServeSetup, TrainSetup, train_memory
+from planner.estimate.precision import supports
+from planner.estimate.seed_rules import disagreement
+from planner.estimate.serve import replica_capacity
+from planner.estimate.speed import train_speed
+
+SERVE_COUNTS = (1, 2, 4, 8)
+TRAIN_COUNTS = (1, 2, 4, 8, 16, 32)
+
+
+@dataclass(frozen=True)
+class FitQuery:
+    """What `plan fit` asks: a model, a task and every knob that moves the answer."""
+
+    model: ModelCard
+    task: str  # serve | full | lora | qlora | eval
+    precision: str = "bf16"
+    knobs: TrainKnobs = field(default_factory=TrainKnobs)  # resolved (recipe + overrides)
+    seq_len: int = 2048
+    micro_batch: int = 1
+    serve: ServeSetup = field(default_factory=ServeSetup)
+    min_tokens_per_s: float | None = None
+    counts: tuple[int, ...] | None = None
+    card: str | None = None
+
+
+def _gb(value: float) -> float:
+    return round(value / GB, 2)
+
+
+def _memory_fields(estimate: MemoryEstimate) -> dict[str, Any]:
+    return {
+        "fits": estimate.fits,
+        "memory_per_card_gb": _gb(estimate.total),
+        "memory_per_card_gib": round(estimate.total / GIB, 2),
+        "usable_gb": _gb(estimate.usable),
+        "usable_gib": round(estimate.usable / GIB, 2),
+        "headroom_gib": round(estimate.headroom / GIB, 2),
+        "breakdown_gb": {k: _gb(v) for k, v in estimate.breakdown.items()},
+        "breakdown_gib": {k: round(v / GIB, 2) for k, v in estimate.breakdown.items()},
+    }
+
+
+def _hosts(offer: Offer, cards: int) -> bool:
+    """Whether an offer can hold one job of `cards` cards (within a node unless networked)."""
+    return cards <= offer.node_cards or offer.network is not None
+
+
+def _cheapest_hourly(
+    offers: list[Offer], card: CardType, cards: int
+) -> tuple[Offer, Decimal] | None:
+    """The offer with the lowest hourly price for `cards` cards of `card` (whole units)."""
+    priced = []
+    for offer in offers:
+        if offer.card == card.id and offer.hourly is not None and _hosts(offer, cards):
+            units = math.ceil(cards / offer.unit_cards)
+            priced.append((units * offer.hourly.price, offer.id, offer))
+    if not priced:
+        return None
+    price, _, offer = min(priced, key=lambda p: (p[0], p[1]))
+    return offer, price
+
+
+def counts_for(query: FitQuery, model: ModelCard) -> tuple[int, ...]:
+    if query.counts:
+        return query.counts
+    if query.task != "serve":
+        return TRAIN_COUNTS
+    # tensor parallel needs the attention heads to split evenly
+    return tuple(n for n in SERVE_COUNTS if model.heads % n == 0)
+
+
+def fit_rows(
+    query: FitQuery, cards: dict[str, CardType], offers: list[Offer]
+) -> list[dict[str, Any]]:
+    """One row per card type × card count, in card order then count."""
+    rows = []
+    for card in cards.values():
+        if query.card is not None and card.id != query.card:
+            continue
+        for count in counts_for(query, query.model):
+            if query.task == "serve":
+                row = _serve_row(query, card, count, offers)
+            else:
+                row = _train_row(query, card, count, offers)
+            if row is not None:
+                rows.append(row)
+    return rows
+
+
+def _base_row(
+    query: FitQuery, card: CardType, count: int, estimate: MemoryEstimate
+) -> dict[str, Any]:
+    row: dict[str, Any] = {"card": card.id, "cards": count, **_memory_fields(estimate)}
+    row["assumptions"] = [str(a) for a in estimate.assumptions]
+    row["low_confidence"] = [a.text for a in estimate.assumptions if a.low_confidence]
+    seed = disagreement(query.model, card, count, query.task, query.precision, estimate)
+    if seed is not None:
+        row["seed_rule"] = seed
+    return row
+
+
+def _serve_row(
+    query: FitQuery, card: CardType, count: int, offers: list[Offer]
+) -> dict[str, Any] | None:
+    if not supports(card, query.precision):
+        return None  # e.g. fp8 on an A100: not a config, rather than a misleading "no"
+    setup = replace(query.serve, precision=query.precision)
+    capacity = replica_capacity(query.model, card, count, setup, query.min_tokens_per_s)
+    row = _base_row(query, card, count, capacity.memory)
+    row["assumptions"] = [str(a) for a in capacity.assumptions]
+    row["fits"] = capacity.memory.fits and capacity.max_concurrency >= setup.concurrency
+    row["max_concurrency_per_replica"] = capacity.max_concurrency
+    row["concurrency_by_memory"] = capacity.by_memory
+    row["concurrency_by_speed"] = capacity.by_speed
+    row["tokens_per_s_per_request"] = round(capacity.tokens_per_s_per_request, 1)
+    row["tokens_per_s_per_replica"] = round(capacity.tokens_per_s, 1)
+    priced = _cheapest_hourly(offers, card, count)
+    if priced is not None:
+        offer, price = priced
+        row.update(offer=offer.id, hourly_price=price)
+    return row
+
+
+def _train_row(
+    query: FitQuery, card: CardType, count: int, offers: list[Offer]
+) -> dict[str, Any] | None:
+    setup = TrainSetup(
+        query.task,
+        query.knobs,
+        query.precision,
+        query.seq_len,
+        query.micro_batch,
+        query.serve.usable_fraction,
+    )
+    estimate = train_memory(query.model, card, count, setup)
+    priced = _cheapest_hourly(offers, card, count)
+    node = priced[0].node_cards if priced else 8
+    network = priced[0].network if priced else None
+    speed = train_speed(query.model, card, count, setup, node, network)
+    row = _base_row(query, card, count, estimate)
+    row["assumptions"] += list(speed.assumptions)
+    row["tokens_per_s"] = round(speed.tokens_per_s, 1)
+    row["scaling_efficiency"] = round(speed.efficiency, 3)
+    hours = 1e9 / speed.tokens_per_s / 3600
+    row["hours_per_billion_tokens"] = round(hours, 2)
+    if priced is not None:
+        offer, price = priced
+        row.update(
+            offer=offer.id,
+            hourly_price=price,
+            hours=round(hours, 2),
+            cost=(price * Decimal(str(hours))).quantize(Decimal("0.01")),
+        )
+    return row

@@ -1,0 +1,85 @@
+"""The seeds' rules of thumb, computed for the same question, and why gpuplan differs.
+
+SEEDS.md: FP16 weights ≈ params × 2 B; serving: "once the weights fit, keep as much again as
+headroom"; full fine-tuning with Adam: weights 2 + gradients 2 + moments 4 B/param plus a few
+GB of activations; LoRA: "the full base model still sits in memory" plus activations.
+"""
+
+from __future__ import annotations
+
+from planner.domain.catalog import CardType
+from planner.domain.model_card import ModelCard
+from planner.estimate.core import GB, MemoryEstimate
+
+RULE_BYTES = {
+    "fp32": 4.0,
+    "bf16": 2.0,
+    "fp16": 2.0,
+    "fp8": 1.0,
+    "int8": 1.0,
+    "int4": 0.5,
+    "nf4": 0.5,
+}
+RULE_ACTIVATIONS = 5 * GB  # "a few GB to >10 GB, by batch and sequence"
+
+
+def rule_breakdown(model: ModelCard, task: str, precision: str, cards: int) -> dict[str, float]:
+    """The seeds' arithmetic, per card (weights split evenly over the cards), in bytes."""
+    weights = model.params * RULE_BYTES["nf4" if task == "qlora" else precision] / cards
+    if task == "serve":
+        return {"weights": weights, "headroom": weights}
+    if task == "full":
+        params = model.params / cards
+        return {
+            "weights": weights,
+            "gradients": 2.0 * params,
+            "optimizer": 4.0 * params,
+            "activations": RULE_ACTIVATIONS,
+        }
+    return {"weights": weights, "activations": RULE_ACTIVATIONS}
+
+
+def rule_text(task: str) -> str:
+    return {
+        "serve": "weights × 2 (as much again as headroom)",
+        "full": "2 + 2 + 4 B/param (weights, gradients, Adam moments) + ~5 GB activations",
+    }.get(task, "base weights + ~5 GB activations")
+
+
+def disagreement(
+    model: ModelCard, card: CardType, cards: int, task: str, precision: str, ours: MemoryEstimate
+) -> str | None:
+    """One line saying why gpuplan's verdict differs from the seeds' rule, or None if it agrees."""
+    rule = rule_breakdown(model, task, precision, cards)
+    rule_total = sum(rule.values())
+    rule_fits = rule_total <= card.memory_gb.value * GB
+    if rule_fits == ours.fits:
+        return None
+    mine = dict(ours.breakdown)
+    if task == "serve":  # the rule's headroom stands for everything beside the weights
+        mine = {"weights": mine["weights"], "headroom": ours.total - mine["weights"]}
+    # The term whose difference pushes hardest toward our verdict explains it.
+    sign = 1.0 if not ours.fits else -1.0
+    terms = set(rule) | set(mine)
+    term = max(terms, key=lambda t: sign * (mine.get(t, 0.0) - rule.get(t, 0.0)))
+    verdict = "fits" if ours.fits else "does not fit"
+    return (
+        f"seeds' rule ({rule_text(task)} = {rule_total / GB:.1f} GB vs {card.memory_gb.value:g} "
+        f"GB) says it {'fits' if rule_fits else 'does not'}; gpuplan says it {verdict}: "
+        f"{term.replace('_', ' ')} is {mine.get(term, 0.0) / GB:.1f} GB here vs "
+        f"{rule.get(term, 0.0) / GB:.1f} GB in the rule ({_why(term, task)})"
+    )
+
+
+def _why(term: str, task: str) -> str:
+    return {
+        "optimizer": "mixed-precision AdamW keeps an fp32 master copy and fp32 m and v: 12 B/param",
+        "headroom": "KV cache for the stated concurrency and context, workspace and overhead",
+        "activations": "activations for the stated micro-batch and sequence length",
+        "logits": "fp32 logits over the whole vocabulary",
+        "weights": "16-bit embeddings in quantised models; sharding"
+        if task != "serve"
+        else "16-bit embeddings and LM head in quantised models",
+        "gradients": "gradient precision and sharding",
+        "overhead": "CUDA context and allocator slack",
+    }.get(term, term)

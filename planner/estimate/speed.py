@@ -1,0 +1,224 @@
+"""Speed: training throughput by FLOPs, scaling over cards, spot rework, bandwidth-bound decode.
+
+Defaults come from ESTIMATION.md "Speed" and are named, overridable parameters.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from planner.domain.catalog import CardType, Network
+from planner.domain.model_card import ModelCard
+from planner.estimate.core import Assumptions
+from planner.estimate.memory import ServeSetup, TrainSetup, kv_bytes_per_sequence
+from planner.estimate.precision import weight_bytes
+
+# Model FLOPs utilisation (model FLOPs: 6P + attention, recompute not counted) of a tuned job
+# without recompute. ESTIMATION.md: Megatron 41-56% on A100, Llama 3 405B 38-43% on H100;
+# torchtitan FSDP on 64 A100 measured 58-61%. Consumer cards and the 910B lower, by judgement.
+MFU = {
+    "datacenter": 0.50,
+    "consumer": 0.35,
+    "ascend-910b": 0.35,
+}
+CONSUMER_CARDS = {"rtx3090", "rtx4090", "rtx4090-48g"}
+# Full activation checkpointing recomputes the forward: torchtitan's MFU drops 58% → 52%
+# (selective → full AC), torchtune's 3B ladder loses 21% of tokens/s.
+CHECKPOINTING_SPEED = 0.85
+QLORA_SLOWDOWN = 1.2  # dequantising NF4 each step: ~20% slower than LoRA (measured on a 4090)
+OFFLOAD_SPEED = {"none": 1.0, "optimizer": 0.85, "optimizer+params": 0.6}
+# Scaling efficiency eff(n) = 1 / (1 + c × log2 n) within a node, by interconnect.
+# NVLink: ESTIMATION.md ≈ 0.95 data-parallel; consumer PCIe without P2P 0.7-0.8 at 8 cards.
+INTRA_NODE_COST = {"nvlink": 0.015, "hccs": 0.02, "pcie": 0.09, "pcie-no-p2p": 0.15}
+SHARDED_COST_FACTOR = 1.5  # ZeRO-2/3 and FSDP move more bytes per step than plain DDP
+# torchtitan: 5,762 → 5,605 tokens/s per GPU from 8 to 128 H100 (16 nodes, 400 Gb/s RDMA).
+INTER_NODE_COST = {"fast": 0.01, "slow": 0.1}  # ≥ 200 Gbit/s fabric, or slower
+# Decode reaches this share of memory bandwidth (ESTIMATION.md "Decode").
+# gpt-fast on A100: Llama-2-7B bf16 at ~0.69 of peak bandwidth; Qwen2.5 on vLLM ~0.63.
+VLLM_DECODE_EFFICIENCY = {"16bit": 0.7, "int8": 0.65, "4bit": 0.5}
+# Routing and gathering experts costs MoE decode: gpt-fast Mixtral reaches ~0.6 of the rate
+# its bytes read would allow (calibrated on that measurement; see tests/measurements.py).
+MOE_DECODE_FACTOR = 0.65
+HF_DECODE_EFFICIENCY = 0.3
+TP_DECODE_COST = {"nvlink": 0.12, "hccs": 0.12, "pcie": 0.3, "pcie-no-p2p": 0.45}
+
+
+def mfu_default(card: CardType) -> float:
+    if card.id in CONSUMER_CARDS:
+        return MFU["consumer"]
+    return MFU.get(card.id, MFU["datacenter"])
+
+
+def peak_flops(card: CardType, precision: str) -> float:
+    """Dense peak FLOP/s for the training precision (fp8 doubles it on cards that have it)."""
+    tflops = card.bf16_tflops.value
+    if precision == "fp8" and card.fp8.value:
+        tflops *= 2
+    elif precision == "fp32":
+        tflops /= 2  # TF32 tensor cores run at half the 16-bit rate
+    return tflops * 1e12
+
+
+def flops_per_token(model: ModelCard, setup: TrainSetup) -> tuple[float, str]:
+    """Model FLOPs per token: 6P (full), 4P (LoRA: no weight gradients for frozen weights),
+    2P (forward only), plus attention 12·L·h·s (a third of it forward only). P = active params."""
+    params = float(model.active_params)
+    factor = {"full": 6.0, "lora": 4.0, "qlora": 4.0, "eval": 2.0}[setup.method]
+    attention = 12.0 * model.layers * model.hidden * setup.seq_len
+    if setup.method == "eval":
+        attention /= 3
+    return factor * params + attention, f"{factor:g}·P + attention FLOPs per token"
+
+
+def link_kind(card: CardType) -> str:
+    """The card's link between cards of a node; PCIe without peer-to-peer is its own kind."""
+    if card.interconnect.value == "pcie" and not card.p2p.value:
+        return "pcie-no-p2p"
+    return card.interconnect.value
+
+
+def scaling_efficiency(
+    card: CardType, cards: int, cards_per_node: int, network: Network | None, sharded: bool
+) -> tuple[float, str]:
+    """Share of linear speed-up kept over `cards` cards (1 for one card), in (0, 1]."""
+    link = link_kind(card)
+    cost = INTRA_NODE_COST[link] * (SHARDED_COST_FACTOR if sharded else 1.0)
+    in_node = min(cards, cards_per_node)
+    efficiency = 1.0 / (1.0 + cost * math.log2(in_node))
+    nodes = math.ceil(cards / cards_per_node)
+    text = f"{link} within a node: 1/(1 + {cost:.3g}·log2 n)"
+    if nodes > 1:
+        speed = "fast" if network is not None and network.gbps >= 200 else "slow"
+        efficiency /= 1.0 + INTER_NODE_COST[speed] * math.log2(nodes)
+        text += f"; {nodes} nodes over a {speed} network"
+    return efficiency, text
+
+
+def spot_factor(
+    preemptions_per_hour: float, checkpoint_minutes: int, restart_minutes: int
+) -> float:
+    """Expected share of useful time on spot: 1 ÷ (1 + λ × (interval ÷ 2 + restart))."""
+    lost_hours = (checkpoint_minutes / 2 + restart_minutes) / 60
+    return 1.0 / (1.0 + preemptions_per_hour * lost_hours)
+
+
+@dataclass(frozen=True)
+class TrainSpeed:
+    tokens_per_s: float  # total over all cards
+    efficiency: float
+    assumptions: tuple[str, ...]
+
+
+def train_speed(
+    model: ModelCard,
+    card: CardType,
+    cards: int,
+    setup: TrainSetup,
+    cards_per_node: int = 8,
+    network: Network | None = None,
+) -> TrainSpeed:
+    """Estimated tokens/s of the whole job: FLOPs ÷ (cards × peak × MFU × efficiency)."""
+    notes = Assumptions()
+    work, work_text = flops_per_token(model, setup)
+    mfu = setup.knobs.mfu or mfu_default(card)
+    efficiency, eff_text = scaling_efficiency(
+        card, cards, cards_per_node, network, (setup.knobs.zero or 0) >= 2
+    )
+    speed = cards * peak_flops(card, setup.precision) * mfu * efficiency / work
+    notes.add("flops", work_text)
+    notes.add("mfu", f"MFU {mfu:.0%} of {card.id}'s dense {setup.precision} peak")
+    notes.card(card, "bf16_tflops")
+    if cards > 1:
+        notes.add("scaling", f"scaling efficiency {efficiency:.0%} on {cards} cards ({eff_text})")
+    if setup.knobs.checkpointing and setup.method != "eval":
+        speed *= CHECKPOINTING_SPEED
+        notes.add("recompute", f"activation checkpointing: {CHECKPOINTING_SPEED:.0%} speed")
+    if setup.method == "qlora":
+        speed /= QLORA_SLOWDOWN
+        notes.add("qlora", f"QLoRA dequantisation: {QLORA_SLOWDOWN:g}× slower than LoRA")
+    offload = OFFLOAD_SPEED[setup.knobs.offload or "none"]
+    if offload < 1:
+        speed *= offload
+        notes.add("offload_speed", f"CPU offload: {offload:.0%} of on-card speed")
+    return TrainSpeed(speed, efficiency, tuple(str(a) for a in notes.frozen()))
+
+
+def scale_measured(
+    tokens_per_s: float,
+    measured_card: CardType,
+    measured_cards: int,
+    measured_efficiency: float,
+    card: CardType,
+    cards: int,
+    efficiency: float,
+    precision: str,
+) -> float:
+    """A measured throughput carried to another card and count (PRODUCT.md rule 2): by the
+    ratio of dense peaks at the precision, and by cards × scaling efficiency."""
+    peak_ratio = peak_flops(card, precision) / peak_flops(measured_card, precision)
+    return tokens_per_s * peak_ratio * (cards * efficiency) / (measured_cards * measured_efficiency)
+
+
+# --- decode -------------------------------------------------------------------------------
+
+
+def decode_efficiency(setup: ServeSetup) -> float:
+    """Share of memory bandwidth a decode step reaches, by engine and weight format."""
+    if setup.engine == "hf":
+        return HF_DECODE_EFFICIENCY
+    if setup.precision in ("int4", "nf4"):
+        return VLLM_DECODE_EFFICIENCY["4bit"]
+    return VLLM_DECODE_EFFICIENCY["int8" if setup.precision == "int8" else "16bit"]
+
+
+def tp_efficiency(card: CardType, cards: int) -> float:
+    """Share of linear decode speed-up kept by tensor parallelism over `cards` cards."""
+    return 1.0 / (1.0 + TP_DECODE_COST[link_kind(card)] * math.log2(cards))
+
+
+def weights_read_per_step(model: ModelCard, setup: ServeSetup, batch: int) -> float:
+    """Weight bytes one decode step reads: all of a dense model; for MoE the shared part plus
+    the experts the batch's tokens touch, E × (1 − (1 − k/E)^batch) of them per layer."""
+    notes = Assumptions()
+    total = weight_bytes(model, setup.precision, notes)
+    if model.moe is None:
+        return total
+    moe = model.moe
+    expert_bytes = total * (
+        3 * model.hidden * moe.expert_intermediate * model.layers / model.params
+    )
+    touched = moe.experts * (1 - (1 - moe.experts_per_token / moe.experts) ** max(batch, 1))
+    return total - expert_bytes * (moe.experts - touched)
+
+
+def decode_step_seconds(
+    model: ModelCard, card: CardType, cards: int, setup: ServeSetup, batch: int
+) -> float:
+    """One decode step of `batch` sequences at full context: bytes read ÷ effective bandwidth."""
+    weights = weights_read_per_step(model, setup, batch) / cards
+    kv = batch * kv_bytes_per_sequence(model, setup, cards)
+    bandwidth = card.bandwidth_gbs.value * 1e9 * decode_efficiency(setup)
+    moe = MOE_DECODE_FACTOR if model.moe is not None else 1.0
+    return (weights + kv) / bandwidth / tp_efficiency(card, cards) / moe
+
+
+def max_batch_for_speed(
+    model: ModelCard, card: CardType, cards: int, setup: ServeSetup, min_tokens_per_s: float
+) -> int:
+    """Largest batch whose every request still decodes at `min_tokens_per_s` (0: not even one)."""
+    if decode_step_seconds(model, card, cards, setup, 1) * min_tokens_per_s > 1:
+        return 0
+    low, high = 1, 1
+    while decode_step_seconds(model, card, cards, setup, high * 2) * min_tokens_per_s <= 1:
+        high *= 2
+        if high > 1 << 20:
+            return high
+    high *= 2
+    while high - low > 1:  # step time grows with the batch: bisect
+        mid = (low + high) // 2
+        if decode_step_seconds(model, card, cards, setup, mid) * min_tokens_per_s <= 1:
+            low = mid
+        else:
+            high = mid
+    return low

@@ -1,0 +1,114 @@
+"""`plan fit` through the CLI: the issue's acceptance case, JSON rows, the seed-rule line."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+
+def rows_of(cli: Any, *args: str) -> list[dict[str, Any]]:
+    result = cli("fit", *args, "--json", "-")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)  # type: ignore[no-any-return]
+
+
+def test_70b_bf16_needs_two_h200(cli: Any) -> None:
+    rows = rows_of(
+        cli,
+        "llama-3.1-70b",
+        "--task",
+        "serve",
+        "--precision",
+        "bf16",
+        "--concurrency",
+        "8",
+        "--context-tokens",
+        "4096",
+    )
+    h200 = {r["cards"]: r for r in rows if r["card"] == "h200-141g"}
+    assert not h200[1]["fits"] and h200[2]["fits"]
+    for key in (
+        "memory_per_card_gb",
+        "usable_gb",
+        "breakdown_gb",
+        "assumptions",
+        "max_concurrency_per_replica",
+        "tokens_per_s_per_replica",
+    ):
+        assert key in h200[2]
+    assert h200[2]["offer"] == "jz-h200" and h200[2]["hourly_price"] == 27.88  # 2 × ¥13.94
+    assert {r["card"] for r in rows} >= {"a100-80g", "h100-80g", "rtx4090"}
+    assert not any(r["card"] == "a100-80g" for r in rows if r["cards"] == 1 and r["fits"])
+
+
+def test_fp8_rows_skip_cards_without_fp8(cli: Any) -> None:
+    rows = rows_of(cli, "llama-3.1-70b", "--precision", "fp8", "--concurrency", "8")
+    assert not any(r["card"] in ("a100-80g", "a800-80g", "ascend-910b") for r in rows)
+    assert any(r["card"] == "h200-141g" and r["cards"] == 1 and r["fits"] for r in rows)
+
+
+def test_seed_rule_disagreement_is_explained_in_one_line(cli: Any) -> None:
+    result = cli(
+        "fit",
+        "llama-2-7b",
+        "--task",
+        "full",
+        "--recipe",
+        "ddp-adamw",
+        "--card",
+        "a100-80g",
+        "--cards",
+        "1",
+    )
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.stdout.split())  # undo terminal wrapping
+    assert "a100-80g × 1: seeds' rule (2 + 2 + 4 B/param" in text
+    assert "says it fits; gpuplan says it does not fit: optimizer is 80.9 GB" in text
+
+
+def test_train_rows_price_per_billion_tokens(cli: Any) -> None:
+    rows = rows_of(cli, "llama-2-13b", "--task", "lora", "--card", "rtx4090-48g")
+    one = next(r for r in rows if r["cards"] == 1)
+    assert one["fits"] and one["offer"] == "jz-rtx4090-48g"
+    # cost per billion tokens = hours × hourly price of one card
+    assert abs(one["cost"] - one["hours"] * 2.86) < 0.01
+    assert not any("offer" in r for r in rows if r["cards"] > 8)  # no network: no 16-card job
+
+
+def test_knob_flags_change_the_answer(cli: Any) -> None:
+    base = rows_of(cli, "llama-3.1-8b", "--task", "full", "--card", "h100-80g", "--cards", "1")
+    eight_bit = rows_of(
+        cli,
+        "llama-3.1-8b",
+        "--task",
+        "full",
+        "--card",
+        "h100-80g",
+        "--cards",
+        "1",
+        "--optimizer",
+        "adamw-8bit",
+    )
+    assert eight_bit[0]["breakdown_gb"]["optimizer"] * 6 == pytest.approx(
+        base[0]["breakdown_gb"]["optimizer"]
+    )
+
+
+def test_config_json_model_and_bad_names(cli: Any, tmp_path: Any) -> None:
+    result = cli("fit", "llama-3-8b")
+    assert result.exit_code == 1 and "did you mean llama-3.1-8b?" in result.stderr
+    result = cli("fit", "llama-2-7b", "--recipe", "zero2")
+    assert result.exit_code == 1 and "unknown recipe 'zero2'" in result.stderr
+
+
+def test_flag_choices_equal_the_schema_vocabulary() -> None:
+    from typing import get_args
+
+    from planner.cli import fit
+    from planner.domain import recipes, values
+
+    assert [p.value for p in fit.Precision] == list(values.PRECISIONS)
+    assert [o.value for o in fit.Optimizer] == list(get_args(recipes.Optimizer))
+    assert [o.value for o in fit.Offload] == list(get_args(recipes.Offload))
