@@ -4,11 +4,17 @@ from __future__ import annotations
 
 from collections import Counter
 from decimal import ROUND_HALF_EVEN, Decimal
-from typing import Any
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
 
 from planner.domain.catalog import CardType, Catalog, Offer
+from planner.domain.plan import Plan
 from planner.domain.scenario import Scenario
 from planner.domain.values import PACKAGE_DAYS, BillingMode
+
+if TYPE_CHECKING:
+    from planner.problem import Problem
+    from planner.solution import Solution
 
 RATE_DIGITS = Decimal("0.0001")  # derived rates (per card-hour, per GB-hour) are shown to 4 places
 
@@ -90,3 +96,99 @@ def scenario_summary(scenario: Scenario) -> dict[str, Any]:
         "commitments": len(spec.commitments),
         "usable_memory_fraction": spec.usable_memory_fraction,
     }
+
+
+# --- plans -----------------------------------------------------------------------------------
+
+
+def next_best(problem: Problem, solution: Solution, workload: str) -> dict[str, Any] | None:
+    """The cheapest other config of a workload on its own price (packages not re-planned)."""
+    job = next(j for j in problem.jobs if j.name == workload)
+    chosen = job.configs[solution.configs[job.index]]
+    others = [c for c in job.configs if c is not chosen and not c.held]
+    if not others:
+        return None
+    from planner.solution import money
+
+    best = min(others, key=lambda c: (c.cost, c.cards, c.span, c.offer))
+    currency = problem.scenario.spec.currency
+    return {"config": best.label(), "cost": money(best.cost, currency),
+            "extra_cost": money(best.cost - chosen.cost, currency)}  # fmt: skip
+
+
+def utilisation(problem: Problem, plan: Plan) -> dict[str, Any]:
+    """Card-hours held and used inside the horizon, per card type."""
+    start = problem.local(0)
+
+    def hours(a: Any, b: Any) -> int:
+        first = max(0, int((a - start).total_seconds() // 3600))
+        last = min(problem.hours, int((b - start).total_seconds() // 3600))
+        return max(0, last - first)
+
+    held: dict[str, int] = {}
+    used: dict[str, int] = {}
+    for r in plan.rentals:
+        held[r.card] = held.get(r.card, 0) + hours(r.start, r.end) * r.cards
+    for a in plan.assignments:
+        used[a.card] = used.get(a.card, 0) + sum(hours(r.start, r.end) for r in a.runs) * a.cards
+    return {
+        card: {"held_card_hours": held[card], "used_card_hours": min(used.get(card, 0), held[card]),
+               "utilisation": round(min(used.get(card, 0), held[card]) / held[card], 4)
+               if held[card] else 0.0}
+        for card in sorted(held)
+    }  # fmt: skip
+
+
+def decisions(problem: Problem, plan: Plan) -> list[str]:
+    """One line per package option the plan had: bought or not, and why."""
+    lines = []
+    currency = plan.currency
+    rented_hours: dict[str, int] = {}
+    for r in plan.rentals:
+        if r.mode == "hourly":
+            span = int((r.end - r.start).total_seconds() // 3600)
+            rented_hours[r.offer] = rented_hours.get(r.offer, 0) + span * r.units
+    bought = {
+        (r.offer, r.mode): r for r in plan.rentals if r.mode in ("daily", "weekly", "monthly")
+    }
+    for (offer_id, mode), pool in sorted(problem.pools.items()):
+        if not pool.length:
+            continue
+        offer = problem.offers[offer_id]
+        hourly = _cheapest_hourly_per_card(problem, offer.card)
+        length = pool.length
+        name = f"{offer_id} {mode} ({currency} {float(pool.unit_price):,.2f} per {offer.unit_cards}-card unit)"
+        if hourly is None:
+            reference = "no hourly price for this card to compare"
+            break_even = None
+        else:
+            per_unit = hourly[1] * offer.unit_cards
+            break_even = float(pool.unit_price / per_unit)
+            reference = (f"= {break_even:,.1f} h of {hourly[0]} hourly per unit "
+                         f"(of its {length} h)")  # fmt: skip
+        if (offer_id, mode) in bought:
+            used = sum(a.hours * a.cards for a in plan.assignments
+                       if (a.offer, a.mode) == (offer_id, mode))  # fmt: skip
+            held = sum(int((r.end - r.start).total_seconds() // 3600) * r.cards
+                       for r in plan.rentals if (r.offer, r.mode) == (offer_id, mode))  # fmt: skip
+            lines.append(f"{name} {reference}; bought: jobs use {used:,} of {held:,} held "
+                         "card-hours, cheaper than renting the same hours")  # fmt: skip
+        elif break_even is not None:
+            used = rented_hours.get(hourly[0], 0)
+            verdict = (
+                "it costs at least its whole length of hourly"
+                if break_even >= length
+                else f"hourly use of {hourly[0]} here is {used:,} unit-hours in all, and no "
+                f"job holds a unit for {break_even:,.0f} h in one package's {length} h"
+            )
+            lines.append(f"{name} {reference}; not bought: {verdict}")
+    return lines
+
+
+def _cheapest_hourly_per_card(problem: Problem, card: str) -> tuple[str, Fraction] | None:
+    options = [(Fraction(o.hourly.price) / o.unit_cards, o.id) for o in problem.offers.values()
+               if o.card == card and o.hourly is not None]  # fmt: skip
+    if not options:
+        return None
+    price, offer_id = min(options)
+    return offer_id, price

@@ -10,7 +10,10 @@ import typer
 from planner import __version__
 from planner.cli.catalog import catalog
 from planner.cli.common import err
+from planner.cli.check import check_command
 from planner.cli.fit import fit
+from planner.cli.quote import quote_command
+from planner.cli.solve import solve_command
 from planner.cli.validate import validate
 
 app = typer.Typer(
@@ -23,6 +26,9 @@ app = typer.Typer(
 app.command()(validate)
 app.command()(catalog)
 app.command()(fit)
+app.command("quote")(quote_command)
+app.command("solve")(solve_command)
+app.command("check")(check_command)
 
 
 def _version(value: bool) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import sys
 from collections.abc import Iterator
@@ -38,6 +39,8 @@ def human(json_path: str | None) -> Console:
 
 
 def _default(value: Any) -> Any:
+    if isinstance(value, dt.datetime | dt.date):
+        return value.isoformat()
     if isinstance(value, Decimal):
         number = float(value)
         # Prices and rates have far fewer than 15 significant digits, so the float's shortest

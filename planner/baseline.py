@@ -1,0 +1,180 @@
+"""The two plans gpuplan's optimum is measured against (PRODUCT.md rule 11).
+
+*naive*: jobs in order of earliest start, each on its cheapest hourly config at the earliest
+hour its stock allows. *heuristic*: what a careful person does by rule: spot for
+checkpointable work, cheapest hourly for the rest, packages only where a job alone fills
+them more cheaply than renting, and package cards already held reused for free.
+Both are greedy, never look back, and return None where stock runs out.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import networkx as nx
+
+from planner.problem import Config, Job, Problem
+from planner.solution import Solution
+
+
+@dataclass
+class _Ledger:
+    """Units in use per (offer, mode) and per offer, and package units held, per hour."""
+
+    problem: Problem
+    rented: dict[tuple[str, str], list[int]] = field(default_factory=dict)
+    held: dict[tuple[str, str], list[int]] = field(default_factory=dict)
+    used: dict[tuple[str, str], list[int]] = field(default_factory=dict)
+    bought: dict[tuple[str, str], dict[int, int]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for key, pool in self.problem.pools.items():
+            for c in pool.committed:
+                if pool.length:
+                    day = c.start // 24
+                    self.bought.setdefault(key, {})[day] = (
+                        self.bought.get(key, {}).get(day, 0) + c.units
+                    )
+                self._add(self.held, key, c.start, c.end, c.units)
+
+    def _line(self, table: dict[tuple[str, str], list[int]], key: tuple[str, str]) -> list[int]:
+        return table.setdefault(key, [0] * (self.problem.hours + 24 * 31))
+
+    def _add(self, table: dict[tuple[str, str], list[int]], key: tuple[str, str], a: int, b: int,
+             units: int) -> None:  # fmt: skip
+        line = self._line(table, key)
+        for h in range(a, b):
+            line[h] += units
+
+    def offer_units(self, offer: str, hour: int) -> int:
+        return sum(line[hour] for (o, _), line in [*self.rented.items(), *self.held.items()]
+                   if o == offer)  # fmt: skip
+
+    def rental_fits(self, config: Config, start: int) -> bool:
+        offer = self.problem.offers[config.offer]
+        stock = offer.modes[config.mode].stock  # type: ignore[index]
+        line = self._line(self.rented, config.pool)
+        held = self._line(self.held, config.pool)
+        for offset, length in config.runs:
+            for h in range(start + offset, start + offset + length):
+                if stock is not None and line[h] + held[h] + config.units > stock:
+                    return False
+                if offer.max_units is not None and (
+                    self.offer_units(config.offer, h) + config.units > offer.max_units
+                ):
+                    return False
+        return True
+
+    def packages_needed(self, config: Config, start: int) -> tuple[int, int, int] | None:
+        """(units, first day, count) of packages to buy so the pool covers the job, or None
+        when stock forbids it. Buys the largest shortfall for every day the job spans."""
+        pool = self.problem.pools[config.pool]
+        held, used = self._line(self.held, config.pool), self._line(self.used, config.pool)
+        hours = [h for offset, length in config.runs
+                 for h in range(start + offset, start + offset + length)]  # fmt: skip
+        short = max(used[h] + config.units - held[h] for h in hours)
+        if short <= 0:
+            return (0, 0, 0)
+        if not pool.length:
+            return None  # committed hourly cards cannot be topped up
+        first = start // 24
+        count = math.ceil((hours[-1] + 1 - 24 * first) / pool.length)
+        end = 24 * first + count * pool.length
+        if pool.stock is not None and any(
+            held[h] + short > pool.stock for h in range(24 * first, end)
+        ):
+            return None
+        return (short, first, count)
+
+    def place(self, config: Config, start: int, packages: tuple[int, int, int] | None) -> None:
+        for offset, length in config.runs:
+            a = start + offset
+            self._add(self.used if config.held else self.rented, config.pool, a, a + length,
+                      config.units)  # fmt: skip
+        if packages and packages[0]:
+            units, first, count = packages
+            pool = self.problem.pools[config.pool]
+            for k in range(count):
+                day = first + k * pool.length // 24
+                bought = self.bought.setdefault(config.pool, {})
+                bought[day] = bought.get(day, 0) + units
+                self._add(self.held, config.pool, 24 * day, 24 * day + pool.length, units)
+
+
+def _order(problem: Problem) -> Iterator[Job]:
+    graph = nx.DiGraph()
+    graph.add_nodes_from(j.index for j in problem.jobs)
+    graph.add_edges_from((b, j.index) for j in problem.jobs for b in j.after)
+    key = {j.index: (j.earliest, j.index) for j in problem.jobs}
+    for index in nx.lexicographical_topological_sort(graph, key=key.__getitem__):
+        yield problem.jobs[index]
+
+
+def _tie(problem: Problem, config: Config) -> tuple[int, int, int]:
+    return (config.cards, config.span, problem.offer_rank[config.offer])
+
+
+def _earliest(job: Job, config: Config, ready: int) -> Iterator[int]:
+    return (s for s in job.start_range(config) if s >= ready)
+
+
+def naive_solution(problem: Problem) -> Solution | None:
+    return _greedy(problem, careful=False)
+
+
+def heuristic_solution(problem: Problem) -> Solution | None:
+    return _greedy(problem, careful=True)
+
+
+def _greedy(problem: Problem, careful: bool) -> Solution | None:
+    ledger = _Ledger(problem)
+    configs = [0] * len(problem.jobs)
+    starts = [0] * len(problem.jobs)
+    ends = [0] * len(problem.jobs)
+    for job in _order(problem):
+        ready = max([ends[b] for b in job.after], default=0)
+        choice = _choose(problem, ledger, job, ready, careful)
+        if choice is None:
+            return None
+        k, start, packages = choice
+        config = job.configs[k]
+        ledger.place(config, start, packages)
+        configs[job.index], starts[job.index] = k, start
+        ends[job.index] = start + config.span
+    packages = {key: dict(sorted(b.items())) for key, b in ledger.bought.items() if b}
+    return Solution(tuple(configs), tuple(starts), packages)
+
+
+def _choose(
+    problem: Problem, ledger: _Ledger, job: Job, ready: int, careful: bool
+) -> tuple[int, int, tuple[int, int, int] | None] | None:
+    """(config index, start, packages to buy) for one job, or None."""
+    modes = {"hourly"}
+    if careful and job.workload.checkpoint_every is not None:
+        modes = {"spot"} if any(c.mode == "spot" for c in job.configs) else modes
+    rentals = sorted((k for k, c in enumerate(job.configs) if not c.held and c.mode in modes),
+                     key=lambda k: (job.configs[k].cost, _tie(problem, job.configs[k])))  # fmt: skip
+    best: tuple[Fraction, tuple[int, int, int], int, int, tuple[int, int, int] | None] | None = None
+    for k in rentals:
+        start = next((s for s in _earliest(job, job.configs[k], ready)
+                      if ledger.rental_fits(job.configs[k], s)), None)  # fmt: skip
+        if start is not None:
+            best = (job.configs[k].cost, _tie(problem, job.configs[k]), k, start, None)
+            break
+    if careful:
+        for k, config in enumerate(job.configs):
+            if not config.held:
+                continue
+            for start in _earliest(job, config, ready):
+                packages = ledger.packages_needed(config, start)
+                if packages is None:
+                    continue
+                price = problem.pools[config.pool].unit_price * packages[0] * packages[2]
+                candidate = (price + config.storage_cost, _tie(problem, config), k, start, packages)
+                if best is None or candidate[:2] < best[:2]:
+                    best = candidate
+                break
+    return None if best is None else (best[2], best[3], best[4])

@@ -1,0 +1,404 @@
+"""The independent checker: from a Scenario and a Plan alone, every broken rule as an amount,
+and every cost line recomputed. Never imports the solver.
+
+It rebuilds each assignment's config from the scenario (estimates and PRODUCT.md's rules),
+then replays the plan hour by hour: windows, dependencies, rentals, packages, stock, money.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any
+
+from planner.domain.plan import Assignment, Plan, Rental
+from planner.domain.scenario import Scenario
+from planner.domain.workload import TrainWorkload
+from planner.estimate.core import GIB
+from planner.estimate.memory import TrainSetup, train_memory
+from planner.problem import Config, Problem, build_problem, hour_of
+from planner.rules import PACKAGE_MODES, billed_hours, package_hours
+from planner.solution import money
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One broken rule: which, about what, by how much."""
+
+    rule: str  # e.g. stock, deadline, dependency, memory, cost
+    subject: str
+    amount: float
+    unit: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"[{self.rule}] {self.subject}: {self.message}"
+
+
+@dataclass
+class CheckResult:
+    violations: list[Violation] = field(default_factory=list)
+    total: Fraction = Fraction(0)  # exact money recomputed from the plan
+    breakdown: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+    def add(self, rule: str, subject: str, amount: float, unit: str, message: str) -> None:
+        self.violations.append(Violation(rule, subject, amount, unit, message))
+
+
+class _Checker:
+    def __init__(self, scenario: Scenario, plan: Plan) -> None:
+        self.scenario, self.plan = scenario, plan
+        self.problem = build_problem(scenario)
+        self.result = CheckResult()
+        self.start = dt.datetime.combine(scenario.spec.horizon.start, dt.time())
+        self.hours = self.problem.hours
+        self.currency = scenario.spec.currency
+
+    def hour(self, when: dt.datetime, subject: str) -> int:
+        local = when.astimezone(self.scenario.tz).replace(tzinfo=None)
+        seconds = (local - self.start).total_seconds()
+        if seconds % 3600:
+            self.result.add(
+                "time", subject, seconds % 3600 / 3600, "h", f"{when} is not a whole hour"
+            )
+        return int(seconds // 3600)
+
+    # --- assignments -----------------------------------------------------------------
+    def assignments(self) -> dict[str, tuple[Assignment, Config, list[tuple[int, int]]]]:
+        placed: dict[str, tuple[Assignment, Config, list[tuple[int, int]]]] = {}
+        workloads = {w.name: w for w in self.scenario.spec.workloads}
+        for a in self.plan.assignments:
+            w = workloads.get(a.workload)
+            if not isinstance(w, TrainWorkload):
+                self.result.add("workload", a.workload, 1, "", "no such train workload")
+                continue
+            if a.workload in placed:
+                self.result.add("workload", a.workload, 1, "", "assigned more than once")
+                continue
+            config = self.config_of(a, w)
+            runs = [(self.hour(r.start, a.workload), self.hour(r.end, a.workload)) for r in a.runs]
+            if config is not None and runs:
+                placed[a.workload] = (a, config, runs)
+                self.timing(a, w, config, runs)
+        for name, w in workloads.items():
+            if isinstance(w, TrainWorkload) and name not in placed:
+                if not any(a.workload == name for a in self.plan.assignments):
+                    self.result.add("workload", name, 1, "", "not done: no assignment")
+        return placed
+
+    def config_of(self, a: Assignment, w: TrainWorkload) -> Config | None:
+        job = next(j for j in self.problem.jobs if j.name == a.workload)
+        for c in job.configs:
+            if (c.card, c.cards, c.offer, c.mode, c.held) == (
+                a.card,
+                a.cards,
+                a.offer,
+                a.mode,
+                a.held,
+            ):
+                return c
+        self.why_no_config(a, w)
+        return None
+
+    def why_no_config(self, a: Assignment, w: TrainWorkload) -> None:
+        offer = self.scenario.offers.get(a.offer)
+        if offer is None or offer.card != a.card:
+            self.result.add("config", a.workload, 1, "", f"offer {a.offer} does not rent {a.card}")
+            return
+        card = self.scenario.cards[a.card]
+        setup = TrainSetup(w.method, w.knobs, w.precision, w.seq_len, w.micro_batch,
+                           self.scenario.spec.usable_memory_fraction)  # fmt: skip
+        memory = train_memory(self.scenario.models[w.name], card, a.cards, setup)
+        if not memory.fits:
+            over = -memory.headroom / GIB
+            self.result.add("memory", a.workload, over, "GiB",
+                            f"memory over by {over:.1f} GiB on {a.cards}× {a.card}")  # fmt: skip
+            return
+        self.result.add("config", a.workload, 1, "",
+                        f"{a.cards}× {a.card} on {a.offer} {a.mode} cannot run it "
+                        "(mode, card count, node size or window)")  # fmt: skip
+
+    def timing(
+        self, a: Assignment, w: TrainWorkload, c: Config, runs: list[tuple[int, int]]
+    ) -> None:
+        job = next(j for j in self.problem.jobs if j.name == a.workload)
+        first = runs[0][0]
+        expected = [(first + off, first + off + length) for off, length in c.runs]
+        if runs != expected:
+            short = sum(b - a for a, b in expected) - sum(b - a for a, b in runs)
+            self.result.add("duration", a.workload, short, "h",
+                            f"runs {self.fmt(runs)} should be {self.fmt(expected)}")  # fmt: skip
+        own = hour_of(self.scenario, w.earliest_start) if w.earliest_start else 0
+        if first < own:
+            self.result.add("window", a.workload, own - first, "h", f"starts {own - first} h early")
+        if w.daily_hours is not None and (first - w.daily_hours.start_hour) % 24:
+            self.result.add("window", a.workload, 1, "", "a daily run does not start at the window")
+        deadline = hour_of(self.scenario, w.deadline) if w.deadline else self.hours
+        if runs[-1][1] > deadline:
+            late = runs[-1][1] - deadline
+            self.result.add("deadline", a.workload, late, "h", f"deadline missed by {late} h")
+        del job
+
+    def dependencies(
+        self, placed: dict[str, tuple[Assignment, Config, list[tuple[int, int]]]]
+    ) -> None:
+        for name, (_, _, runs) in placed.items():
+            w = self.scenario.workload(name)
+            assert isinstance(w, TrainWorkload)
+            for before in w.after:
+                if before in placed:
+                    gap = placed[before][2][-1][1] - runs[0][0]
+                    if gap > 0:
+                        self.result.add("dependency", name, gap, "h",
+                                        f"starts {gap} h before {before} finishes")  # fmt: skip
+
+    # --- rentals and money --------------------------------------------------------------
+    def rentals(self, placed: dict[str, tuple[Assignment, Config, list[tuple[int, int]]]]) -> None:
+        by_id: dict[str, Rental] = {}
+        for r in self.plan.rentals:
+            if r.id in by_id:
+                self.result.add("rental", r.id, 1, "", "rental id used twice")
+            by_id[r.id] = r
+        covered: set[str] = set()
+        for name, (a, c, runs) in placed.items():
+            if c.held:
+                continue
+            for k, (start, end) in enumerate(runs):
+                match = next((by_id[i] for i in a.rentals if i in by_id
+                              and self.hour(by_id[i].start, i) == start
+                              and self.hour(by_id[i].end, i) == end
+                              and (by_id[i].offer, by_id[i].mode, by_id[i].units)
+                              == (c.offer, c.mode, c.units)), None)  # fmt: skip
+                if match is None:
+                    self.result.add("rental", name, end - start, "h",
+                                    f"run {k + 1} ({self.fmt([(start, end)])}) has no rental "
+                                    f"of {c.units} unit(s) of {c.offer} {c.mode}")  # fmt: skip
+                else:
+                    covered.add(match.id)
+        for r in self.plan.rentals:
+            self.rental_money(r)
+            if not r.committed and r.mode not in PACKAGE_MODES and r.id not in covered:
+                self.result.add("rental", r.id, 1, "", "hourly rental that no workload run uses")
+        self.commitments(by_id)
+
+    def rental_money(self, r: Rental) -> None:
+        offer = self.scenario.offers.get(r.offer)
+        if offer is None or r.mode not in offer.modes:
+            self.result.add("rental", r.id, 1, "", f"offer {r.offer} does not sell {r.mode}")
+            return
+        billing = offer.modes[r.mode]  # type: ignore[index]
+        a, b = self.hour(r.start, r.id), self.hour(r.end, r.id)
+        if r.mode in PACKAGE_MODES:
+            if a % 24 or b - a != package_hours(r.mode):
+                self.result.add("package", r.id, abs(b - a - package_hours(r.mode)), "h",
+                                f"a {r.mode} package starts at 00:00 and lasts "
+                                f"{package_hours(r.mode)} h")  # fmt: skip
+            billed: Decimal = Decimal(package_hours(r.mode))
+            exact = Fraction(billing.price) * r.units
+        else:
+            billed = billed_hours(b - a, billing)  # type: ignore[arg-type]
+            exact = Fraction(billing.price) * r.units * Fraction(billed)
+        if r.billed_hours != billed:
+            self.result.add("cost", r.id, float(r.billed_hours - billed), "h",
+                            f"billed hours {r.billed_hours} should be {billed}")  # fmt: skip
+        self.cost_line(r.id, r.cost, exact)
+        self.result.total += exact
+
+    def cost_line(self, subject: str, stated: Decimal, exact: Fraction) -> None:
+        expected = money(exact, self.currency)
+        if stated != expected:
+            self.result.add("cost", subject, float(stated - expected), self.currency,
+                            f"cost {stated} should be {expected} (off by {stated - expected})")  # fmt: skip
+
+    def commitments(self, by_id: dict[str, Rental]) -> None:
+        for f in self.problem.fixed:
+            found = any(r.committed and (r.offer, r.mode, r.units) == (f.offer, f.mode, f.units)
+                        and self.hour(r.start, r.id) == f.start for r in by_id.values())  # fmt: skip
+            if not found:
+                self.result.add("commitment", f.name, f.units, "units",
+                                f"{f.units} unit(s) of {f.offer} {f.mode} from hour {f.start} "
+                                "are committed but not in the plan")  # fmt: skip
+
+    # --- capacity -------------------------------------------------------------------------
+    def capacity(self, placed: dict[str, tuple[Assignment, Config, list[tuple[int, int]]]]) -> None:
+        span = self.hours + 24 * 31
+        held: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0] * span)
+        used: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0] * span)
+        for r in self.plan.rentals:
+            a, b = self.hour(r.start, r.id), self.hour(r.end, r.id)
+            for h in range(max(a, 0), min(b, span)):
+                held[(r.offer, r.mode)][h] += r.units
+        for _, c, runs in placed.values():
+            if c.held:
+                for a, b in runs:
+                    for h in range(a, b):
+                        used[c.pool][h] += c.units
+        for key, line in used.items():
+            for h, units in enumerate(line):
+                if units > held[key][h]:
+                    self.result.add("package", f"{key[0]} {key[1]}", units - held[key][h], "units",
+                                    f"{units} unit(s) used but {held[key][h]} held at hour {h}")  # fmt: skip
+                    break
+        totals: dict[str, list[int]] = defaultdict(lambda: [0] * span)
+        for (offer_id, mode), line in held.items():
+            offer = self.scenario.offers[offer_id]
+            stock = offer.modes[mode].stock  # type: ignore[index]
+            for h, units in enumerate(line):
+                totals[offer_id][h] += units
+            worst = max(range(span), key=line.__getitem__)
+            if stock is not None and line[worst] > stock:
+                self.result.add("stock", f"{offer_id} {mode}", line[worst] - stock, "units",
+                                f"stock over by {line[worst] - stock} units at hour {worst}")  # fmt: skip
+        for offer_id, line in totals.items():
+            cap = self.scenario.offers[offer_id].max_units
+            worst = max(range(span), key=line.__getitem__)
+            if cap is not None and line[worst] > cap:
+                self.result.add("stock", offer_id, line[worst] - cap, "units",
+                                f"offer-wide cap over by {line[worst] - cap} units at hour {worst}")  # fmt: skip
+
+    def storage(
+        self, placed: dict[str, tuple[Assignment, Config, list[tuple[int, int]]]]
+    ) -> Fraction:
+        total = Fraction(0)
+        for name, (a, c, _) in placed.items():
+            self.cost_line(name, a.cost, c.cost)
+            total += c.storage_cost
+        return total
+
+    def fmt(self, runs: list[tuple[int, int]]) -> str:
+        return ", ".join(f"h{a}-h{b}" for a, b in runs)
+
+    def run(self) -> CheckResult:
+        placed = self.assignments()
+        self.dependencies(placed)
+        self.rentals(placed)
+        self.capacity(placed)
+        self.result.total += self.storage(placed)
+        self.cost_line("total", self.plan.total_cost, self.result.total)
+        self.result.breakdown = breakdown(self.problem, self.plan, placed, self.result.total)
+        stated = self.plan.cost_breakdown
+        if stated:
+            for key, value in self.result.breakdown.items():
+                if key in stated and not _same(stated[key], value):
+                    self.result.add("cost", f"cost_breakdown.{key}", 1, "",
+                                    f"states {stated[key]}, recomputed {value}")  # fmt: skip
+        return self.result
+
+
+def _same(stated: Any, value: Any) -> bool:
+    """A stated breakdown line equals the recomputed one (JSON turns decimals into numbers)."""
+    if isinstance(value, dict):
+        return (
+            isinstance(stated, dict)
+            and stated.keys() == value.keys()
+            and all(_same(stated[k], v) for k, v in value.items())
+        )
+    if isinstance(value, Decimal):
+        return Decimal(str(stated)) == value
+    return bool(abs(float(stated) - float(value)) < 1e-6)
+
+
+def check_plan(scenario: Scenario, plan: Plan) -> CheckResult:
+    """Every violation of `plan` against `scenario`, and its recomputed costs."""
+    return _Checker(scenario, plan).run()
+
+
+def breakdown(
+    problem: Problem,
+    plan: Plan,
+    placed: dict[str, tuple[Assignment, Config, list[tuple[int, int]]]],
+    total: Fraction,
+) -> dict[str, Any]:
+    """PRODUCT.md rules 9-10: money by kind, and what the money bought but did not use."""
+    currency = plan.currency
+    by_mode: dict[str, Fraction] = defaultdict(Fraction)
+    by_month: dict[str, Fraction] = defaultdict(Fraction)
+    round_up_hours = Fraction(0)
+    round_up = Fraction(0)
+    beyond = 0
+    held_card_hours: dict[tuple[str, str], int] = defaultdict(int)
+    for r in plan.rentals:
+        offer = problem.offers[r.offer]
+        billing = offer.modes[r.mode]  # type: ignore[index]
+        a = _hour(problem, r.start)
+        b = _hour(problem, r.end)
+        if r.mode in PACKAGE_MODES:
+            exact = Fraction(billing.price) * r.units
+            beyond += max(0, b - problem.hours) * r.units * offer.unit_cards
+            held_card_hours[(r.offer, r.mode)] += (
+                (min(b, problem.hours) - a) * r.units * offer.unit_cards
+            )
+        else:
+            billed = billed_hours(b - a, billing)  # type: ignore[arg-type]
+            exact = Fraction(billing.price) * r.units * Fraction(billed)
+            extra = Fraction(billed) - (b - a)
+            round_up_hours += extra * r.units
+            round_up += Fraction(billing.price) * r.units * extra
+            if r.committed:
+                held_card_hours[(r.offer, r.mode)] += (b - a) * r.units * offer.unit_cards
+        by_mode["commitments" if r.committed else r.mode] += exact
+        by_month[f"{problem.local(a):%Y-%m}"] += exact
+    used_card_hours: dict[tuple[str, str], int] = defaultdict(int)
+    setup = Fraction(0)
+    scaling_loss = Fraction(0)
+    rework = Fraction(0)
+    storage = Fraction(0)
+    for a, c, runs in placed.values():
+        if c.held:
+            used_card_hours[c.pool] += sum(y - x for x, y in runs) * c.cards
+        starts = len(runs) if not c.held else 1
+        setup += c.setup_hours * starts * c.cards
+        scaling_loss += (
+            c.compute_hours * c.cards * Fraction(1 - c.efficiency).limit_denominator(10**6)
+        )
+        if c.mode == "spot":
+            rework += (
+                c.compute_hours * c.cards * Fraction(1 - c.spot_factor).limit_denominator(10**6)
+            )
+        storage += c.storage_cost
+        del a
+    idle_hours = 0
+    idle_cost = Fraction(0)
+    for key, held in held_card_hours.items():
+        offer = problem.offers[key[0]]
+        idle = max(0, held - used_card_hours.get(key, 0))
+        idle_hours += idle
+        if key[1] in PACKAGE_MODES:
+            per_card_hour = Fraction(offer.modes[key[1]].price) / (
+                package_hours(key[1]) * offer.unit_cards
+            )  # type: ignore[index]
+        else:
+            per_card_hour = Fraction(offer.modes[key[1]].price) / offer.unit_cards  # type: ignore[index]
+        idle_cost += idle * per_card_hour
+    return {
+        "total": money(total, currency),
+        "hourly": money(by_mode["hourly"], currency),
+        "spot": money(by_mode["spot"], currency),
+        "packages": money(
+            sum((v for m, v in by_mode.items() if m in PACKAGE_MODES), Fraction(0)), currency
+        ),
+        "commitments": money(by_mode["commitments"], currency),
+        "storage": money(storage, currency),
+        "round_up_unit_hours": float(round_up_hours),
+        "round_up_cost": money(round_up, currency),
+        "idle_package_card_hours": idle_hours,
+        "idle_package_cost": money(idle_cost, currency),
+        "setup_card_hours": round(float(setup), 2),
+        "scaling_loss_card_hours": round(float(scaling_loss), 2),
+        "spot_rework_card_hours": round(float(rework), 2),
+        "beyond_horizon_package_card_hours": beyond,
+        "by_month": {m: money(v, currency) for m, v in sorted(by_month.items())},
+    }
+
+
+def _hour(problem: Problem, when: dt.datetime) -> int:
+    start = problem.local(0)
+    return math.floor((when - start).total_seconds() / 3600)

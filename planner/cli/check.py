@@ -1,0 +1,58 @@
+"""`plan check SCENARIO PLAN.json`: re-verify a saved plan; exit 1 listing violations."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from pydantic import ValidationError
+
+from planner.check import check_plan
+from planner.cli.common import JsonOption, err, human, input_errors, write_json
+from planner.domain.errors import Issue, LoadError
+from planner.domain.load import load_scenario
+from planner.domain.plan import Plan
+
+
+def check_command(
+    scenario: Annotated[Path, typer.Argument(help="Scenario YAML file.", show_default=False)],
+    plan_file: Annotated[
+        Path, typer.Argument(help="Plan JSON written by plan solve --json.", show_default=False)
+    ],
+    json_path: JsonOption = None,
+) -> None:
+    """Recompute every rule and cost line of a saved plan against its scenario."""
+    with input_errors(json_path):
+        loaded = load_scenario(scenario)
+        try:
+            plan = Plan.model_validate_json(plan_file.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise LoadError(
+                [Issue(str(plan_file), None, None, (), f"cannot read: {exc}")]
+            ) from None
+        except ValidationError as exc:
+            raise LoadError(
+                [
+                    Issue(str(plan_file), None, None, tuple(e["loc"]), e["msg"])
+                    for e in exc.errors(include_url=False)
+                ]
+            ) from None
+        try:
+            result = check_plan(loaded, plan)
+        except ValueError as exc:
+            raise LoadError([Issue(str(scenario), None, None, (), str(exc))]) from None
+    console = human(json_path)
+    payload = {"ok": result.ok, "violations": [vars(v) for v in result.violations]}
+    if result.ok:
+        console.print(
+            f"✓ {plan_file} is a valid plan for {loaded.name}: "
+            f"{plan.currency} {plan.total_cost:,.2f}"
+        )
+        write_json(payload, json_path)
+        return
+    err.print(f"[bold red]{len(result.violations)} violation(s)[/] in {plan_file}:")
+    for v in result.violations:
+        err.print(f"  • {v}", markup=False)
+    write_json(payload, json_path)
+    raise typer.Exit(1)

@@ -1,0 +1,94 @@
+"""`plan quote SCENARIO WORKLOAD`: every feasible config of one workload, alone, by cost."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from planner.cli.common import JsonOption, human, input_errors, write_json
+from planner.domain.errors import Issue, LoadError
+from planner.domain.load import load_scenario
+from planner.domain.suggest import did_you_mean
+from planner.problem import quote_job
+from planner.solution import money
+
+
+def quote_command(
+    scenario: Annotated[Path, typer.Argument(help="Scenario YAML file.", show_default=False)],
+    workload: Annotated[str, typer.Argument(help="A workload's name.", show_default=False)],
+    json_path: JsonOption = None,
+) -> None:
+    """Every feasible config for one workload alone: duration and cost per billing mode."""
+    with input_errors(json_path):
+        loaded = load_scenario(scenario)
+        names = [w.name for w in loaded.spec.workloads]
+        if workload not in names:
+            raise LoadError(
+                [
+                    Issue(
+                        str(scenario),
+                        None,
+                        None,
+                        ("workloads",),
+                        f"no workload {workload!r}{did_you_mean(workload, names)}",
+                    )
+                ]
+            )
+        try:
+            job = quote_job(loaded, workload)
+        except ValueError as exc:
+            raise LoadError([Issue(str(scenario), None, None, ("workloads",), str(exc))]) from None
+    currency = loaded.spec.currency
+    rows = []
+    for c in job.configs:
+        if c.held:
+            pool_price = Fraction(loaded.offers[c.offer].modes[c.mode].price)  # type: ignore[index]
+            packages = math.ceil(
+                c.span / (24 * {"daily": 1, "weekly": 7, "monthly": 30}.get(c.mode, 1))
+            )
+            cost = pool_price * c.units * packages + c.storage_cost
+            billed = f"{packages} package(s)"
+        else:
+            cost, billed = c.cost, f"{c.billed_hours:g} h"
+        rows.append(
+            {
+                "card": c.card,
+                "cards": c.cards,
+                "offer": c.offer,
+                "mode": c.mode,
+                "units": c.units,
+                "hours": c.span,
+                "compute_hours": round(float(c.compute_hours), 2),
+                "billed": billed,
+                "cost": money(cost, currency),
+            }
+        )
+    rows.sort(key=lambda r: (r["cost"], r["cards"], r["hours"], r["offer"], r["mode"]))
+    human(json_path).print(_table(workload, currency, rows))
+    write_json(rows, json_path)
+
+
+def _table(workload: str, currency: str, rows: list[dict[str, Any]]) -> Table:
+    table = Table(
+        title=f"{workload}: every feasible config alone, cheapest first", title_justify="left"
+    )
+    for column in ("cards", "offer", "mode", "hours", "compute h", "billed", f"cost {currency}"):
+        table.add_column(
+            column, justify="left" if column in ("cards", "offer", "mode") else "right"
+        )
+    for r in rows:
+        table.add_row(
+            f"{r['cards']}× {r['card']}",
+            r["offer"],
+            r["mode"],
+            str(r["hours"]),
+            f"{r['compute_hours']:,.1f}",
+            r["billed"],
+            f"{r['cost']:,.2f}",
+        )
+    return table

@@ -1,0 +1,189 @@
+"""`plan solve SCENARIO`: the cheapest checked plan, its rentals, workloads and costs."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from planner.cli.common import JsonOption, err, human, input_errors, write_json
+from planner.domain.errors import Issue, LoadError
+from planner.domain.load import load_scenario
+from planner.domain.plan import Plan
+from planner.solve import PlanRejected, SolveParams, physical_cores, solve
+
+
+def solve_command(
+    scenario: Annotated[Path, typer.Argument(help="Scenario YAML file.", show_default=False)],
+    time_limit: Annotated[float, typer.Option(min=0.1, help="Seconds for the solver.")] = 60.0,
+    workers: Annotated[
+        int | None, typer.Option(min=1, help="Solver threads (default: physical cores).")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Solver random seed.")] = 0,
+    deterministic: Annotated[
+        bool,
+        typer.Option(
+            help="Deterministic time budget: the same "
+            "plan on every run with the same seed and workers."
+        ),
+    ] = False,
+    json_path: JsonOption = None,
+) -> None:
+    """Solve a scenario: the cheapest feasible plan, checked, with its costs and savings."""
+    with input_errors(json_path):
+        loaded = load_scenario(scenario)
+        params = SolveParams(time_limit, workers, seed, deterministic)
+        err.print(
+            f"solving {loaded.name} with {params.workers or physical_cores()} worker(s), "
+            f"limit {time_limit:g} s …"
+        )
+        try:
+            result = solve(loaded, params, _progress(loaded.spec.currency))
+        except ValueError as exc:  # serve/reserve workloads before the serving issue lands
+            raise LoadError([Issue(str(scenario), None, None, ("workloads",), str(exc))]) from None
+        except PlanRejected as exc:
+            err.print(
+                f"[bold red]internal error:[/] the plan failed the independent checker: {exc}"
+            )
+            raise typer.Exit(70) from None
+    if result.plan is None:
+        for reason in result.reasons:
+            err.print(f"[bold red]{result.status}:[/] {reason}", markup=True)
+        write_json(
+            {"scenario": loaded.name, "status": result.status, "reasons": result.reasons}, json_path
+        )
+        raise typer.Exit(2 if result.status == "infeasible" else 3)
+    console = human(json_path)
+    print_plan(console, result.plan)
+    write_json(result.plan.model_dump(), json_path)
+
+
+def _progress(currency: str) -> Any:
+    def report(incumbent: Fraction, bound: Fraction, gap: float, elapsed: float) -> None:
+        err.print(
+            f"  {elapsed:7.2f} s  incumbent {currency} {float(incumbent):,.2f}  "
+            f"bound {float(bound):,.2f}  gap {gap:.1%}",
+            highlight=False,
+        )
+
+    return report
+
+
+def _saving(total: Any, baseline: Any) -> str:
+    if baseline is None:
+        return "infeasible (stock runs out)"
+    saved = baseline - total
+    share = f" ({saved / baseline:.1%})" if baseline else ""
+    return f"{baseline:,.2f}, saving {saved:,.2f}{share}"
+
+
+def print_plan(console: Console, plan: Plan) -> None:
+    c = plan.currency
+    gap = f"{plan.gap:.2%}" if plan.gap is not None else "-"
+    console.print(
+        f"[bold]{plan.scenario}[/]: {plan.status}, total {c} {plan.total_cost:,.2f} "
+        f"(bound {plan.bound:,.2f}, gap {gap}, {plan.solve_seconds:.2f} s, "
+        f"{plan.solver.get('variables', '?')} variables)"
+    )
+    console.print(f"  naive plan      {_saving(plan.total_cost, plan.naive_cost)}")
+    console.print(f"  heuristic plan  {_saving(plan.total_cost, plan.heuristic_cost)}")
+    console.print(_rentals(plan))
+    console.print(_workloads(plan))
+    console.print(_breakdown(plan))
+    console.print(_utilisation(plan))
+    if plan.decisions:
+        console.print("[bold]Package decisions[/]")
+        for line in plan.decisions:
+            console.print(f"  • {line}", markup=False)
+    console.print("✓ checked: the independent checker recomputed every rule and cost line.")
+
+
+def _time(value: Any) -> str:
+    return f"{value:%m-%d %H:%M}"
+
+
+def _rentals(plan: Plan) -> Table:
+    table = Table(title="What to order", title_justify="left")
+    for column in ("rental", "offer", "card", "mode", "units", "from", "to", "billed h", "cost"):
+        table.add_column(
+            column, justify="right" if column in ("units", "billed h", "cost") else "left"
+        )
+    for r in sorted(plan.rentals, key=lambda r: (r.start, r.offer, r.id)):
+        table.add_row(
+            r.id + (" (committed)" if r.committed else ""),
+            r.offer,
+            r.card,
+            r.mode,
+            str(r.units),
+            _time(r.start),
+            _time(r.end),
+            f"{r.billed_hours:g}",
+            f"{r.cost:,.2f}",
+        )
+    return table
+
+
+def _workloads(plan: Plan) -> Table:
+    table = Table(title="Workloads", title_justify="left")
+    for column in (
+        "workload",
+        "cards",
+        "offer",
+        "mode",
+        "start",
+        "end",
+        "hours",
+        "cost",
+        "share",
+        "next best (extra)",
+    ):
+        table.add_column(
+            column, justify="right" if column in ("hours", "cost", "share") else "left"
+        )
+    total = plan.total_cost or 1
+    for a in plan.assignments:
+        nb = a.next_best
+        table.add_row(
+            a.workload,
+            f"{a.cards}× {a.card}",
+            a.offer,
+            a.mode + (" (held)" if a.held else ""),
+            _time(a.start),
+            _time(a.end),
+            str(a.hours),
+            f"{a.cost:,.2f}",
+            f"{a.cost / total:.0%}",
+            f"{nb['config']} (+{nb['extra_cost']:,.2f})" if nb else "-",
+        )
+    return table
+
+
+def _breakdown(plan: Plan) -> Table:
+    table = Table(title="Cost breakdown", title_justify="left")
+    table.add_column("line")
+    table.add_column("value", justify="right")
+    for key, value in plan.cost_breakdown.items():
+        if isinstance(value, dict):
+            value = ", ".join(f"{k}: {v:,.2f}" for k, v in value.items())
+        elif not isinstance(value, str):
+            value = f"{value:,.2f}"
+        table.add_row(key.replace("_", " "), value)
+    return table
+
+
+def _utilisation(plan: Plan) -> Table:
+    table = Table(title="Utilisation by card type (inside the horizon)", title_justify="left")
+    for column in ("card", "held card-h", "used card-h", "used"):
+        table.add_column(column, justify="left" if column == "card" else "right")
+    for card, u in plan.utilisation.items():
+        table.add_row(
+            card,
+            f"{u['held_card_hours']:,}",
+            f"{u['used_card_hours']:,}",
+            f"{u['utilisation']:.0%}",
+        )
+    return table

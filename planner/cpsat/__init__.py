@@ -1,0 +1,1 @@
+"""The CP-SAT encoding: variables, constraints (one method per concern), objective, model."""

@@ -1,0 +1,150 @@
+"""Constraints, one method per concern (PRODUCT.md cost semantics rules 1-8)."""
+
+from __future__ import annotations
+
+from ortools.sat.python import cp_model
+
+from planner.cpsat.variables import Variables, pool_cap
+from planner.problem import Problem
+
+
+class Constraints:
+    """Adds every constraint of the plan to `model`, in `add_constraints()`."""
+
+    def __init__(self, model: cp_model.CpModel, problem: Problem, v: Variables) -> None:
+        self.model, self.problem, self.v = model, problem, v
+
+    def add_constraints(self) -> None:
+        self._select_one_config()
+        self._deadlines()
+        self._dependencies()
+        self._rental_stock()
+        self._pool_capacity()
+        self._pool_stock()
+        self._commitments()
+        self._offer_cap()
+
+    def _select_one_config(self) -> None:
+        """Each present job runs on exactly one config (rule 1); every job is present."""
+        for job in self.problem.jobs:
+            self.model.add(sum(self.v.choose[job.index]) == self.v.present[job.index])
+            self.model.add(self.v.present[job.index] == 1)
+
+    def _deadlines(self) -> None:
+        """A job finishes by its deadline (its start domain already respects earliest start)."""
+        for job in self.problem.jobs:
+            self.model.add(self.v.end[job.index] <= job.deadline)
+
+    def _dependencies(self) -> None:
+        """A job starts only after everything in its `after` list has finished."""
+        for job in self.problem.jobs:
+            for before in job.after:
+                self.model.add(self.v.start[job.index] >= self.v.end[before])
+
+    def _rental_stock(self) -> None:
+        """Units held on hourly/spot rentals (and committed hourly units) ≤ that mode's stock."""
+        by_pool: dict[tuple[str, str], tuple[list[cp_model.IntervalVar], list[int]]] = {}
+        for job in self.problem.jobs:
+            for k, config in enumerate(job.configs):
+                if not config.held:
+                    intervals, demands = by_pool.setdefault(config.pool, ([], []))
+                    for interval in self.v.runs[(job.index, k)]:
+                        intervals.append(interval)
+                        demands.append(config.units)
+        for (offer_id, mode), (intervals, demands) in by_pool.items():
+            stock = self.problem.offers[offer_id].modes[mode].stock  # type: ignore[index]
+            if stock is None:
+                continue
+            pool = self.problem.pools.get((offer_id, mode))
+            for c in pool.committed if pool else ():
+                intervals.append(
+                    self.model.new_fixed_size_interval_var(c.start, c.end - c.start, "")
+                )
+                demands.append(c.units)
+            self.model.add_cumulative(intervals, demands, stock)
+
+    def held_units(self, key: tuple[str, str], hour: int) -> cp_model.LinearExpr:
+        """Units of a pool held at `hour`: packages bought covering it plus commitments."""
+        pool = self.problem.pools[key]
+        held: cp_model.LinearExpr = sum(c.units for c in pool.committed if c.start <= hour < c.end)  # type: ignore[assignment]
+        if pool.length:
+            day, days = hour // 24, pool.length // 24
+            bought = self.v.packages[key]
+            held += sum(bought[d] for d in range(max(0, day - days + 1), day + 1))
+        return held
+
+    def _segments(self, key: tuple[str, str]) -> list[tuple[int, int]]:
+        """Hour ranges over which a pool's holdings cannot change."""
+        cuts = {0, self.problem.hours} | set(range(0, self.problem.hours, 24))
+        for c in self.problem.pools[key].committed:
+            cuts |= {min(c.start, self.problem.hours), min(c.end, self.problem.hours)}
+        ordered = sorted(cuts)
+        return list(zip(ordered, ordered[1:], strict=False))
+
+    def _pool_capacity(self) -> None:
+        """Jobs on held cards use at most the units held at every hour (rule 5): usage plus a
+        blocker of (cap − held) per segment fits a cumulative of capacity cap."""
+        for key in self.problem.pools:
+            intervals: list[cp_model.IntervalVar] = []
+            demands: list[cp_model.LinearExprT] = []
+            for job in self.problem.jobs:
+                for k, config in enumerate(job.configs):
+                    if config.held and config.pool == key:
+                        intervals += self.v.runs[(job.index, k)]
+                        demands += [config.units] * len(config.runs)
+            if not intervals:
+                continue
+            cap = pool_cap(self.problem, key)
+            for a, b in self._segments(key):
+                free = self.model.new_int_var(0, cap, f"free[{key[0]},{key[1]},{a}]")
+                self.v.free[(key, a)] = free
+                self.model.add(free == cap - self.held_units(key, a))
+                intervals.append(self.model.new_fixed_size_interval_var(a, b - a, ""))
+                demands.append(free)
+            self.model.add_cumulative(intervals, demands, cap)
+
+    def _pool_stock(self) -> None:
+        """Packages held at once (with committed units) ≤ the mode's stock (rule 7)."""
+        for key, pool in self.problem.pools.items():
+            if pool.length == 0:
+                continue
+            cap = pool_cap(self.problem, key)
+            for a, _ in self._segments(key):
+                self.model.add(self.held_units(key, a) <= cap)
+
+    def _commitments(self) -> None:
+        """Committed packages are bought: at least their units on their start days (rule 8)."""
+        for key, pool in self.problem.pools.items():
+            if not pool.length:
+                continue
+            for c in pool.committed:
+                self.model.add(self.v.packages[key][c.start // 24] >= c.units)
+
+    def _offer_cap(self) -> None:
+        """All modes of an offer together ≤ its offer-wide cap, at every hour (rule 7)."""
+        for offer_id, offer in self.problem.offers.items():
+            if offer.max_units is None:
+                continue
+            intervals: list[cp_model.IntervalVar] = []
+            demands: list[cp_model.LinearExprT] = []
+            for job in self.problem.jobs:
+                for k, config in enumerate(job.configs):
+                    if config.offer == offer_id and not config.held:
+                        intervals += self.v.runs[(job.index, k)]
+                        demands += [config.units] * len(config.runs)
+            for (pool_offer, mode), bought in self.v.packages.items():
+                if pool_offer != offer_id:
+                    continue
+                length = self.problem.pools[(pool_offer, mode)].length
+                for day, count in bought.items():
+                    intervals.append(self.model.new_fixed_size_interval_var(24 * day, length, ""))
+                    demands.append(count)
+            for (pool_offer, mode), pool in self.problem.pools.items():
+                if pool_offer == offer_id and not pool.length:
+                    for c in pool.committed:
+                        intervals.append(
+                            self.model.new_fixed_size_interval_var(c.start, c.end - c.start, "")
+                        )
+                        demands.append(c.units)
+            if intervals:
+                self.model.add_cumulative(intervals, demands, offer.max_units)

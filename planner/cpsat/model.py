@@ -1,0 +1,137 @@
+"""Wire variables, constraints and objective; set parameters; solve; decode a Solution."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ortools.sat.python import cp_model
+
+from planner.cpsat.constraints import Constraints
+from planner.cpsat.objective import cost_expression, tie_expression
+from planner.cpsat.variables import make_variables, pool_cap
+from planner.problem import Problem
+from planner.solution import Solution
+
+STATUS = {
+    cp_model.OPTIMAL: "optimal",
+    cp_model.FEASIBLE: "feasible",
+    cp_model.INFEASIBLE: "infeasible",
+    cp_model.MODEL_INVALID: "invalid",
+    cp_model.UNKNOWN: "unknown",
+}
+Progress = Callable[[int, int, float], None]  # incumbent, bound (scaled money), elapsed s
+
+
+@dataclass(frozen=True)
+class SolverSettings:
+    time_limit: float = 60.0  # wall seconds; deterministic units when deterministic
+    workers: int = 1
+    seed: int = 0
+    deterministic: bool = False
+
+
+@dataclass(frozen=True)
+class Outcome:
+    status: str
+    solution: Solution | None
+    objective: int | None  # scaled money
+    bound: int | None
+    seconds: float
+    size: dict[str, int]
+
+
+class _Progress(cp_model.CpSolverSolutionCallback):
+    def __init__(self, report: Progress) -> None:
+        super().__init__()
+        self.report = report
+
+    def on_solution_callback(self) -> None:
+        self.report(int(self.objective_value), int(self.best_objective_bound), self.wall_time)
+
+
+class CpModel:
+    """The CP-SAT program of a problem."""
+
+    def __init__(self, problem: Problem) -> None:
+        self.problem = problem
+        self.model = cp_model.CpModel()
+        self.v = make_variables(self.model, problem)
+        Constraints(self.model, problem, self.v).add_constraints()
+        self.cost = cost_expression(problem, self.v)
+
+    def size(self) -> dict[str, int]:
+        proto = self.model.proto
+        return {"variables": len(proto.variables), "constraints": len(proto.constraints)}
+
+    def hint(self, solution: Solution) -> None:
+        """Start the search from a known plan (each variable hinted once)."""
+        self.model.clear_hints()
+        for job in self.problem.jobs:
+            self.model.add_hint(self.v.present[job.index], 1)
+            for k, x in enumerate(self.v.choose[job.index]):
+                self.model.add_hint(x, int(k == solution.configs[job.index]))
+            self.model.add_hint(self.v.start[job.index], solution.starts[job.index])
+        for key, bought in self.v.packages.items():
+            chosen = solution.packages.get(key, {})
+            for day, n in bought.items():
+                self.model.add_hint(n, chosen.get(day, 0))
+        for (key, hour), free in self.v.free.items():  # a complete hint is followed exactly
+            pool = self.problem.pools[key]
+            held = sum(c.units for c in pool.committed if c.start <= hour < c.end)
+            days = pool.length // 24
+            chosen = solution.packages.get(key, {})
+            held += sum(chosen.get(d, 0) for d in range(hour // 24 - days + 1, hour // 24 + 1))
+            self.model.add_hint(free, pool_cap(self.problem, key) - held)
+
+    def solve(self, settings: SolverSettings, progress: Progress | None = None) -> Outcome:
+        """Minimise money; at a proven optimum, break ties by the documented order."""
+        started = time.perf_counter()
+        self.model.minimize(self.cost)
+        solver = self._solver(settings, settings.time_limit)
+        callback = _Progress(progress) if progress else None
+        status = solver.solve(self.model, callback)
+        name = STATUS[status]
+        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            return Outcome(name, None, None, None, time.perf_counter() - started, self.size())
+        objective = int(solver.objective_value)
+        bound = int(solver.best_objective_bound)
+        solution = self._decode(solver)
+        if status == cp_model.OPTIMAL:
+            solution = self._break_ties(settings, objective, solution)
+        return Outcome(name, solution, objective, bound, time.perf_counter() - started, self.size())
+
+    def _break_ties(self, settings: SolverSettings, objective: int, best: Solution) -> Solution:
+        """Among plans of the optimal cost, the least by the tie order (PRODUCT.md rule 12)."""
+        self.model.add(self.cost == objective)
+        self.model.minimize(tie_expression(self.problem, self.v))
+        self.hint(best)
+        solver = self._solver(settings, max(settings.time_limit / 4, 1.0))
+        status = solver.solve(self.model)
+        if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            return self._decode(solver)
+        return best
+
+    def _solver(self, settings: SolverSettings, limit: float) -> cp_model.CpSolver:
+        solver = cp_model.CpSolver()
+        params = solver.parameters
+        params.num_workers = settings.workers
+        params.random_seed = settings.seed
+        if settings.deterministic:
+            params.max_deterministic_time = limit
+        else:
+            params.max_time_in_seconds = limit
+        return solver
+
+    def _decode(self, solver: cp_model.CpSolver) -> Solution:
+        configs = tuple(
+            next(k for k, x in enumerate(choose) if solver.boolean_value(x))
+            for choose in self.v.choose
+        )
+        starts = tuple(int(solver.value(s)) for s in self.v.start)
+        packages = {
+            key: {d: int(solver.value(n)) for d, n in bought.items() if solver.value(n)}
+            for key, bought in self.v.packages.items()
+        }
+        return Solution(configs, starts, {k: b for k, b in packages.items() if b})

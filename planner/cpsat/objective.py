@@ -1,0 +1,52 @@
+"""The objective: total money, exactly (integers at the problem's money scale); and the
+documented tie-break order (PRODUCT.md rule 12) as a second objective."""
+
+from __future__ import annotations
+
+from ortools.sat.python import cp_model
+
+from planner.cpsat.variables import Variables, pool_cap
+from planner.problem import Problem
+
+
+def cost_expression(problem: Problem, v: Variables) -> cp_model.LinearExpr:
+    """Rentals and storage of the chosen configs + packages bought + commitments' fixed cost.
+
+    Committed packages are among the packages bought, so only hourly commitments are added
+    as a constant here.
+    """
+    terms: list[cp_model.LinearExprT] = []
+    for job in problem.jobs:
+        for x, config in zip(v.choose[job.index], job.configs, strict=True):
+            if config.cost:
+                terms.append(x * problem.integer(config.cost))
+    for key, bought in v.packages.items():
+        price = problem.integer(problem.pools[key].unit_price)
+        terms += [n * price for n in bought.values()]
+    fixed = sum(
+        problem.integer(f.cost)
+        for f in problem.fixed
+        if f.mode not in ("daily", "weekly", "monthly")
+    )
+    return sum(terms) + fixed  # type: ignore[return-value]
+
+
+def tie_expression(problem: Problem, v: Variables) -> cp_model.LinearExpr:
+    """Among plans of equal cost: fewer cards, then earlier finishes, then lower offer ids
+    (alphabetical rank), then earlier package purchases; each level outweighs all below."""
+    days = problem.hours // 24
+    package_terms = [n * (d + 1) for bought in v.packages.values() for d, n in bought.items()]
+    package_max = sum(pool_cap(problem, key) * days * (days + 1) // 2 for key in v.packages) + 1
+    jobs = len(problem.jobs)
+    offer_weight = package_max
+    offer_max = jobs * (len(problem.offer_rank) + 1) * offer_weight
+    finish_weight = offer_max + 1
+    finish_max = jobs * (problem.hours + 1) * finish_weight
+    card_weight = finish_max + 1
+    terms: list[cp_model.LinearExprT] = list(package_terms)
+    for job in problem.jobs:
+        for x, config in zip(v.choose[job.index], job.configs, strict=True):
+            rank = problem.offer_rank[config.offer] + 1
+            terms.append(x * (config.cards * card_weight + rank * offer_weight))
+        terms.append(v.end[job.index] * finish_weight)
+    return sum(terms)  # type: ignore[return-value]

@@ -1,0 +1,63 @@
+"""Decision variables: one config per job, its start, its runs as intervals; packages bought."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ortools.sat.python import cp_model
+
+from planner.problem import Problem
+
+
+@dataclass
+class Variables:
+    present: list[cp_model.IntVar] = field(default_factory=list)  # one per job
+    choose: list[list[cp_model.IntVar]] = field(default_factory=list)  # job → config
+    start: list[cp_model.IntVar] = field(default_factory=list)  # job → start hour
+    end: list[cp_model.LinearExpr] = field(default_factory=list)  # job → finish hour
+    runs: dict[tuple[int, int], list[cp_model.IntervalVar]] = field(default_factory=dict)
+    packages: dict[tuple[str, str], dict[int, cp_model.IntVar]] = field(default_factory=dict)
+    # pool capacity not held, per (pool, segment start): added by the pool constraints
+    free: dict[tuple[tuple[str, str], int], cp_model.IntVar] = field(default_factory=dict)
+
+
+def make_variables(model: cp_model.CpModel, problem: Problem) -> Variables:
+    v = Variables()
+    for job in problem.jobs:
+        starts = sorted({s for c in job.configs for s in job.start_range(c)})
+        present = model.new_bool_var(f"present[{job.name}]")
+        choose = [model.new_bool_var(f"choose[{job.name},{k}]") for k in range(len(job.configs))]
+        start = model.new_int_var_from_domain(
+            cp_model.Domain.from_values(starts), f"start[{job.name}]"
+        )
+        v.present.append(present)
+        v.choose.append(choose)
+        v.start.append(start)
+        v.end.append(start + sum(x * c.span for x, c in zip(choose, job.configs, strict=True)))
+        for k, config in enumerate(job.configs):
+            v.runs[(job.index, k)] = [
+                model.new_optional_fixed_size_interval_var(
+                    start + offset, length, choose[k], f"run[{job.name},{k},{r}]"
+                )
+                for r, (offset, length) in enumerate(config.runs)
+            ]
+    for key, pool in problem.pools.items():
+        if pool.length == 0:
+            continue  # committed hourly cards: nothing to buy
+        cap = pool_cap(problem, key)
+        days = range(problem.hours // 24)
+        v.packages[key] = {
+            d: model.new_int_var(0, cap, f"packages[{key[0]},{key[1]},{d}]") for d in days
+        }
+    return v
+
+
+def pool_cap(problem: Problem, key: tuple[str, str]) -> int:
+    """Most units a pool may hold: its stock, else what all its users could use at once
+    plus its commitments."""
+    pool = problem.pools[key]
+    if pool.stock is not None:
+        return pool.stock
+    users = sum(max((c.units for c in j.configs if c.held and c.pool == key), default=0)
+                for j in problem.jobs)  # fmt: skip
+    return users + sum(c.units for c in pool.committed)

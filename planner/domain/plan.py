@@ -1,0 +1,74 @@
+"""A plan: what to rent, which workload runs where and when, what it costs. JSON-shaped."""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+
+class _PlanModel(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Rental(_PlanModel):
+    """One order: units of an offer on a billing mode from `start` to `end`."""
+
+    id: str
+    offer: str
+    card: str
+    mode: str
+    units: int
+    cards: int
+    start: dt.datetime
+    end: dt.datetime
+    billed_hours: Decimal  # per unit (packages: their full length)
+    cost: Decimal
+    committed: bool = False
+    workload: str | None = None  # the workload an hourly/spot rental was started for
+
+
+class Run(_PlanModel):
+    start: dt.datetime
+    end: dt.datetime
+
+
+class Assignment(_PlanModel):
+    """Where and when one workload runs."""
+
+    workload: str
+    kind: Literal["train"] = "train"
+    card: str
+    cards: int
+    offer: str
+    mode: str
+    held: bool  # on held cards (packages, commitments) rather than its own rentals
+    start: dt.datetime
+    end: dt.datetime
+    runs: list[Run]
+    hours: int  # occupied hours, all runs
+    compute_hours: float  # on its cards, spot rework included
+    setup_hours: float
+    cost: Decimal  # its own rentals and storage (held cards are costed as rentals)
+    rentals: list[str] = []
+    next_best: dict[str, Any] | None = None
+
+
+class Plan(_PlanModel):
+    scenario: str
+    status: Literal["optimal", "feasible", "infeasible", "unknown"]
+    currency: str
+    total_cost: Decimal
+    naive_cost: Decimal | None = None
+    heuristic_cost: Decimal | None = None
+    gap: float | None = None
+    bound: Decimal | None = None
+    solve_seconds: float = 0.0
+    rentals: list[Rental]
+    assignments: list[Assignment]
+    cost_breakdown: dict[str, Any] = {}
+    utilisation: dict[str, Any] = {}
+    decisions: list[str] = []
+    solver: dict[str, Any] = {}

@@ -1,0 +1,420 @@
+"""The indexed, integer view of a scenario: each train job's feasible configs with their
+runs and exact costs, windows tightened along the `after` DAG, package pools, money scale.
+
+Knows nothing of the solver: the CP-SAT model, the baselines and the checker all read it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from dataclasses import dataclass, field
+from decimal import Decimal
+from fractions import Fraction
+
+import networkx as nx
+
+from planner.domain.catalog import CardType, Offer
+from planner.domain.scenario import Scenario
+from planner.domain.values import instant_datetime
+from planner.domain.workload import TrainWorkload
+from planner.estimate.memory import TrainSetup, train_memory
+from planner.estimate.precision import supports
+from planner.estimate.speed import scale_measured, scaling_efficiency, spot_factor, train_speed
+from planner.rules import (
+    PACKAGE_MODES,
+    DailyRuns,
+    billed_hours,
+    daily_runs,
+    occupied_hours,
+    package_hours,
+    setup_hours,
+)
+
+COUNTS = (1, 2, 4, 8, 16, 32)
+
+
+class Infeasible(Exception):
+    """The scenario has no feasible plan; `reasons` say why, per workload."""
+
+    def __init__(self, reasons: list[str]) -> None:
+        self.reasons = reasons
+        super().__init__("; ".join(reasons))
+
+
+@dataclass(frozen=True)
+class Config:
+    """One way to run a job: card type × count × offer × billing mode, with its runs."""
+
+    job: int
+    card: str
+    cards: int
+    offer: str
+    mode: str
+    units: int
+    held: bool  # runs on held cards (packages, commitments): no money per run
+    runs: tuple[tuple[int, int], ...]  # (offset from the job's start, occupied hours)
+    compute_hours: Fraction  # on all its cards, spot rework included
+    setup_hours: Fraction  # per start (hourly/spot: per run; packages: once)
+    efficiency: float
+    spot_factor: float
+    billed_hours: Decimal  # per unit, all runs (0 when held)
+    rental_cost: Fraction  # units × price × billed hours
+    storage_cost: Fraction  # disk for the job's span (rule 9)
+
+    @property
+    def span(self) -> int:
+        offset, length = self.runs[-1]
+        return offset + length
+
+    @property
+    def cost(self) -> Fraction:
+        return self.rental_cost + self.storage_cost
+
+    @property
+    def pool(self) -> tuple[str, str]:
+        return (self.offer, self.mode)
+
+    def label(self) -> str:
+        return f"{self.cards}× {self.card} on {self.offer} {self.mode}"
+
+
+@dataclass(frozen=True)
+class Job:
+    """A train workload: its window (tightened), dependencies, configs."""
+
+    index: int
+    name: str
+    workload: TrainWorkload
+    earliest: int  # first hour it may start
+    deadline: int  # hour by which it must have finished
+    after: tuple[int, ...]
+    window_start: int | None  # daily window opening hour, if windowed
+    configs: tuple[Config, ...]
+
+    @property
+    def windowed(self) -> bool:
+        return self.window_start is not None
+
+    def start_range(self, config: Config) -> range:
+        """Start hours allowed for `config`: any hour, or a window's opening for windowed jobs."""
+        last = self.deadline - config.span
+        if self.window_start is None:
+            return range(self.earliest, last + 1)
+        first_day = math.ceil((self.earliest - self.window_start) / 24)
+        return range(24 * first_day + self.window_start, last + 1, 24)
+
+
+@dataclass(frozen=True)
+class PoolCommitment:
+    start: int
+    end: int
+    units: int
+
+
+@dataclass(frozen=True)
+class Pool:
+    """Cards held on one offer and mode: packages bought by the plan, or committed hourly."""
+
+    offer: str
+    mode: str
+    unit_price: Fraction  # per package per unit (0 for committed hourly: paid as commitment)
+    length: int  # hours one package lasts (0: not buyable, commitments only)
+    stock: int | None
+    committed: tuple[PoolCommitment, ...] = ()
+
+
+@dataclass(frozen=True)
+class FixedRental:
+    """A commitment's rental: fixed start, end, units and cost."""
+
+    name: str
+    offer: str
+    mode: str
+    units: int
+    start: int
+    end: int
+    cost: Fraction
+    billed_hours: Decimal
+
+
+@dataclass(frozen=True)
+class Problem:
+    scenario: Scenario
+    hours: int
+    jobs: tuple[Job, ...]
+    pools: dict[tuple[str, str], Pool]
+    fixed: tuple[FixedRental, ...]
+    offer_rank: dict[str, int]
+    money_scale: int  # multiply exact money by this to get the solver's integers
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def offers(self) -> dict[str, Offer]:
+        return self.scenario.offers
+
+    def integer(self, amount: Fraction) -> int:
+        scaled = amount * self.money_scale
+        assert scaled.denominator == 1, amount
+        return int(scaled)
+
+    def local(self, hour: int) -> dt.datetime:
+        """The aware local time of an hour index."""
+        start = dt.datetime.combine(self.scenario.spec.horizon.start, dt.time())
+        return (start + dt.timedelta(hours=hour)).replace(tzinfo=self.scenario.tz)
+
+
+def hour_of(scenario: Scenario, instant: dt.date | dt.datetime) -> int:
+    start = dt.datetime.combine(scenario.spec.horizon.start, dt.time())
+    return int((instant_datetime(instant) - start).total_seconds() // 3600)
+
+
+def build_problem(scenario: Scenario) -> Problem:
+    """The integer view of a train-only scenario; raises Infeasible when a job has no config."""
+    others = [w.name for w in scenario.spec.workloads if not isinstance(w, TrainWorkload)]
+    if others:
+        raise ValueError(
+            "plan solve plans train workloads only until serving lands; this scenario has "
+            f"serve/reserve workloads: {', '.join(others)}"
+        )
+    hours = scenario.spec.horizon.days * 24
+    fixed, committed = _commitments(scenario, hours)
+    jobs = [_job(scenario, i, w, hours, committed) for i, w in enumerate(scenario.spec.workloads)]
+    jobs = _tighten(jobs)
+    empty = [f"{j.name}: {why}" for j in jobs for why in [_why_empty(j)] if why]
+    if empty:
+        raise Infeasible(empty)
+    pools = _pools(scenario, jobs, committed)
+    amounts = [c.cost for j in jobs for c in j.configs]
+    amounts += [p.unit_price for p in pools.values()] + [f.cost for f in fixed]
+    scale = math.lcm(*(a.denominator for a in amounts)) if amounts else 1
+    rank = {offer: i for i, offer in enumerate(sorted(scenario.offers))}
+    return Problem(scenario, hours, tuple(jobs), pools, tuple(fixed), rank, scale)
+
+
+def quote_job(scenario: Scenario, name: str) -> Job:
+    """One train workload's configs on its own (no dependencies tightened, no stock)."""
+    index = next(i for i, w in enumerate(scenario.spec.workloads) if w.name == name)
+    workload = scenario.spec.workloads[index]
+    if not isinstance(workload, TrainWorkload):
+        raise ValueError(f"{name} is a {workload.kind} workload; quote covers train work for now")
+    hours = scenario.spec.horizon.days * 24
+    _, committed = _commitments(scenario, hours)
+    job = _job(scenario, index, workload, hours, committed)
+    return _replace(job, configs=tuple(c for c in job.configs if job.start_range(c)))
+
+
+def _price(value: Decimal) -> Fraction:
+    return Fraction(value)
+
+
+def _commitments(
+    scenario: Scenario, hours: int
+) -> tuple[list[FixedRental], dict[tuple[str, str], list[PoolCommitment]]]:
+    fixed: list[FixedRental] = []
+    committed: dict[tuple[str, str], list[PoolCommitment]] = {}
+    for i, c in enumerate(scenario.spec.commitments):
+        offer = scenario.offers[c.offer]
+        billing = offer.modes[c.mode]
+        start = hour_of(scenario, c.start)
+        name = c.name or f"commitment-{i + 1}"
+        if c.mode in PACKAGE_MODES:
+            length = package_hours(c.mode)
+            count = c.count or math.ceil((hours - start) / length)
+            for k in range(count):
+                begin = start + k * length
+                fixed.append(FixedRental(name, c.offer, c.mode, c.units, begin, begin + length,
+                                         _price(billing.price) * c.units, Decimal(0)))  # fmt: skip
+                committed.setdefault((c.offer, c.mode), []).append(
+                    PoolCommitment(begin, begin + length, c.units)
+                )
+        else:
+            end = hour_of(scenario, c.end) if c.end is not None else hours
+            assert isinstance(billing, type(offer.hourly)) and billing is not None
+            billed = billed_hours(end - start, billing)  # type: ignore[arg-type]
+            cost = _price(billing.price) * c.units * Fraction(billed)
+            fixed.append(FixedRental(name, c.offer, c.mode, c.units, start, end, cost, billed))
+            committed.setdefault((c.offer, c.mode), []).append(PoolCommitment(start, end, c.units))
+    return fixed, committed
+
+
+def _job(
+    scenario: Scenario,
+    index: int,
+    workload: TrainWorkload,  # type: ignore[override]
+    hours: int,
+    committed: dict[tuple[str, str], list[PoolCommitment]],
+) -> Job:
+    earliest = hour_of(scenario, workload.earliest_start) if workload.earliest_start else 0
+    deadline = hour_of(scenario, workload.deadline) if workload.deadline else hours
+    window = workload.daily_hours
+    configs = tuple(_configs(scenario, index, workload, committed))
+    names = [w.name for w in scenario.spec.workloads]
+    return Job(index, workload.name, workload, earliest, deadline,
+               tuple(names.index(a) for a in workload.after),
+               window.start_hour if window else None, configs)  # fmt: skip
+
+
+def _configs(
+    scenario: Scenario,
+    job: int,
+    w: TrainWorkload,
+    committed: dict[tuple[str, str], list[PoolCommitment]],
+) -> list[Config]:
+    model = scenario.models[w.name]
+    setup = TrainSetup(w.method, w.knobs, w.precision, w.seq_len, w.micro_batch,
+                       scenario.spec.usable_memory_fraction)  # fmt: skip
+    fits: dict[tuple[str, int], bool] = {}
+    configs = []
+    for offer in scenario.offers.values():
+        card = scenario.cards[offer.card]
+        if not supports(card, w.precision):
+            continue
+        for count in COUNTS:
+            if (w.max_cards and count > w.max_cards) or (
+                count > offer.node_cards and offer.network is None
+            ):
+                continue
+            key = (card.id, count)
+            if key not in fits:
+                fits[key] = train_memory(model, card, count, setup).fits
+            if not fits[key]:
+                continue
+            tps, efficiency = _tokens_per_s(scenario, w, card, count, offer, setup)
+            modes = [m for m in offer.modes if m != "spot" or w.checkpoint_every is not None]
+            held_modes = [m for m in modes if m in PACKAGE_MODES]
+            held_modes += [
+                m for m in modes if m not in PACKAGE_MODES and (offer.id, m) in committed
+            ]
+            for mode in modes:
+                if mode not in PACKAGE_MODES:
+                    configs.append(_config(scenario, job, w, offer, card, count, mode, False,
+                                           tps, efficiency))  # fmt: skip
+            for mode in held_modes:
+                configs.append(_config(scenario, job, w, offer, card, count, mode, True,
+                                       tps, efficiency))  # fmt: skip
+    return [c for c in configs if c.runs]
+
+
+def _tokens_per_s(
+    scenario: Scenario, w: TrainWorkload, card: CardType, count: int, offer: Offer,
+    setup: TrainSetup,
+) -> tuple[float, float]:  # fmt: skip
+    model = scenario.models[w.name]
+    speed = train_speed(model, card, count, setup, offer.node_cards, offer.network)
+    if w.measured is None:
+        return speed.tokens_per_s, speed.efficiency
+    measured_card = scenario.cards[w.measured.card]
+    sharded = (w.knobs.zero or 0) >= 2
+    measured_eff, _ = scaling_efficiency(measured_card, w.measured.cards, 8, None, sharded)
+    tps = scale_measured(w.measured.tokens_per_s, measured_card, w.measured.cards, measured_eff,
+                         card, count, speed.efficiency, w.precision)  # fmt: skip
+    return tps, speed.efficiency
+
+
+def _config(
+    scenario: Scenario, job: int, w: TrainWorkload, offer: Offer, card: CardType, count: int,
+    mode: str, held: bool, tps: float, efficiency: float,
+) -> Config:  # fmt: skip
+    model = scenario.models[w.name]
+    compute = Fraction(w.tokens / tps / 3600).limit_denominator(10**6)
+    factor = 1.0
+    if mode == "spot":
+        assert offer.spot is not None and w.checkpoint_every is not None
+        factor = spot_factor(offer.spot.preemptions_per_hour, w.checkpoint_every,
+                             offer.spot.restart_minutes)  # fmt: skip
+        compute = (compute / Fraction(factor)).limit_denominator(10**6)
+    setup = setup_hours(offer, model, w.setup_minutes)
+    if w.daily_hours is not None:
+        runs = daily_runs(compute, setup, w.daily_hours, setup_every_day=not held)
+        run_list = runs.runs if runs else ()
+    else:
+        run_list = ((0, occupied_hours(compute, setup)),)
+    units = math.ceil(count / offer.unit_cards)
+    billed = Decimal(0)
+    rental = Fraction(0)
+    if not held and run_list:
+        billing = offer.modes[mode]
+        assert billing is not None and hasattr(billing, "min_hours")
+        billed = sum((billed_hours(length, billing) for _, length in run_list), Decimal(0))  # type: ignore[arg-type]
+        rental = Fraction(billing.price) * units * Fraction(billed)
+    storage = Fraction(0)
+    if offer.disk_price_per_gb_month is not None and w.disk_gb and run_list:
+        span = DailyRuns(run_list).span
+        storage = Fraction(offer.disk_price_per_gb_month) * Fraction(w.disk_gb) * span / 720
+    return Config(job, card.id, count, offer.id, mode, units, held, run_list, compute, setup,
+                  efficiency, factor, billed, rental, storage)  # fmt: skip
+
+
+def _tighten(jobs: list[Job]) -> list[Job]:
+    """Earliest starts pushed forward and deadlines pulled back along the `after` DAG,
+    then configs that cannot fit their job's window dropped, until nothing changes."""
+    graph = nx.DiGraph()
+    graph.add_nodes_from(range(len(jobs)))
+    graph.add_edges_from((before, job.index) for job in jobs for before in job.after)
+    order = list(nx.topological_sort(graph))
+    while True:
+        changed = False
+        for i in order:
+            job = jobs[i]
+            earliest = max(
+                [job.earliest] + [jobs[p].earliest + _shortest(jobs[p]) for p in job.after]
+            )
+            if earliest != job.earliest:
+                jobs[i] = job = _replace(job, earliest=earliest)
+                changed = True
+        for i in reversed(order):
+            job = jobs[i]
+            successors = [jobs[s].deadline - _shortest(jobs[s]) for s in graph.successors(i)]
+            deadline = min([job.deadline, *successors])
+            if deadline != job.deadline:
+                jobs[i] = job = _replace(job, deadline=deadline)
+                changed = True
+        for i, job in enumerate(jobs):
+            kept = tuple(c for c in job.configs if job.start_range(c))
+            if len(kept) != len(job.configs):
+                jobs[i] = _replace(job, configs=kept)
+                changed = True
+        if not changed:
+            return jobs
+
+
+def _shortest(job: Job) -> int:
+    return min((c.span for c in job.configs), default=0)
+
+
+def _replace(job: Job, **changes: object) -> Job:
+    from dataclasses import replace
+
+    return replace(job, **changes)  # type: ignore[arg-type]
+
+
+def _why_empty(job: Job) -> str | None:
+    if job.configs:
+        return None
+    w = job.workload
+    return (
+        f"no config can run it between hour {job.earliest} and hour {job.deadline} "
+        f"(after tightening along `after`): every card/count either does not fit its memory "
+        f"({w.method}, {w.precision}, sequence {w.seq_len} × micro-batch {w.micro_batch}) "
+        "or is too slow for the window; try `plan quote` or `plan fit`"
+    )
+
+
+def _pools(
+    scenario: Scenario, jobs: list[Job], committed: dict[tuple[str, str], list[PoolCommitment]]
+) -> dict[tuple[str, str], Pool]:
+    keys = {c.pool for j in jobs for c in j.configs if c.held} | set(committed)
+    pools = {}
+    for offer_id, mode in sorted(keys):
+        offer = scenario.offers[offer_id]
+        billing = offer.modes[mode]  # type: ignore[index]
+        buyable = mode in PACKAGE_MODES
+        pools[(offer_id, mode)] = Pool(
+            offer_id, mode,
+            _price(billing.price) if buyable else Fraction(0),
+            package_hours(mode) if buyable else 0,
+            billing.stock,
+            tuple(committed.get((offer_id, mode), ())),
+        )  # fmt: skip
+    return pools

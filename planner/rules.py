@@ -1,0 +1,84 @@
+"""The cost semantics of PRODUCT.md as pure functions, shared by the problem, the baselines
+and the checker: setup time, occupied hours, daily runs, billed hours, package lengths.
+
+Nothing here knows about the solver. Hours are whole hours from the horizon start.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
+
+from planner.domain.catalog import HourlyBilling, Offer
+from planner.domain.model_card import ModelCard
+from planner.domain.values import PACKAGE_DAYS, DailyWindow
+
+IMAGE_GB = 10.0  # container image pulled at each start (assumed; override with setup_minutes)
+PACKAGE_MODES = ("daily", "weekly", "monthly")
+
+
+def setup_hours(offer: Offer, model: ModelCard, workload_setup_minutes: int | None) -> Fraction:
+    """Setup per start: the workload's or offer's setup_minutes, else image + 16-bit weights
+    downloaded over the offer's link: (GB × 8) ÷ Gbit/s ÷ 3600 (rule 2)."""
+    minutes = workload_setup_minutes if workload_setup_minutes is not None else offer.setup_minutes
+    if minutes is not None:
+        return Fraction(minutes, 60)
+    gigabytes = IMAGE_GB + model.params * 2 / 1e9
+    return Fraction(gigabytes * 8 / offer.link_gbps / 3600).limit_denominator(10**6)
+
+
+def occupied_hours(compute: Fraction, setup: Fraction) -> int:
+    """Hours a start holds its cards: ceil(compute + setup) (rule 2)."""
+    return max(1, math.ceil(compute + setup))
+
+
+def billed_hours(held: int, billing: HourlyBilling) -> Decimal:
+    """ceil(max(held, minimum) ÷ increment) × increment (rule 4)."""
+    hours = max(Decimal(held), billing.min_hours)
+    return math.ceil(hours / billing.increment_hours) * billing.increment_hours
+
+
+def package_hours(mode: str) -> int:
+    return 24 * PACKAGE_DAYS[mode]
+
+
+@dataclass(frozen=True)
+class DailyRuns:
+    """A windowed job's runs, one per day from its first window: (offset from the first
+    window's opening, length) in hours."""
+
+    runs: tuple[tuple[int, int], ...]
+
+    @property
+    def span(self) -> int:
+        """From the first run's start to the last run's end."""
+        offset, length = self.runs[-1]
+        return offset + length
+
+    @property
+    def hours(self) -> int:
+        return sum(length for _, length in self.runs)
+
+
+def daily_runs(
+    compute: Fraction, setup: Fraction, window: DailyWindow, setup_every_day: bool
+) -> DailyRuns | None:
+    """Runs in every window hour from the start until done (rule 3); on hourly and spot each
+    day's run pays its own setup, on packages only the first. None if a day cannot progress."""
+    runs: list[tuple[int, int]] = []
+    remaining = compute
+    day = 0
+    while remaining > 0:
+        this_setup = setup if (setup_every_day or day == 0) else Fraction(0)
+        useful = window.hours - this_setup
+        if useful <= 0:
+            return None
+        if remaining <= useful:
+            runs.append((24 * day, occupied_hours(remaining, this_setup)))
+            break
+        runs.append((24 * day, window.hours))
+        remaining -= useful
+        day += 1
+    return DailyRuns(tuple(runs))

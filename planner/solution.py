@@ -1,0 +1,122 @@
+"""A solution in problem indices (config and start per job, packages bought) and its Plan.
+
+Shared by the CP-SAT decoder and the baselines, so every plan is assembled one way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+from fractions import Fraction
+
+from planner.domain.money import from_minor, to_minor
+from planner.domain.plan import Assignment, Plan, Rental, Run
+from planner.problem import Config, Problem
+
+PlanStatus = str
+
+
+@dataclass(frozen=True)
+class Solution:
+    configs: tuple[int, ...]  # chosen config index, per job
+    starts: tuple[int, ...]  # start hour, per job
+    packages: dict[tuple[str, str], dict[int, int]] = field(default_factory=dict)  # day → count
+
+    def config(self, problem: Problem, job: int) -> Config:
+        return problem.jobs[job].configs[self.configs[job]]
+
+    def cost(self, problem: Problem) -> Fraction:
+        """Exact money of the solution."""
+        total = sum((self.config(problem, j.index).cost for j in problem.jobs), Fraction(0))
+        for key, bought in self.packages.items():
+            total += problem.pools[key].unit_price * sum(bought.values())
+        total += sum((f.cost for f in problem.fixed if f.mode not in ("daily", "weekly", "monthly")),
+                     Fraction(0))  # fmt: skip
+        return total
+
+
+def money(amount: Fraction, currency: str) -> Decimal:
+    """An exact amount rounded once, half-even, to the currency's minor unit."""
+    return from_minor(to_minor(amount, currency), currency)
+
+
+def to_plan(problem: Problem, solution: Solution, status: PlanStatus) -> Plan:
+    """Rentals and assignments of a solution; costs rounded once per line."""
+    scenario = problem.scenario
+    currency = scenario.spec.currency
+    rentals: list[Rental] = []
+    assignments: list[Assignment] = []
+    for job in problem.jobs:
+        config = solution.config(problem, job.index)
+        start = solution.starts[job.index]
+        offer = problem.offers[config.offer]
+        ids: list[str] = []
+        runs = [(start + offset, start + offset + length) for offset, length in config.runs]
+        if not config.held:
+            billing = offer.modes[config.mode]  # type: ignore[index]
+            for r, (a, b) in enumerate(runs):
+                rental_id = f"{job.name}#{r + 1}" if len(runs) > 1 else job.name
+                ids.append(rental_id)
+                per_run = config.billed_hours if len(runs) == 1 else None
+                from planner.rules import billed_hours
+
+                billed = per_run if per_run is not None else billed_hours(b - a, billing)  # type: ignore[arg-type]
+                cost = Fraction(billing.price) * config.units * Fraction(billed)
+                rentals.append(Rental(id=rental_id, offer=offer.id, card=offer.card,
+                                      mode=config.mode, units=config.units,
+                                      cards=config.units * offer.unit_cards,
+                                      start=problem.local(a), end=problem.local(b),
+                                      billed_hours=billed, cost=money(cost, currency),
+                                      workload=job.name))  # fmt: skip
+        assignments.append(Assignment(
+            workload=job.name, card=config.card, cards=config.cards, offer=config.offer,
+            mode=config.mode, held=config.held, start=problem.local(runs[0][0]),
+            end=problem.local(runs[-1][1]),
+            runs=[Run(start=problem.local(a), end=problem.local(b)) for a, b in runs],
+            hours=sum(b - a for a, b in runs), compute_hours=round(float(config.compute_hours), 4),
+            setup_hours=round(float(config.setup_hours), 4), cost=money(config.cost, currency),
+            rentals=ids,
+        ))  # fmt: skip
+    rentals += _package_rentals(problem, solution)
+    rentals += _commitment_rentals(problem)
+    return Plan(scenario=scenario.name, status=status, currency=currency,  # type: ignore[arg-type]
+                total_cost=money(solution.cost(problem), currency), rentals=rentals,
+                assignments=assignments)  # fmt: skip
+
+
+def _package_rentals(problem: Problem, solution: Solution) -> list[Rental]:
+    committed: dict[tuple[str, str, int], int] = {}
+    for f in problem.fixed:
+        if f.mode in ("daily", "weekly", "monthly"):
+            key = (f.offer, f.mode, f.start // 24)
+            committed[key] = committed.get(key, 0) + f.units
+    rentals = []
+    currency = problem.scenario.spec.currency
+    for (offer_id, mode), bought in sorted(solution.packages.items()):
+        pool = problem.pools[(offer_id, mode)]
+        offer = problem.offers[offer_id]
+        for day, count in sorted(bought.items()):
+            extra = count - committed.get((offer_id, mode, day), 0)
+            if extra <= 0:
+                continue
+            a = 24 * day
+            rentals.append(Rental(id=f"{offer_id}/{mode}/{problem.local(a):%Y-%m-%d}",
+                                  offer=offer_id, card=offer.card, mode=mode, units=extra,
+                                  cards=extra * offer.unit_cards, start=problem.local(a),
+                                  end=problem.local(a + pool.length),
+                                  billed_hours=Decimal(pool.length),
+                                  cost=money(pool.unit_price * extra, currency)))  # fmt: skip
+    return rentals
+
+
+def _commitment_rentals(problem: Problem) -> list[Rental]:
+    currency = problem.scenario.spec.currency
+    rentals = []
+    for k, f in enumerate(problem.fixed):
+        offer = problem.offers[f.offer]
+        rentals.append(Rental(id=f"{f.name}#{k + 1}", offer=f.offer, card=offer.card, mode=f.mode,
+                              units=f.units, cards=f.units * offer.unit_cards,
+                              start=problem.local(f.start), end=problem.local(f.end),
+                              billed_hours=f.billed_hours or Decimal(f.end - f.start),
+                              cost=money(f.cost, currency), committed=True))  # fmt: skip
+    return rentals

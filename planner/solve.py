@@ -1,0 +1,144 @@
+"""Solve a scenario: problem → baselines → CP-SAT (hinted) → plan → independent check."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from decimal import Decimal
+from fractions import Fraction
+
+from planner.baseline import heuristic_solution, naive_solution
+from planner.check import CheckResult, check_plan
+from planner.cpsat.model import CpModel, SolverSettings
+from planner.domain.plan import Plan
+from planner.domain.scenario import Scenario
+from planner.problem import Infeasible, Problem, build_problem
+from planner.report import decisions, next_best, utilisation
+from planner.solution import Solution, money, to_plan
+
+# incumbent, bound (exact money), gap, elapsed seconds
+OnProgress = Callable[[Fraction, Fraction, float, float], None]
+
+
+class PlanRejected(Exception):
+    """The solver's plan failed the independent checker: a bug, never shown as a plan."""
+
+    def __init__(self, check: CheckResult) -> None:
+        self.check = check
+        super().__init__("; ".join(str(v) for v in check.violations))
+
+
+def physical_cores() -> int:
+    """Physical cores (CP-SAT gets worse plans with more workers than cores)."""
+    try:
+        with open("/proc/cpuinfo", encoding="ascii") as f:
+            pairs = set()
+            physical = core = ""
+            for line in f:
+                if line.startswith("physical id"):
+                    physical = line.split(":")[1].strip()
+                elif line.startswith("core id"):
+                    core = line.split(":")[1].strip()
+                    pairs.add((physical, core))
+            if pairs:
+                return len(pairs)
+    except OSError:
+        pass
+    return max(1, (os.cpu_count() or 2) // 2)
+
+
+@dataclass(frozen=True)
+class SolveParams:
+    time_limit: float = 60.0
+    workers: int | None = None  # default: physical cores
+    seed: int = 0
+    deterministic: bool = False  # a deterministic time budget instead of wall-clock
+
+    def settings(self) -> SolverSettings:
+        return SolverSettings(self.time_limit, self.workers or physical_cores(), self.seed,
+                              self.deterministic)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Result:
+    status: str  # optimal | feasible | infeasible | unknown
+    plan: Plan | None
+    problem: Problem | None
+    objective: Fraction | None = None  # exact money
+    reasons: list[str] = field(default_factory=list)
+    size: dict[str, int] = field(default_factory=dict)
+
+
+def solve(scenario: Scenario, params: SolveParams, on_progress: OnProgress | None = None) -> Result:
+    """The cheapest plan found within the limits, checked; or why there is none."""
+    try:
+        problem = build_problem(scenario)
+    except Infeasible as exc:
+        return Result("infeasible", None, None, reasons=exc.reasons)
+    naive = naive_solution(problem)
+    heuristic = heuristic_solution(problem)
+    model = CpModel(problem)
+    hints = [s for s in (heuristic, naive) if s is not None]
+    if hints:
+        model.hint(min(hints, key=lambda s: s.cost(problem)))
+    scale = problem.money_scale
+
+    def progress(incumbent: int, bound: int, elapsed: float) -> None:
+        if on_progress is not None:
+            gap = (incumbent - bound) / incumbent if incumbent else 0.0
+            on_progress(Fraction(incumbent, scale), Fraction(bound, scale), gap, elapsed)
+
+    outcome = model.solve(params.settings(), progress)
+    if outcome.solution is None:
+        reasons = ["the solver proved no plan meets every deadline, window and stock limit"
+                   if outcome.status == "infeasible" else
+                   f"no plan found within {params.time_limit:g} s"]  # fmt: skip
+        return Result(outcome.status, None, problem, reasons=reasons, size=outcome.size)
+    objective = Fraction(outcome.objective or 0, scale)
+    bound = Fraction(outcome.bound or 0, scale)
+    plan = _finish(problem, outcome.solution, outcome.status, naive, heuristic)
+    gap = float((objective - bound) / objective) if objective else 0.0
+    plan = plan.model_copy(update={
+        "gap": round(gap, 6), "bound": money(bound, plan.currency),
+        "solve_seconds": round(outcome.seconds, 3),
+        "solver": {"workers": params.settings().workers, "seed": params.seed,
+                   "time_limit": params.time_limit, "deterministic": params.deterministic,
+                   **outcome.size},
+    })  # fmt: skip
+    check = check_plan(scenario, plan)
+    if not check.ok:
+        raise PlanRejected(check)
+    assert check.total == objective, (check.total, objective)
+    return Result(outcome.status, plan, problem, objective, size=outcome.size)
+
+
+def _finish(problem: Problem, solution: Solution, status: str, naive: Solution | None,
+            heuristic: Solution | None) -> Plan:  # fmt: skip
+    """The plan with its baselines, checked breakdown, utilisation and decision lines."""
+    plan = to_plan(problem, solution, status)
+    currency = plan.currency
+    check = check_plan(problem.scenario, plan)
+    assignments = [
+        a.model_copy(update={"next_best": next_best(problem, solution, a.workload)})
+        for a in plan.assignments
+    ]
+    return plan.model_copy(update={
+        "naive_cost": _baseline_cost(problem, naive, currency),
+        "heuristic_cost": _baseline_cost(problem, heuristic, currency),
+        "cost_breakdown": check.breakdown,
+        "assignments": assignments,
+        "utilisation": utilisation(problem, plan),
+        "decisions": decisions(problem, plan),
+    })  # fmt: skip
+
+
+def _baseline_cost(problem: Problem, solution: Solution | None, currency: str) -> Decimal | None:
+    """A baseline's cost, if it found a plan, after the checker accepts it."""
+    if solution is None:
+        return None
+    plan = to_plan(problem, solution, "feasible")
+    check = check_plan(problem.scenario, plan)
+    if not check.ok:
+        raise PlanRejected(check)
+    return money(solution.cost(problem), currency)
