@@ -43,19 +43,26 @@ class _Ledger:
     def _line(self, table: dict[tuple[str, str], list[int]], key: tuple[str, str]) -> list[int]:
         return table.setdefault(key, [0] * (self.problem.hours + 24 * 31))
 
-    def _add(self, table: dict[tuple[str, str], list[int]], key: tuple[str, str], a: int, b: int,
-             units: int) -> None:  # fmt: skip
+    def _add(
+        self,
+        table: dict[tuple[str, str], list[int]],
+        key: tuple[str, str],
+        a: int,
+        b: int,
+        units: int,
+    ) -> None:
         line = self._line(table, key)
         for h in range(a, b):
             line[h] += units
 
     def offer_units(self, offer: str, hour: int) -> int:
-        return sum(line[hour] for (o, _), line in [*self.rented.items(), *self.held.items()]
-                   if o == offer)  # fmt: skip
+        return sum(
+            line[hour] for (o, _), line in [*self.rented.items(), *self.held.items()] if o == offer
+        )
 
     def rental_fits(self, config: Config, start: int) -> bool:
         offer = self.problem.offers[config.offer]
-        stock = offer.modes[config.mode].stock  # type: ignore[index]
+        stock = offer.billing(config.mode).stock
         line = self._line(self.rented, config.pool)
         held = self._line(self.held, config.pool)
         for offset, length in config.runs:
@@ -73,8 +80,11 @@ class _Ledger:
         when stock forbids it. Buys the largest shortfall for every day the job spans."""
         pool = self.problem.pools[config.pool]
         held, used = self._line(self.held, config.pool), self._line(self.used, config.pool)
-        hours = [h for offset, length in config.runs
-                 for h in range(start + offset, start + offset + length)]  # fmt: skip
+        hours = [
+            h
+            for offset, length in config.runs
+            for h in range(start + offset, start + offset + length)
+        ]
         short = max(used[h] + config.units - held[h] for h in hours)
         if short <= 0:
             return (0, 0, 0)
@@ -92,8 +102,9 @@ class _Ledger:
     def place(self, config: Config, start: int, packages: tuple[int, int, int] | None) -> None:
         for offset, length in config.runs:
             a = start + offset
-            self._add(self.used if config.held else self.rented, config.pool, a, a + length,
-                      config.units)  # fmt: skip
+            self._add(
+                self.used if config.held else self.rented, config.pool, a, a + length, config.units
+            )
         if packages and packages[0]:
             units, first, count = packages
             pool = self.problem.pools[config.pool]
@@ -144,8 +155,8 @@ def _greedy(problem: Problem, careful: bool) -> Solution | None:
         ledger.place(config, start, packages)
         configs[job.index], starts[job.index] = k, start
         ends[job.index] = start + config.span
-    packages = {key: dict(sorted(b.items())) for key, b in ledger.bought.items() if b}
-    return Solution(tuple(configs), tuple(starts), packages)
+    bought = {key: dict(sorted(b.items())) for key, b in ledger.bought.items() if b}
+    return Solution(tuple(configs), tuple(starts), bought)
 
 
 def _choose(
@@ -155,12 +166,20 @@ def _choose(
     modes = {"hourly"}
     if careful and job.workload.checkpoint_every is not None:
         modes = {"spot"} if any(c.mode == "spot" for c in job.configs) else modes
-    rentals = sorted((k for k, c in enumerate(job.configs) if not c.held and c.mode in modes),
-                     key=lambda k: (job.configs[k].cost, _tie(problem, job.configs[k])))  # fmt: skip
+    rentals = sorted(
+        (k for k, c in enumerate(job.configs) if not c.held and c.mode in modes),
+        key=lambda k: (job.configs[k].cost, _tie(problem, job.configs[k])),
+    )
     best: tuple[Fraction, tuple[int, int, int], int, int, tuple[int, int, int] | None] | None = None
     for k in rentals:
-        start = next((s for s in _earliest(job, job.configs[k], ready)
-                      if ledger.rental_fits(job.configs[k], s)), None)  # fmt: skip
+        start = next(
+            (
+                s
+                for s in _earliest(job, job.configs[k], ready)
+                if ledger.rental_fits(job.configs[k], s)
+            ),
+            None,
+        )
         if start is not None:
             best = (job.configs[k].cost, _tie(problem, job.configs[k]), k, start, None)
             break

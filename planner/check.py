@@ -89,9 +89,9 @@ class _Checker:
                 placed[a.workload] = (a, config, runs)
                 self.timing(a, w, config, runs)
         for name, w in workloads.items():
-            if isinstance(w, TrainWorkload) and name not in placed:
-                if not any(a.workload == name for a in self.plan.assignments):
-                    self.result.add("workload", name, 1, "", "not done: no assignment")
+            assigned = any(a.workload == name for a in self.plan.assignments)
+            if isinstance(w, TrainWorkload) and name not in placed and not assigned:
+                self.result.add("workload", name, 1, "", "not done: no assignment")
         return placed
 
     def config_of(self, a: Assignment, w: TrainWorkload) -> Config | None:
@@ -114,17 +114,33 @@ class _Checker:
             self.result.add("config", a.workload, 1, "", f"offer {a.offer} does not rent {a.card}")
             return
         card = self.scenario.cards[a.card]
-        setup = TrainSetup(w.method, w.knobs, w.precision, w.seq_len, w.micro_batch,
-                           self.scenario.spec.usable_memory_fraction)  # fmt: skip
+        setup = TrainSetup(
+            w.method,
+            w.knobs,
+            w.precision,
+            w.seq_len,
+            w.micro_batch,
+            self.scenario.spec.usable_memory_fraction,
+        )
         memory = train_memory(self.scenario.models[w.name], card, a.cards, setup)
         if not memory.fits:
             over = -memory.headroom / GIB
-            self.result.add("memory", a.workload, over, "GiB",
-                            f"memory over by {over:.1f} GiB on {a.cards}× {a.card}")  # fmt: skip
+            self.result.add(
+                "memory",
+                a.workload,
+                over,
+                "GiB",
+                f"memory over by {over:.1f} GiB on {a.cards}× {a.card}",
+            )
             return
-        self.result.add("config", a.workload, 1, "",
-                        f"{a.cards}× {a.card} on {a.offer} {a.mode} cannot run it "
-                        "(mode, card count, node size or window)")  # fmt: skip
+        self.result.add(
+            "config",
+            a.workload,
+            1,
+            "",
+            f"{a.cards}× {a.card} on {a.offer} {a.mode} cannot run it "
+            "(mode, card count, node size or window)",
+        )
 
     def timing(
         self, a: Assignment, w: TrainWorkload, c: Config, runs: list[tuple[int, int]]
@@ -134,8 +150,13 @@ class _Checker:
         expected = [(first + off, first + off + length) for off, length in c.runs]
         if runs != expected:
             short = sum(b - a for a, b in expected) - sum(b - a for a, b in runs)
-            self.result.add("duration", a.workload, short, "h",
-                            f"runs {self.fmt(runs)} should be {self.fmt(expected)}")  # fmt: skip
+            self.result.add(
+                "duration",
+                a.workload,
+                short,
+                "h",
+                f"runs {self.fmt(runs)} should be {self.fmt(expected)}",
+            )
         own = hour_of(self.scenario, w.earliest_start) if w.earliest_start else 0
         if first < own:
             self.result.add("window", a.workload, own - first, "h", f"starts {own - first} h early")
@@ -157,8 +178,9 @@ class _Checker:
                 if before in placed:
                     gap = placed[before][2][-1][1] - runs[0][0]
                     if gap > 0:
-                        self.result.add("dependency", name, gap, "h",
-                                        f"starts {gap} h before {before} finishes")  # fmt: skip
+                        self.result.add(
+                            "dependency", name, gap, "h", f"starts {gap} h before {before} finishes"
+                        )
 
     # --- rentals and money --------------------------------------------------------------
     def rentals(self, placed: dict[str, tuple[Assignment, Config, list[tuple[int, int]]]]) -> None:
@@ -172,15 +194,27 @@ class _Checker:
             if c.held:
                 continue
             for k, (start, end) in enumerate(runs):
-                match = next((by_id[i] for i in a.rentals if i in by_id
-                              and self.hour(by_id[i].start, i) == start
-                              and self.hour(by_id[i].end, i) == end
-                              and (by_id[i].offer, by_id[i].mode, by_id[i].units)
-                              == (c.offer, c.mode, c.units)), None)  # fmt: skip
+                match = next(
+                    (
+                        by_id[i]
+                        for i in a.rentals
+                        if i in by_id
+                        and self.hour(by_id[i].start, i) == start
+                        and self.hour(by_id[i].end, i) == end
+                        and (by_id[i].offer, by_id[i].mode, by_id[i].units)
+                        == (c.offer, c.mode, c.units)
+                    ),
+                    None,
+                )
                 if match is None:
-                    self.result.add("rental", name, end - start, "h",
-                                    f"run {k + 1} ({self.fmt([(start, end)])}) has no rental "
-                                    f"of {c.units} unit(s) of {c.offer} {c.mode}")  # fmt: skip
+                    self.result.add(
+                        "rental",
+                        name,
+                        end - start,
+                        "h",
+                        f"run {k + 1} ({self.fmt([(start, end)])}) has no rental "
+                        f"of {c.units} unit(s) of {c.offer} {c.mode}",
+                    )
                 else:
                     covered.add(match.id)
         for r in self.plan.rentals:
@@ -194,38 +228,61 @@ class _Checker:
         if offer is None or r.mode not in offer.modes:
             self.result.add("rental", r.id, 1, "", f"offer {r.offer} does not sell {r.mode}")
             return
-        billing = offer.modes[r.mode]  # type: ignore[index]
+        billing = offer.billing(r.mode)
         a, b = self.hour(r.start, r.id), self.hour(r.end, r.id)
         if r.mode in PACKAGE_MODES:
             if a % 24 or b - a != package_hours(r.mode):
-                self.result.add("package", r.id, abs(b - a - package_hours(r.mode)), "h",
-                                f"a {r.mode} package starts at 00:00 and lasts "
-                                f"{package_hours(r.mode)} h")  # fmt: skip
+                self.result.add(
+                    "package",
+                    r.id,
+                    abs(b - a - package_hours(r.mode)),
+                    "h",
+                    f"a {r.mode} package starts at 00:00 and lasts {package_hours(r.mode)} h",
+                )
             billed: Decimal = Decimal(package_hours(r.mode))
             exact = Fraction(billing.price) * r.units
         else:
             billed = billed_hours(b - a, billing)  # type: ignore[arg-type]
             exact = Fraction(billing.price) * r.units * Fraction(billed)
         if r.billed_hours != billed:
-            self.result.add("cost", r.id, float(r.billed_hours - billed), "h",
-                            f"billed hours {r.billed_hours} should be {billed}")  # fmt: skip
+            self.result.add(
+                "cost",
+                r.id,
+                float(r.billed_hours - billed),
+                "h",
+                f"billed hours {r.billed_hours} should be {billed}",
+            )
         self.cost_line(r.id, r.cost, exact)
         self.result.total += exact
 
     def cost_line(self, subject: str, stated: Decimal, exact: Fraction) -> None:
         expected = money(exact, self.currency)
         if stated != expected:
-            self.result.add("cost", subject, float(stated - expected), self.currency,
-                            f"cost {stated} should be {expected} (off by {stated - expected})")  # fmt: skip
+            self.result.add(
+                "cost",
+                subject,
+                float(stated - expected),
+                self.currency,
+                f"cost {stated} should be {expected} (off by {stated - expected})",
+            )
 
     def commitments(self, by_id: dict[str, Rental]) -> None:
         for f in self.problem.fixed:
-            found = any(r.committed and (r.offer, r.mode, r.units) == (f.offer, f.mode, f.units)
-                        and self.hour(r.start, r.id) == f.start for r in by_id.values())  # fmt: skip
+            found = any(
+                r.committed
+                and (r.offer, r.mode, r.units) == (f.offer, f.mode, f.units)
+                and self.hour(r.start, r.id) == f.start
+                for r in by_id.values()
+            )
             if not found:
-                self.result.add("commitment", f.name, f.units, "units",
-                                f"{f.units} unit(s) of {f.offer} {f.mode} from hour {f.start} "
-                                "are committed but not in the plan")  # fmt: skip
+                self.result.add(
+                    "commitment",
+                    f.name,
+                    f.units,
+                    "units",
+                    f"{f.units} unit(s) of {f.offer} {f.mode} from hour {f.start} "
+                    "are committed but not in the plan",
+                )
 
     # --- capacity -------------------------------------------------------------------------
     def capacity(self, placed: dict[str, tuple[Assignment, Config, list[tuple[int, int]]]]) -> None:
@@ -244,25 +301,40 @@ class _Checker:
         for key, line in used.items():
             for h, units in enumerate(line):
                 if units > held[key][h]:
-                    self.result.add("package", f"{key[0]} {key[1]}", units - held[key][h], "units",
-                                    f"{units} unit(s) used but {held[key][h]} held at hour {h}")  # fmt: skip
+                    self.result.add(
+                        "package",
+                        f"{key[0]} {key[1]}",
+                        units - held[key][h],
+                        "units",
+                        f"{units} unit(s) used but {held[key][h]} held at hour {h}",
+                    )
                     break
         totals: dict[str, list[int]] = defaultdict(lambda: [0] * span)
         for (offer_id, mode), line in held.items():
             offer = self.scenario.offers[offer_id]
-            stock = offer.modes[mode].stock  # type: ignore[index]
+            stock = offer.billing(mode).stock
             for h, units in enumerate(line):
                 totals[offer_id][h] += units
             worst = max(range(span), key=line.__getitem__)
             if stock is not None and line[worst] > stock:
-                self.result.add("stock", f"{offer_id} {mode}", line[worst] - stock, "units",
-                                f"stock over by {line[worst] - stock} units at hour {worst}")  # fmt: skip
+                self.result.add(
+                    "stock",
+                    f"{offer_id} {mode}",
+                    line[worst] - stock,
+                    "units",
+                    f"stock over by {line[worst] - stock} units at hour {worst}",
+                )
         for offer_id, line in totals.items():
             cap = self.scenario.offers[offer_id].max_units
             worst = max(range(span), key=line.__getitem__)
             if cap is not None and line[worst] > cap:
-                self.result.add("stock", offer_id, line[worst] - cap, "units",
-                                f"offer-wide cap over by {line[worst] - cap} units at hour {worst}")  # fmt: skip
+                self.result.add(
+                    "stock",
+                    offer_id,
+                    line[worst] - cap,
+                    "units",
+                    f"offer-wide cap over by {line[worst] - cap} units at hour {worst}",
+                )
 
     def storage(
         self, placed: dict[str, tuple[Assignment, Config, list[tuple[int, int]]]]
@@ -288,8 +360,13 @@ class _Checker:
         if stated:
             for key, value in self.result.breakdown.items():
                 if key in stated and not _same(stated[key], value):
-                    self.result.add("cost", f"cost_breakdown.{key}", 1, "",
-                                    f"states {stated[key]}, recomputed {value}")  # fmt: skip
+                    self.result.add(
+                        "cost",
+                        f"cost_breakdown.{key}",
+                        1,
+                        "",
+                        f"states {stated[key]}, recomputed {value}",
+                    )
         return self.result
 
 
@@ -327,7 +404,7 @@ def breakdown(
     held_card_hours: dict[tuple[str, str], int] = defaultdict(int)
     for r in plan.rentals:
         offer = problem.offers[r.offer]
-        billing = offer.modes[r.mode]  # type: ignore[index]
+        billing = offer.billing(r.mode)
         a = _hour(problem, r.start)
         b = _hour(problem, r.end)
         if r.mode in PACKAGE_MODES:
@@ -351,7 +428,7 @@ def breakdown(
     scaling_loss = Fraction(0)
     rework = Fraction(0)
     storage = Fraction(0)
-    for a, c, runs in placed.values():
+    for _, c, runs in placed.values():
         if c.held:
             used_card_hours[c.pool] += sum(y - x for x, y in runs) * c.cards
         starts = len(runs) if not c.held else 1
@@ -364,19 +441,14 @@ def breakdown(
                 c.compute_hours * c.cards * Fraction(1 - c.spot_factor).limit_denominator(10**6)
             )
         storage += c.storage_cost
-        del a
     idle_hours = 0
     idle_cost = Fraction(0)
     for key, held in held_card_hours.items():
         offer = problem.offers[key[0]]
         idle = max(0, held - used_card_hours.get(key, 0))
         idle_hours += idle
-        if key[1] in PACKAGE_MODES:
-            per_card_hour = Fraction(offer.modes[key[1]].price) / (
-                package_hours(key[1]) * offer.unit_cards
-            )  # type: ignore[index]
-        else:
-            per_card_hour = Fraction(offer.modes[key[1]].price) / offer.unit_cards  # type: ignore[index]
+        hours = package_hours(key[1]) if key[1] in PACKAGE_MODES else 1
+        per_card_hour = Fraction(offer.billing(key[1]).price) / (hours * offer.unit_cards)
         idle_cost += idle * per_card_hour
     return {
         "total": money(total, currency),

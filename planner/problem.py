@@ -179,7 +179,11 @@ def build_problem(scenario: Scenario) -> Problem:
         )
     hours = scenario.spec.horizon.days * 24
     fixed, committed = _commitments(scenario, hours)
-    jobs = [_job(scenario, i, w, hours, committed) for i, w in enumerate(scenario.spec.workloads)]
+    jobs = [
+        _job(scenario, i, w, hours, committed)
+        for i, w in enumerate(scenario.spec.workloads)
+        if isinstance(w, TrainWorkload)
+    ]
     jobs = _tighten(jobs)
     empty = [f"{j.name}: {why}" for j in jobs for why in [_why_empty(j)] if why]
     if empty:
@@ -215,7 +219,7 @@ def _commitments(
     committed: dict[tuple[str, str], list[PoolCommitment]] = {}
     for i, c in enumerate(scenario.spec.commitments):
         offer = scenario.offers[c.offer]
-        billing = offer.modes[c.mode]
+        billing = offer.billing(c.mode)
         start = hour_of(scenario, c.start)
         name = c.name or f"commitment-{i + 1}"
         if c.mode in PACKAGE_MODES:
@@ -223,15 +227,25 @@ def _commitments(
             count = c.count or math.ceil((hours - start) / length)
             for k in range(count):
                 begin = start + k * length
-                fixed.append(FixedRental(name, c.offer, c.mode, c.units, begin, begin + length,
-                                         _price(billing.price) * c.units, Decimal(0)))  # fmt: skip
+                fixed.append(
+                    FixedRental(
+                        name,
+                        c.offer,
+                        c.mode,
+                        c.units,
+                        begin,
+                        begin + length,
+                        _price(billing.price) * c.units,
+                        Decimal(0),
+                    )
+                )
                 committed.setdefault((c.offer, c.mode), []).append(
                     PoolCommitment(begin, begin + length, c.units)
                 )
         else:
             end = hour_of(scenario, c.end) if c.end is not None else hours
             assert isinstance(billing, type(offer.hourly)) and billing is not None
-            billed = billed_hours(end - start, billing)  # type: ignore[arg-type]
+            billed = billed_hours(end - start, billing)
             cost = _price(billing.price) * c.units * Fraction(billed)
             fixed.append(FixedRental(name, c.offer, c.mode, c.units, start, end, cost, billed))
             committed.setdefault((c.offer, c.mode), []).append(PoolCommitment(start, end, c.units))
@@ -241,7 +255,7 @@ def _commitments(
 def _job(
     scenario: Scenario,
     index: int,
-    workload: TrainWorkload,  # type: ignore[override]
+    workload: TrainWorkload,
     hours: int,
     committed: dict[tuple[str, str], list[PoolCommitment]],
 ) -> Job:
@@ -250,9 +264,16 @@ def _job(
     window = workload.daily_hours
     configs = tuple(_configs(scenario, index, workload, committed))
     names = [w.name for w in scenario.spec.workloads]
-    return Job(index, workload.name, workload, earliest, deadline,
-               tuple(names.index(a) for a in workload.after),
-               window.start_hour if window else None, configs)  # fmt: skip
+    return Job(
+        index,
+        workload.name,
+        workload,
+        earliest,
+        deadline,
+        tuple(names.index(a) for a in workload.after),
+        window.start_hour if window else None,
+        configs,
+    )
 
 
 def _configs(
@@ -262,8 +283,14 @@ def _configs(
     committed: dict[tuple[str, str], list[PoolCommitment]],
 ) -> list[Config]:
     model = scenario.models[w.name]
-    setup = TrainSetup(w.method, w.knobs, w.precision, w.seq_len, w.micro_batch,
-                       scenario.spec.usable_memory_fraction)  # fmt: skip
+    setup = TrainSetup(
+        w.method,
+        w.knobs,
+        w.precision,
+        w.seq_len,
+        w.micro_batch,
+        scenario.spec.usable_memory_fraction,
+    )
     fits: dict[tuple[str, int], bool] = {}
     configs = []
     for offer in scenario.offers.values():
@@ -288,18 +315,24 @@ def _configs(
             ]
             for mode in modes:
                 if mode not in PACKAGE_MODES:
-                    configs.append(_config(scenario, job, w, offer, card, count, mode, False,
-                                           tps, efficiency))  # fmt: skip
+                    configs.append(
+                        _config(scenario, job, w, offer, card, count, mode, False, tps, efficiency)
+                    )
             for mode in held_modes:
-                configs.append(_config(scenario, job, w, offer, card, count, mode, True,
-                                       tps, efficiency))  # fmt: skip
+                configs.append(
+                    _config(scenario, job, w, offer, card, count, mode, True, tps, efficiency)
+                )
     return [c for c in configs if c.runs]
 
 
 def _tokens_per_s(
-    scenario: Scenario, w: TrainWorkload, card: CardType, count: int, offer: Offer,
+    scenario: Scenario,
+    w: TrainWorkload,
+    card: CardType,
+    count: int,
+    offer: Offer,
     setup: TrainSetup,
-) -> tuple[float, float]:  # fmt: skip
+) -> tuple[float, float]:
     model = scenario.models[w.name]
     speed = train_speed(model, card, count, setup, offer.node_cards, offer.network)
     if w.measured is None:
@@ -307,22 +340,39 @@ def _tokens_per_s(
     measured_card = scenario.cards[w.measured.card]
     sharded = (w.knobs.zero or 0) >= 2
     measured_eff, _ = scaling_efficiency(measured_card, w.measured.cards, 8, None, sharded)
-    tps = scale_measured(w.measured.tokens_per_s, measured_card, w.measured.cards, measured_eff,
-                         card, count, speed.efficiency, w.precision)  # fmt: skip
+    tps = scale_measured(
+        w.measured.tokens_per_s,
+        measured_card,
+        w.measured.cards,
+        measured_eff,
+        card,
+        count,
+        speed.efficiency,
+        w.precision,
+    )
     return tps, speed.efficiency
 
 
 def _config(
-    scenario: Scenario, job: int, w: TrainWorkload, offer: Offer, card: CardType, count: int,
-    mode: str, held: bool, tps: float, efficiency: float,
-) -> Config:  # fmt: skip
+    scenario: Scenario,
+    job: int,
+    w: TrainWorkload,
+    offer: Offer,
+    card: CardType,
+    count: int,
+    mode: str,
+    held: bool,
+    tps: float,
+    efficiency: float,
+) -> Config:
     model = scenario.models[w.name]
     compute = Fraction(w.tokens / tps / 3600).limit_denominator(10**6)
     factor = 1.0
     if mode == "spot":
         assert offer.spot is not None and w.checkpoint_every is not None
-        factor = spot_factor(offer.spot.preemptions_per_hour, w.checkpoint_every,
-                             offer.spot.restart_minutes)  # fmt: skip
+        factor = spot_factor(
+            offer.spot.preemptions_per_hour, w.checkpoint_every, offer.spot.restart_minutes
+        )
         compute = (compute / Fraction(factor)).limit_denominator(10**6)
     setup = setup_hours(offer, model, w.setup_minutes)
     if w.daily_hours is not None:
@@ -334,7 +384,7 @@ def _config(
     billed = Decimal(0)
     rental = Fraction(0)
     if not held and run_list:
-        billing = offer.modes[mode]
+        billing = offer.billing(mode)
         assert billing is not None and hasattr(billing, "min_hours")
         billed = sum((billed_hours(length, billing) for _, length in run_list), Decimal(0))  # type: ignore[arg-type]
         rental = Fraction(billing.price) * units * Fraction(billed)
@@ -342,8 +392,23 @@ def _config(
     if offer.disk_price_per_gb_month is not None and w.disk_gb and run_list:
         span = DailyRuns(run_list).span
         storage = Fraction(offer.disk_price_per_gb_month) * Fraction(w.disk_gb) * span / 720
-    return Config(job, card.id, count, offer.id, mode, units, held, run_list, compute, setup,
-                  efficiency, factor, billed, rental, storage)  # fmt: skip
+    return Config(
+        job,
+        card.id,
+        count,
+        offer.id,
+        mode,
+        units,
+        held,
+        run_list,
+        compute,
+        setup,
+        efficiency,
+        factor,
+        billed,
+        rental,
+        storage,
+    )
 
 
 def _tighten(jobs: list[Job]) -> list[Job]:
@@ -408,13 +473,14 @@ def _pools(
     pools = {}
     for offer_id, mode in sorted(keys):
         offer = scenario.offers[offer_id]
-        billing = offer.modes[mode]  # type: ignore[index]
+        billing = offer.billing(mode)
         buyable = mode in PACKAGE_MODES
         pools[(offer_id, mode)] = Pool(
-            offer_id, mode,
+            offer_id,
+            mode,
             _price(billing.price) if buyable else Fraction(0),
             package_hours(mode) if buyable else 0,
             billing.stock,
             tuple(committed.get((offer_id, mode), ())),
-        )  # fmt: skip
+        )
     return pools

@@ -112,8 +112,11 @@ def next_best(problem: Problem, solution: Solution, workload: str) -> dict[str, 
 
     best = min(others, key=lambda c: (c.cost, c.cards, c.span, c.offer))
     currency = problem.scenario.spec.currency
-    return {"config": best.label(), "cost": money(best.cost, currency),
-            "extra_cost": money(best.cost - chosen.cost, currency)}  # fmt: skip
+    return {
+        "config": best.label(),
+        "cost": money(best.cost, currency),
+        "extra_cost": money(best.cost - chosen.cost, currency),
+    }
 
 
 def utilisation(problem: Problem, plan: Plan) -> dict[str, Any]:
@@ -132,11 +135,15 @@ def utilisation(problem: Problem, plan: Plan) -> dict[str, Any]:
     for a in plan.assignments:
         used[a.card] = used.get(a.card, 0) + sum(hours(r.start, r.end) for r in a.runs) * a.cards
     return {
-        card: {"held_card_hours": held[card], "used_card_hours": min(used.get(card, 0), held[card]),
-               "utilisation": round(min(used.get(card, 0), held[card]) / held[card], 4)
-               if held[card] else 0.0}
+        card: {
+            "held_card_hours": held[card],
+            "used_card_hours": min(used.get(card, 0), held[card]),
+            "utilisation": round(min(used.get(card, 0), held[card]) / held[card], 4)
+            if held[card]
+            else 0.0,
+        }
         for card in sorted(held)
-    }  # fmt: skip
+    }
 
 
 def decisions(problem: Problem, plan: Plan) -> list[str]:
@@ -157,23 +164,29 @@ def decisions(problem: Problem, plan: Plan) -> list[str]:
         offer = problem.offers[offer_id]
         hourly = _cheapest_hourly_per_card(problem, offer.card)
         length = pool.length
-        name = f"{offer_id} {mode} ({currency} {float(pool.unit_price):,.2f} per {offer.unit_cards}-card unit)"
+        price = f"{currency} {float(pool.unit_price):,.2f}"
+        name = f"{offer_id} {mode} ({price} per {offer.unit_cards}-card unit)"
         if hourly is None:
             reference = "no hourly price for this card to compare"
             break_even = None
         else:
             per_unit = hourly[1] * offer.unit_cards
             break_even = float(pool.unit_price / per_unit)
-            reference = (f"= {break_even:,.1f} h of {hourly[0]} hourly per unit "
-                         f"(of its {length} h)")  # fmt: skip
+            reference = f"= {break_even:,.1f} h of {hourly[0]} hourly per unit (of its {length} h)"
         if (offer_id, mode) in bought:
-            used = sum(a.hours * a.cards for a in plan.assignments
-                       if (a.offer, a.mode) == (offer_id, mode))  # fmt: skip
-            held = sum(int((r.end - r.start).total_seconds() // 3600) * r.cards
-                       for r in plan.rentals if (r.offer, r.mode) == (offer_id, mode))  # fmt: skip
-            lines.append(f"{name} {reference}; bought: jobs use {used:,} of {held:,} held "
-                         "card-hours, cheaper than renting the same hours")  # fmt: skip
-        elif break_even is not None:
+            used = sum(
+                a.hours * a.cards for a in plan.assignments if (a.offer, a.mode) == (offer_id, mode)
+            )
+            held = sum(
+                int((r.end - r.start).total_seconds() // 3600) * r.cards
+                for r in plan.rentals
+                if (r.offer, r.mode) == (offer_id, mode)
+            )
+            lines.append(
+                f"{name} {reference}; bought: jobs use {used:,} of {held:,} held "
+                "card-hours, cheaper than renting the same hours"
+            )
+        elif hourly is not None and break_even is not None:
             used = rented_hours.get(hourly[0], 0)
             verdict = (
                 "it costs at least its whole length of hourly"
@@ -186,8 +199,11 @@ def decisions(problem: Problem, plan: Plan) -> list[str]:
 
 
 def _cheapest_hourly_per_card(problem: Problem, card: str) -> tuple[str, Fraction] | None:
-    options = [(Fraction(o.hourly.price) / o.unit_cards, o.id) for o in problem.offers.values()
-               if o.card == card and o.hourly is not None]  # fmt: skip
+    options = [
+        (Fraction(o.hourly.price) / o.unit_cards, o.id)
+        for o in problem.offers.values()
+        if o.card == card and o.hourly is not None
+    ]
     if not options:
         return None
     price, offer_id = min(options)

@@ -30,8 +30,10 @@ class Solution:
         total = sum((self.config(problem, j.index).cost for j in problem.jobs), Fraction(0))
         for key, bought in self.packages.items():
             total += problem.pools[key].unit_price * sum(bought.values())
-        total += sum((f.cost for f in problem.fixed if f.mode not in ("daily", "weekly", "monthly")),
-                     Fraction(0))  # fmt: skip
+        total += sum(
+            (f.cost for f in problem.fixed if f.mode not in ("daily", "weekly", "monthly")),
+            Fraction(0),
+        )
         return total
 
 
@@ -53,7 +55,7 @@ def to_plan(problem: Problem, solution: Solution, status: PlanStatus) -> Plan:
         ids: list[str] = []
         runs = [(start + offset, start + offset + length) for offset, length in config.runs]
         if not config.held:
-            billing = offer.modes[config.mode]  # type: ignore[index]
+            billing = offer.billing(config.mode)
             for r, (a, b) in enumerate(runs):
                 rental_id = f"{job.name}#{r + 1}" if len(runs) > 1 else job.name
                 ids.append(rental_id)
@@ -62,26 +64,49 @@ def to_plan(problem: Problem, solution: Solution, status: PlanStatus) -> Plan:
 
                 billed = per_run if per_run is not None else billed_hours(b - a, billing)  # type: ignore[arg-type]
                 cost = Fraction(billing.price) * config.units * Fraction(billed)
-                rentals.append(Rental(id=rental_id, offer=offer.id, card=offer.card,
-                                      mode=config.mode, units=config.units,
-                                      cards=config.units * offer.unit_cards,
-                                      start=problem.local(a), end=problem.local(b),
-                                      billed_hours=billed, cost=money(cost, currency),
-                                      workload=job.name))  # fmt: skip
-        assignments.append(Assignment(
-            workload=job.name, card=config.card, cards=config.cards, offer=config.offer,
-            mode=config.mode, held=config.held, start=problem.local(runs[0][0]),
-            end=problem.local(runs[-1][1]),
-            runs=[Run(start=problem.local(a), end=problem.local(b)) for a, b in runs],
-            hours=sum(b - a for a, b in runs), compute_hours=round(float(config.compute_hours), 4),
-            setup_hours=round(float(config.setup_hours), 4), cost=money(config.cost, currency),
-            rentals=ids,
-        ))  # fmt: skip
+                rentals.append(
+                    Rental(
+                        id=rental_id,
+                        offer=offer.id,
+                        card=offer.card,
+                        mode=config.mode,
+                        units=config.units,
+                        cards=config.units * offer.unit_cards,
+                        start=problem.local(a),
+                        end=problem.local(b),
+                        billed_hours=billed,
+                        cost=money(cost, currency),
+                        workload=job.name,
+                    )
+                )
+        assignments.append(
+            Assignment(
+                workload=job.name,
+                card=config.card,
+                cards=config.cards,
+                offer=config.offer,
+                mode=config.mode,
+                held=config.held,
+                start=problem.local(runs[0][0]),
+                end=problem.local(runs[-1][1]),
+                runs=[Run(start=problem.local(a), end=problem.local(b)) for a, b in runs],
+                hours=sum(b - a for a, b in runs),
+                compute_hours=round(float(config.compute_hours), 4),
+                setup_hours=round(float(config.setup_hours), 4),
+                cost=money(config.cost, currency),
+                rentals=ids,
+            )
+        )
     rentals += _package_rentals(problem, solution)
     rentals += _commitment_rentals(problem)
-    return Plan(scenario=scenario.name, status=status, currency=currency,  # type: ignore[arg-type]
-                total_cost=money(solution.cost(problem), currency), rentals=rentals,
-                assignments=assignments)  # fmt: skip
+    return Plan(
+        scenario=scenario.name,
+        status=status,
+        currency=currency,
+        total_cost=money(solution.cost(problem), currency),
+        rentals=rentals,
+        assignments=assignments,
+    )
 
 
 def _package_rentals(problem: Problem, solution: Solution) -> list[Rental]:
@@ -100,12 +125,20 @@ def _package_rentals(problem: Problem, solution: Solution) -> list[Rental]:
             if extra <= 0:
                 continue
             a = 24 * day
-            rentals.append(Rental(id=f"{offer_id}/{mode}/{problem.local(a):%Y-%m-%d}",
-                                  offer=offer_id, card=offer.card, mode=mode, units=extra,
-                                  cards=extra * offer.unit_cards, start=problem.local(a),
-                                  end=problem.local(a + pool.length),
-                                  billed_hours=Decimal(pool.length),
-                                  cost=money(pool.unit_price * extra, currency)))  # fmt: skip
+            rentals.append(
+                Rental(
+                    id=f"{offer_id}/{mode}/{problem.local(a):%Y-%m-%d}",
+                    offer=offer_id,
+                    card=offer.card,
+                    mode=mode,
+                    units=extra,
+                    cards=extra * offer.unit_cards,
+                    start=problem.local(a),
+                    end=problem.local(a + pool.length),
+                    billed_hours=Decimal(pool.length),
+                    cost=money(pool.unit_price * extra, currency),
+                )
+            )
     return rentals
 
 
@@ -114,9 +147,19 @@ def _commitment_rentals(problem: Problem) -> list[Rental]:
     rentals = []
     for k, f in enumerate(problem.fixed):
         offer = problem.offers[f.offer]
-        rentals.append(Rental(id=f"{f.name}#{k + 1}", offer=f.offer, card=offer.card, mode=f.mode,
-                              units=f.units, cards=f.units * offer.unit_cards,
-                              start=problem.local(f.start), end=problem.local(f.end),
-                              billed_hours=f.billed_hours or Decimal(f.end - f.start),
-                              cost=money(f.cost, currency), committed=True))  # fmt: skip
+        rentals.append(
+            Rental(
+                id=f"{f.name}#{k + 1}",
+                offer=f.offer,
+                card=offer.card,
+                mode=f.mode,
+                units=f.units,
+                cards=f.units * offer.unit_cards,
+                start=problem.local(f.start),
+                end=problem.local(f.end),
+                billed_hours=f.billed_hours or Decimal(f.end - f.start),
+                cost=money(f.cost, currency),
+                committed=True,
+            )
+        )
     return rentals

@@ -56,8 +56,9 @@ class SolveParams:
     deterministic: bool = False  # a deterministic time budget instead of wall-clock
 
     def settings(self) -> SolverSettings:
-        return SolverSettings(self.time_limit, self.workers or physical_cores(), self.seed,
-                              self.deterministic)  # fmt: skip
+        return SolverSettings(
+            self.time_limit, self.workers or physical_cores(), self.seed, self.deterministic
+        )
 
 
 @dataclass(frozen=True)
@@ -91,21 +92,30 @@ def solve(scenario: Scenario, params: SolveParams, on_progress: OnProgress | Non
 
     outcome = model.solve(params.settings(), progress)
     if outcome.solution is None:
-        reasons = ["the solver proved no plan meets every deadline, window and stock limit"
-                   if outcome.status == "infeasible" else
-                   f"no plan found within {params.time_limit:g} s"]  # fmt: skip
+        reasons = [
+            "the solver proved no plan meets every deadline, window and stock limit"
+            if outcome.status == "infeasible"
+            else f"no plan found within {params.time_limit:g} s"
+        ]
         return Result(outcome.status, None, problem, reasons=reasons, size=outcome.size)
     objective = Fraction(outcome.objective or 0, scale)
     bound = Fraction(outcome.bound or 0, scale)
     plan = _finish(problem, outcome.solution, outcome.status, naive, heuristic)
     gap = float((objective - bound) / objective) if objective else 0.0
-    plan = plan.model_copy(update={
-        "gap": round(gap, 6), "bound": money(bound, plan.currency),
-        "solve_seconds": round(outcome.seconds, 3),
-        "solver": {"workers": params.settings().workers, "seed": params.seed,
-                   "time_limit": params.time_limit, "deterministic": params.deterministic,
-                   **outcome.size},
-    })  # fmt: skip
+    plan = plan.model_copy(
+        update={
+            "gap": round(gap, 6),
+            "bound": money(bound, plan.currency),
+            "solve_seconds": round(outcome.seconds, 3),
+            "solver": {
+                "workers": params.settings().workers,
+                "seed": params.seed,
+                "time_limit": params.time_limit,
+                "deterministic": params.deterministic,
+                **outcome.size,
+            },
+        }
+    )
     check = check_plan(scenario, plan)
     if not check.ok:
         raise PlanRejected(check)
@@ -113,8 +123,13 @@ def solve(scenario: Scenario, params: SolveParams, on_progress: OnProgress | Non
     return Result(outcome.status, plan, problem, objective, size=outcome.size)
 
 
-def _finish(problem: Problem, solution: Solution, status: str, naive: Solution | None,
-            heuristic: Solution | None) -> Plan:  # fmt: skip
+def _finish(
+    problem: Problem,
+    solution: Solution,
+    status: str,
+    naive: Solution | None,
+    heuristic: Solution | None,
+) -> Plan:
     """The plan with its baselines, checked breakdown, utilisation and decision lines."""
     plan = to_plan(problem, solution, status)
     currency = plan.currency
@@ -123,14 +138,16 @@ def _finish(problem: Problem, solution: Solution, status: str, naive: Solution |
         a.model_copy(update={"next_best": next_best(problem, solution, a.workload)})
         for a in plan.assignments
     ]
-    return plan.model_copy(update={
-        "naive_cost": _baseline_cost(problem, naive, currency),
-        "heuristic_cost": _baseline_cost(problem, heuristic, currency),
-        "cost_breakdown": check.breakdown,
-        "assignments": assignments,
-        "utilisation": utilisation(problem, plan),
-        "decisions": decisions(problem, plan),
-    })  # fmt: skip
+    return plan.model_copy(
+        update={
+            "naive_cost": _baseline_cost(problem, naive, currency),
+            "heuristic_cost": _baseline_cost(problem, heuristic, currency),
+            "cost_breakdown": check.breakdown,
+            "assignments": assignments,
+            "utilisation": utilisation(problem, plan),
+            "decisions": decisions(problem, plan),
+        }
+    )
 
 
 def _baseline_cost(problem: Problem, solution: Solution | None, currency: str) -> Decimal | None:

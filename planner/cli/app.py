@@ -9,8 +9,8 @@ import typer
 
 from planner import __version__
 from planner.cli.catalog import catalog
-from planner.cli.common import err
 from planner.cli.check import check_command
+from planner.cli.common import err
 from planner.cli.fit import fit
 from planner.cli.quote import quote_command
 from planner.cli.solve import solve_command

@@ -47,7 +47,7 @@ def quote_command(
     rows = []
     for c in job.configs:
         if c.held:
-            pool_price = Fraction(loaded.offers[c.offer].modes[c.mode].price)  # type: ignore[index]
+            pool_price = Fraction(loaded.offers[c.offer].billing(c.mode).price)
             packages = math.ceil(
                 c.span / (24 * {"daily": 1, "weekly": 7, "monthly": 30}.get(c.mode, 1))
             )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from ortools.sat.python import cp_model
 
 from planner.cpsat.variables import Variables, pool_cap
@@ -52,7 +54,7 @@ class Constraints:
                         intervals.append(interval)
                         demands.append(config.units)
         for (offer_id, mode), (intervals, demands) in by_pool.items():
-            stock = self.problem.offers[offer_id].modes[mode].stock  # type: ignore[index]
+            stock = self.problem.offers[offer_id].billing(mode).stock
             if stock is None:
                 continue
             pool = self.problem.pools.get((offer_id, mode))
@@ -66,20 +68,20 @@ class Constraints:
     def held_units(self, key: tuple[str, str], hour: int) -> cp_model.LinearExpr:
         """Units of a pool held at `hour`: packages bought covering it plus commitments."""
         pool = self.problem.pools[key]
-        held: cp_model.LinearExpr = sum(c.units for c in pool.committed if c.start <= hour < c.end)  # type: ignore[assignment]
-        if pool.length:
-            day, days = hour // 24, pool.length // 24
-            bought = self.v.packages[key]
-            held += sum(bought[d] for d in range(max(0, day - days + 1), day + 1))
-        return held
+        committed = sum(c.units for c in pool.committed if c.start <= hour < c.end)
+        if not pool.length:
+            return cp_model.LinearExpr.constant(committed)
+        day, days = hour // 24, pool.length // 24
+        bought = self.v.packages[key]
+        covering = [bought[d] for d in range(max(0, day - days + 1), day + 1)]
+        return cp_model.LinearExpr.sum(covering) + committed
 
     def _segments(self, key: tuple[str, str]) -> list[tuple[int, int]]:
         """Hour ranges over which a pool's holdings cannot change."""
         cuts = {0, self.problem.hours} | set(range(0, self.problem.hours, 24))
         for c in self.problem.pools[key].committed:
             cuts |= {min(c.start, self.problem.hours), min(c.end, self.problem.hours)}
-        ordered = sorted(cuts)
-        return list(zip(ordered, ordered[1:], strict=False))
+        return list(itertools.pairwise(sorted(cuts)))
 
     def _pool_capacity(self) -> None:
         """Jobs on held cards use at most the units held at every hour (rule 5): usage plus a
@@ -139,7 +141,7 @@ class Constraints:
                 for day, count in bought.items():
                     intervals.append(self.model.new_fixed_size_interval_var(24 * day, length, ""))
                     demands.append(count)
-            for (pool_offer, mode), pool in self.problem.pools.items():
+            for (pool_offer, _), pool in self.problem.pools.items():
                 if pool_offer == offer_id and not pool.length:
                     for c in pool.committed:
                         intervals.append(

@@ -67,7 +67,7 @@ class CpModel:
 
     def hint(self, solution: Solution) -> None:
         """Start the search from a known plan (each variable hinted once)."""
-        self.model.clear_hints()
+        self.model.clear_hints()  # type: ignore[no-untyped-call]
         for job in self.problem.jobs:
             self.model.add_hint(self.v.present[job.index], 1)
             for k, x in enumerate(self.v.choose[job.index]):

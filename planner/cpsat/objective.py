@@ -49,4 +49,4 @@ def tie_expression(problem: Problem, v: Variables) -> cp_model.LinearExpr:
             rank = problem.offer_rank[config.offer] + 1
             terms.append(x * (config.cards * card_weight + rank * offer_weight))
         terms.append(v.end[job.index] * finish_weight)
-    return sum(terms)  # type: ignore[return-value]
+    return cp_model.LinearExpr.sum(terms)

@@ -58,6 +58,8 @@ def pool_cap(problem: Problem, key: tuple[str, str]) -> int:
     pool = problem.pools[key]
     if pool.stock is not None:
         return pool.stock
-    users = sum(max((c.units for c in j.configs if c.held and c.pool == key), default=0)
-                for j in problem.jobs)  # fmt: skip
+    users = sum(
+        max((c.units for c in j.configs if c.held and c.pool == key), default=0)
+        for j in problem.jobs
+    )
     return users + sum(c.units for c in pool.committed)

@@ -172,6 +172,13 @@ class Offer(Frozen):
         """The billing modes this offer sells, in the order hourly, daily, weekly, monthly, spot."""
         return {m: b for m in BILLING_MODES if (b := getattr(self, m)) is not None}
 
+    def billing(self, mode: str) -> HourlyBilling | PackageBilling:
+        """The billing of `mode`; KeyError if the offer does not sell it."""
+        value = getattr(self, mode, None) if mode in BILLING_MODES else None
+        if value is None:
+            raise KeyError(f"offer {self.id} does not sell {mode}")
+        return value  # type: ignore[no-any-return]
+
     def card_hour_price(self, mode: BillingMode) -> Decimal:
         """Price of one card for one hour on `mode`, packages spread over their whole length."""
         billing = self.modes[mode]
