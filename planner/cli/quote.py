@@ -77,7 +77,7 @@ def _table(workload: str, currency: str, rows: list[dict[str, Any]]) -> Table:
     table = Table(
         title=f"{workload}: every feasible config alone, cheapest first", title_justify="left"
     )
-    for column in ("cards", "offer", "mode", "hours", "compute h", "billed", f"cost {currency}"):
+    for column in ("cards", "offer", "mode", "span h", "compute h", "billed", f"cost {currency}"):
         table.add_column(
             column, justify="left" if column in ("cards", "offer", "mode") else "right"
         )

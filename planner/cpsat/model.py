@@ -48,7 +48,7 @@ class _Progress(cp_model.CpSolverSolutionCallback):
         self.report = report
 
     def on_solution_callback(self) -> None:
-        self.report(int(self.objective_value), int(self.best_objective_bound), self.wall_time)
+        self.report(round(self.objective_value), round(self.best_objective_bound), self.wall_time)
 
 
 class CpModel:
@@ -95,8 +95,8 @@ class CpModel:
         name = STATUS[status]
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             return Outcome(name, None, None, None, time.perf_counter() - started, self.size())
-        objective = int(solver.objective_value)
-        bound = int(solver.best_objective_bound)
+        objective = round(solver.objective_value)  # a float: 1.9999999999999996 means 2
+        bound = round(solver.best_objective_bound)
         solution = self._decode(solver)
         if status == cp_model.OPTIMAL:
             solution = self._break_ties(settings, objective, solution)

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Generic, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from planner.domain.money import Price
-from planner.domain.values import BILLING_MODES, PACKAGE_DAYS, BillingMode, Minutes, Slug
+from planner.domain.values import BILLING_MODES, PACKAGE_DAYS, BillingMode, Slug, WholeMinutes
 
 T = TypeVar("T")
 Confidence = Literal["high", "medium", "low"]
@@ -100,7 +100,7 @@ class SpotBilling(HourlyBilling):
     """Billed like hourly; may be preempted (rate per hour), then restarts from a checkpoint."""
 
     preemptions_per_hour: Annotated[float, Field(ge=0)] = 0.0
-    restart_minutes: Minutes = 0
+    restart_minutes: WholeMinutes = 0
 
 
 class PackageBilling(_Billing):
@@ -133,7 +133,7 @@ class Offer(Frozen):
     cards_per_node: Annotated[int, Field(ge=1)] | None = None  # default: unit_cards
     network: Network | None = None
     link_gbps: Annotated[float, Field(gt=0)] = 1.0  # per unit, for image and weight downloads
-    setup_minutes: Minutes | None = None  # overrides the computed download time
+    setup_minutes: WholeMinutes | None = None  # overrides the computed download time
     disk_price_per_gb_month: Price | None = None
     max_units: Annotated[int, Field(ge=0)] | None = None  # all modes together
     hourly: HourlyBilling | None = None

@@ -57,6 +57,22 @@ def format_minutes(minutes: int) -> str:
     return text or "0m"
 
 
+def parse_whole_minutes(value: Any) -> int:
+    """For fields named *_minutes: a whole number of minutes (0 allowed) or a duration."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 0:
+            raise ValueError(f"expected minutes ≥ 0, got {value}")
+        return value
+    return parse_minutes(value)
+
+
+WholeMinutes = Annotated[
+    int,
+    BeforeValidator(parse_whole_minutes),
+    WithJsonSchema({"oneOf": [{"type": "integer", "minimum": 0}, {"type": "string"}]}),
+]
+"""Minutes as a number (`10`) or a duration (`10m`, `1h`)."""
+
 Minutes = Annotated[
     int,
     BeforeValidator(parse_minutes),

@@ -21,6 +21,7 @@ from planner.domain.values import (
     Precision,
     Precisions,
     Slug,
+    WholeMinutes,
     Window,
     instant_datetime,
 )
@@ -59,7 +60,7 @@ def _after(earlier: str, later: str) -> Any:
 class _Workload(Frozen):
     name: Name
     disk_gb: Annotated[float, Field(ge=0)] = 0.0  # storage billed where the offer prices disk
-    setup_minutes: Minutes | None = None  # overrides the offer's computed setup time
+    setup_minutes: WholeMinutes | None = None  # overrides the offer's computed setup time
 
 
 class Measured(Frozen):

@@ -1,0 +1,70 @@
+"""Tiny planning instances on synthetic catalogs, with exact, hand-checkable durations.
+
+Every job is a LoRA fine-tune of llama-2-7b whose throughput is *measured* at 1,000
+tokens/s on one a100-80g, so `hours_of_work(h)` tokens take exactly h hours on one card.
+Setup is 0 unless an offer or job says otherwise.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from planner.domain.load import load_scenario
+from planner.domain.scenario import Scenario
+from planner.solve import Result, SolveParams, solve
+
+TOKENS_PER_HOUR = 3_600_000
+
+
+def hours_of_work(hours: float) -> float:
+    return hours * TOKENS_PER_HOUR
+
+
+def offer(id: str, card: str = "a100-80g", **modes: Any) -> dict[str, Any]:
+    """An offer of one-card units on a node of 8, no setup time, with the given modes."""
+    return {"id": id, "card": card, "cards_per_node": 8, "setup_minutes": 0, **modes}
+
+
+def job(name: str, hours: float, **fields: Any) -> dict[str, Any]:
+    return {
+        "name": name,
+        "kind": "train",
+        "model": "llama-2-7b",
+        "method": "lora",
+        "tokens": hours_of_work(hours),
+        "max_cards": 1,
+        "setup_minutes": 0,
+        "measured": {"card": "a100-80g", "cards": 1, "tokens_per_s": 1000},
+        **fields,
+    }
+
+
+def scenario(
+    offers: list[dict[str, Any]], jobs: list[dict[str, Any]], days: int = 10, **extra: Any
+) -> Scenario:
+    """A scenario from 2026-07-01 for `days` days on a synthetic catalog."""
+    folder = Path(tempfile.mkdtemp(prefix="gpuplan-"))
+    catalog = {"name": "synthetic", "currency": "CNY", "source": "tests", "offers": offers}
+    (folder / "catalog.yaml").write_text(yaml.safe_dump(catalog, sort_keys=False))
+    end = f"2026-07-{1 + days:02d}" if days <= 30 else f"2026-08-{days - 30 + 1:02d}"
+    data = {
+        "name": "tiny",
+        "currency": "CNY",
+        "timezone": "Asia/Shanghai",
+        "horizon": {"start": "2026-07-01", "end": end},
+        "catalog": "catalog.yaml",
+        "workloads": jobs,
+        **extra,
+    }
+    path = folder / "scenario.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return load_scenario(path)
+
+
+def solved(s: Scenario, seconds: float = 20.0) -> Result:
+    """Solve deterministically (fixed seed and workers, deterministic time budget)."""
+    return solve(s, SolveParams(time_limit=seconds, workers=2, seed=0, deterministic=True))

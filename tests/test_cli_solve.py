@@ -1,0 +1,109 @@
+"""plan solve / check / quote through the CLI: exit codes, JSON, progress on stderr."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.conftest import REPO
+from tests.planning import job, offer, scenario
+
+SEED = REPO / "scenarios" / "seed-13b-finetune.yaml"
+
+
+def test_seed_scenario_solves_checks_and_breaks(cli: Any, tmp_path: Path) -> None:
+    out = tmp_path / "plan.json"
+    result = cli("solve", SEED, "--workers", "2", "--deterministic", "--json", out)
+    assert result.exit_code == 0, result.output
+    assert "optimal, total CNY 582.12" in result.stdout
+    assert "incumbent" in result.stderr and "incumbent" not in result.stdout  # progress
+    assert "Package decisions" in result.stdout and "not bought" in result.stdout
+    plan = json.loads(out.read_text())
+    assert plan["status"] == "optimal" and Decimal(str(plan["total_cost"])) == Decimal("582.12")
+    assert cli("check", SEED, out).exit_code == 0
+    plan["rentals"] = plan["rentals"][1:]  # one rental removed
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps(plan))
+    result = cli("check", SEED, broken)
+    assert result.exit_code == 1 and "[rental]" in result.stderr
+
+
+def test_json_to_stdout_is_the_plan_alone(cli: Any) -> None:
+    result = cli("solve", SEED, "--workers", "1", "--deterministic", "--json", "-")
+    assert result.exit_code == 0
+    plan = json.loads(result.stdout)
+    assert {
+        "scenario",
+        "status",
+        "total_cost",
+        "naive_cost",
+        "heuristic_cost",
+        "currency",
+        "gap",
+        "bound",
+        "solve_seconds",
+        "rentals",
+        "assignments",
+        "cost_breakdown",
+        "utilisation",
+    } <= set(plan)
+    assert plan["rentals"][0]["start"].endswith("+08:00")
+
+
+def test_serve_workloads_are_refused_by_name(cli: Any) -> None:
+    result = cli("solve", REPO / "scenarios" / "q3.yaml", "--time-limit", "1")
+    assert result.exit_code == 1
+    assert "chat-70b" in result.stderr and "dev-boxes" in result.stderr
+
+
+def test_infeasible_exits_2(cli: Any, tmp_path: Path) -> None:
+    s = scenario([offer("o", hourly={"price": 10})], [job("a", 30, deadline="2026-07-02")])
+    result = cli("solve", s.path)
+    assert result.exit_code == 2 and "no config can run it" in result.stderr
+
+
+def test_quote_lists_configs_cheapest_first(cli: Any) -> None:
+    result = cli("quote", SEED, "legal-13b-finetune", "--json", "-")
+    assert result.exit_code == 0
+    rows = json.loads(result.stdout)
+    costs = [Decimal(str(r["cost"])) for r in rows]
+    assert costs == sorted(costs) and costs[0] == Decimal("582.12")
+    assert rows[0]["offer"] == "jz-910b-83" and rows[0]["cards"] == 1
+    missing = cli("quote", SEED, "legal-13b")
+    assert missing.exit_code == 1 and "did you mean legal-13b-finetune?" in missing.stderr
+
+
+def test_check_rejects_a_file_that_is_not_a_plan(cli: Any, tmp_path: Path) -> None:
+    bad = tmp_path / "x.json"
+    bad.write_text(json.dumps({"hello": 1}))
+    result = cli("check", SEED, bad)
+    assert result.exit_code == 1 and "Field required" in result.stderr
+    assert yaml  # the scenario stays valid YAML
+
+
+def test_same_seed_and_workers_give_the_same_json(cli: Any) -> None:
+    runs = []
+    for _ in range(2):
+        result = cli(
+            "solve", SEED, "--workers", "2", "--seed", "7", "--deterministic", "--json", "-"
+        )
+        assert result.exit_code == 0
+        plan = json.loads(result.stdout)
+        plan.pop("solve_seconds")
+        runs.append(plan)
+    assert runs[0] == runs[1]
+
+
+def test_default_workers_are_physical_cores() -> None:
+    import os
+
+    from planner.solve import SolveParams, physical_cores
+
+    cores = physical_cores()
+    assert 1 <= cores <= (os.cpu_count() or cores)
+    assert SolveParams().settings().workers == cores
+    assert SolveParams(workers=3).settings().workers == 3

@@ -1,0 +1,156 @@
+"""Invariants of the planner over small random train-only scenarios (hypothesis), and
+brute-force enumeration against the CP-SAT optimum on tiny ones."""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+from fractions import Fraction
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from planner.check import check_plan
+from planner.problem import Infeasible, build_problem
+from tests.planning import job, offer, scenario, solved
+
+START = dt.datetime(2026, 7, 1)
+slow = settings(suppress_health_check=[HealthCheck.too_slow], deadline=None)
+
+
+def at(hour: int) -> str:
+    return (START + dt.timedelta(hours=hour)).isoformat()
+
+
+@st.composite
+def instances(draw: Any, packages: bool = True, spot: bool = True, days: int = 2) -> dict[str, Any]:
+    offers = []
+    for i, card in enumerate(
+        draw(
+            st.lists(
+                st.sampled_from(["a100-80g", "h200-141g"]), min_size=1, max_size=2, unique=True
+            )
+        )
+    ):
+        modes: dict[str, Any] = {
+            "hourly": {
+                "price": draw(st.integers(1, 20)),
+                "stock": draw(st.sampled_from([1, 2, None])),
+            }
+        }
+        if spot and draw(st.booleans()):
+            modes["spot"] = {
+                "price": draw(st.integers(1, 10)),
+                "preemptions_per_hour": 0.1,
+                "restart_minutes": 10,
+                "stock": draw(st.sampled_from([1, 2])),
+            }
+        if packages and draw(st.booleans()):
+            modes["daily"] = {"price": draw(st.integers(20, 300)), "stock": draw(st.integers(1, 2))}
+        offers.append(offer(f"o{i}-{card}", card=card, **modes))
+    jobs = []
+    for i in range(draw(st.integers(1, 3))):
+        hours = draw(st.integers(1, 12))
+        earliest = draw(st.integers(0, 8))
+        fields: dict[str, Any] = {"earliest_start": at(earliest)}
+        if draw(st.booleans()):
+            fields["deadline"] = at(min(24 * days, earliest + hours + draw(st.integers(0, 20))))
+        if draw(st.booleans()):
+            fields["checkpoint_every"] = "30m"
+        if i and draw(st.booleans()):
+            fields["after"] = [f"j{i - 1}"]
+        # throughput measured on the a100; the h200 runs at its peak ratio (1:3.17)
+        jobs.append(job(f"j{i}", hours, **fields))
+    return {"offers": offers, "jobs": jobs, "days": days}
+
+
+def build(instance: dict[str, Any]) -> Any:
+    return scenario(instance["offers"], instance["jobs"], days=instance["days"])
+
+
+@slow
+@given(instances())
+def test_every_plan_passes_the_checker_and_beats_the_baselines(instance: dict[str, Any]) -> None:
+    s = build(instance)
+    result = solved(s, 10)
+    if result.plan is None:
+        assert result.status == "infeasible"
+        return
+    check = check_plan(s, result.plan)
+    assert check.ok, check.violations
+    assert check.total == result.objective
+    if result.status == "optimal":
+        for baseline in (result.plan.naive_cost, result.plan.heuristic_cost):
+            assert baseline is None or result.plan.total_cost <= baseline
+
+
+def _optimum(instance: dict[str, Any]) -> Fraction | None:
+    result = solved(build(instance), 10)
+    assert result.status in ("optimal", "infeasible")
+    return result.objective
+
+
+@slow
+@given(instances(), st.integers(0, 1))
+def test_more_stock_never_raises_the_optimum(instance: dict[str, Any], which: int) -> None:
+    before = _optimum(instance)
+    richer = [dict(o) for o in instance["offers"]]
+    target = richer[which % len(richer)]
+    target["hourly"] = {**target["hourly"], "stock": None}
+    after = _optimum({**instance, "offers": richer})
+    if before is not None:
+        assert after is not None and after <= before
+
+
+@slow
+@given(instances(), st.integers(0, 1), st.integers(1, 10))
+def test_a_higher_price_never_lowers_the_optimum(
+    instance: dict[str, Any], which: int, rise: int
+) -> None:
+    before = _optimum(instance)
+    dearer = [dict(o) for o in instance["offers"]]
+    target = dearer[which % len(dearer)]
+    target["hourly"] = {**target["hourly"], "price": target["hourly"]["price"] + rise}
+    after = _optimum({**instance, "offers": dearer})
+    if before is None:
+        assert after is None
+    else:
+        assert after is None or after >= before
+
+
+def _brute_force(instance: dict[str, Any]) -> Fraction | None:
+    """Every config × start of every job, hour by hour; the cheapest feasible total."""
+    try:
+        problem = build_problem(build(instance))
+    except Infeasible:
+        return None
+    options = [[(c, s) for c in j.configs for s in j.start_range(c)] for j in problem.jobs]
+    best: Fraction | None = None
+    for combo in itertools.product(*options):
+        if any(
+            s < combo[b][1] + combo[b][0].span
+            for j, (_, s) in zip(problem.jobs, combo, strict=True)
+            for b in j.after
+        ):
+            continue
+        use: dict[tuple[str, str, int], int] = {}
+        for c, s in combo:
+            for off, length in c.runs:
+                for h in range(s + off, s + off + length):
+                    use[(c.offer, c.mode, h)] = use.get((c.offer, c.mode, h), 0) + c.units
+        if any(
+            units > (problem.offers[o].billing(m).stock or units)
+            for (o, m, _), units in use.items()
+        ):
+            continue
+        cost = sum((c.cost for c, _ in combo), Fraction(0))
+        best = cost if best is None or cost < best else best
+    return best
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instances(packages=False, days=1))
+def test_brute_force_equals_the_cp_sat_optimum(instance: dict[str, Any]) -> None:
+    instance = {**instance, "jobs": instance["jobs"][:2]}
+    assert _optimum(instance) == _brute_force(instance)
