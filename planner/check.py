@@ -19,7 +19,7 @@ from planner.domain.plan import Assignment, Plan, Rental
 from planner.domain.scenario import Scenario
 from planner.domain.workload import TrainWorkload
 from planner.estimate.core import GIB
-from planner.estimate.memory import TrainSetup, train_memory
+from planner.estimate.memory import train_memory, workload_setup
 from planner.problem import Config, Problem, build_problem, hour_of
 from planner.rules import PACKAGE_MODES, billed_hours, package_hours
 from planner.solution import money
@@ -114,14 +114,7 @@ class _Checker:
             self.result.add("config", a.workload, 1, "", f"offer {a.offer} does not rent {a.card}")
             return
         card = self.scenario.cards[a.card]
-        setup = TrainSetup(
-            w.method,
-            w.knobs,
-            w.precision,
-            w.seq_len,
-            w.micro_batch,
-            self.scenario.spec.usable_memory_fraction,
-        )
+        setup = workload_setup(w, self.scenario.spec.usable_memory_fraction)
         memory = train_memory(self.scenario.models[w.name], card, a.cards, setup)
         if not memory.fits:
             over = -memory.headroom / GIB

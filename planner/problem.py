@@ -18,7 +18,7 @@ from planner.domain.catalog import CardType, Offer
 from planner.domain.scenario import Scenario
 from planner.domain.values import instant_datetime
 from planner.domain.workload import TrainWorkload
-from planner.estimate.memory import TrainSetup, train_memory
+from planner.estimate.memory import TrainSetup, train_memory, workload_setup
 from planner.estimate.precision import supports
 from planner.estimate.speed import scale_measured, scaling_efficiency, spot_factor, train_speed
 from planner.rules import (
@@ -64,8 +64,7 @@ class Config:
 
     @property
     def span(self) -> int:
-        offset, length = self.runs[-1]
-        return offset + length
+        return DailyRuns(self.runs).span
 
     @property
     def cost(self) -> Fraction:
@@ -283,14 +282,7 @@ def _configs(
     committed: dict[tuple[str, str], list[PoolCommitment]],
 ) -> list[Config]:
     model = scenario.models[w.name]
-    setup = TrainSetup(
-        w.method,
-        w.knobs,
-        w.precision,
-        w.seq_len,
-        w.micro_batch,
-        scenario.spec.usable_memory_fraction,
-    )
+    setup = workload_setup(w, scenario.spec.usable_memory_fraction)
     fits: dict[tuple[str, int], bool] = {}
     configs = []
     for offer in scenario.offers.values():
@@ -390,7 +382,7 @@ def _config(
         rental = Fraction(billing.price) * units * Fraction(billed)
     storage = Fraction(0)
     if offer.disk_price_per_gb_month is not None and w.disk_gb and run_list:
-        span = DailyRuns(run_list).span
+        span = DailyRuns(run_list).span  # the whole span: disks of stopped instances bill
         storage = Fraction(offer.disk_price_per_gb_month) * Fraction(w.disk_gb) * span / 720
     return Config(
         job,

@@ -112,3 +112,22 @@ def test_flag_choices_equal_the_schema_vocabulary() -> None:
     assert [p.value for p in fit.Precision] == list(values.PRECISIONS)
     assert [o.value for o in fit.Optimizer] == list(get_args(recipes.Optimizer))
     assert [o.value for o in fit.Offload] == list(get_args(recipes.Offload))
+
+
+def test_replicas_needed_for_a_concurrency(cli: Any) -> None:
+    rows = rows_of(
+        cli,
+        "llama-3.1-8b",
+        "--card",
+        "rtx4090",
+        "--concurrency",
+        "40",
+        "--context-tokens",
+        "8192",
+        "--min-tokens-per-s",
+        "20",
+    )
+    one = next(r for r in rows if r["cards"] == 1)
+    per_replica = one["max_concurrency_per_replica"]
+    assert 1 <= per_replica < 40 and not one["fits"]
+    assert one["replicas_for_concurrency"] == -(-40 // per_replica)

@@ -124,6 +124,11 @@ def _serve_row(
     row["assumptions"] = [str(a) for a in capacity.assumptions]
     row["fits"] = capacity.memory.fits and capacity.max_concurrency >= setup.concurrency
     row["max_concurrency_per_replica"] = capacity.max_concurrency
+    row["replicas_for_concurrency"] = (
+        math.ceil(setup.concurrency / capacity.max_concurrency)
+        if capacity.max_concurrency
+        else None
+    )
     row["concurrency_by_memory"] = capacity.by_memory
     row["concurrency_by_speed"] = capacity.by_speed
     row["tokens_per_s_per_request"] = round(capacity.tokens_per_s_per_request, 1)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from planner.domain.catalog import CardType
 from planner.domain.model_card import ModelCard
 from planner.domain.recipes import TrainKnobs
+from planner.domain.workload import TrainWorkload
 from planner.estimate.core import GIB, Assumptions, MemoryEstimate, usable_bytes
 from planner.estimate.precision import WEIGHT_BYTES, kv_bytes_per_token, weight_bytes
 
@@ -143,6 +144,18 @@ class TrainSetup:
     @property
     def tokens(self) -> int:
         return self.seq_len * self.micro_batch
+
+
+def workload_setup(workload: TrainWorkload, usable_fraction: float) -> TrainSetup:
+    """The training shape a scenario's train workload states."""
+    return TrainSetup(
+        workload.method,
+        workload.knobs,
+        workload.precision,
+        workload.seq_len,
+        workload.micro_batch,
+        usable_fraction,
+    )
 
 
 def block_params(model: ModelCard) -> int:
