@@ -20,7 +20,7 @@ from planner.domain.scenario import Scenario
 from planner.domain.workload import TrainWorkload
 from planner.estimate.core import GIB
 from planner.estimate.memory import train_memory, workload_setup
-from planner.problem import Config, Problem, build_problem, hour_of
+from planner.problem import Config, Problem, build_problem, hour_of, local_time
 from planner.rules import PACKAGE_MODES, billed_hours, package_hours
 from planner.solution import money
 
@@ -273,7 +273,7 @@ class _Checker:
                     f.name,
                     f.units,
                     "units",
-                    f"{f.units} unit(s) of {f.offer} {f.mode} from hour {f.start} "
+                    f"{f.units} unit(s) of {f.offer} {f.mode} from {self.at(f.start)} "
                     "are committed but not in the plan",
                 )
 
@@ -299,7 +299,7 @@ class _Checker:
                         f"{key[0]} {key[1]}",
                         units - held[key][h],
                         "units",
-                        f"{units} unit(s) used but {held[key][h]} held at hour {h}",
+                        f"{units} unit(s) used but {held[key][h]} held at {self.at(h)}",
                     )
                     break
         totals: dict[str, list[int]] = defaultdict(lambda: [0] * span)
@@ -315,7 +315,7 @@ class _Checker:
                     f"{offer_id} {mode}",
                     line[worst] - stock,
                     "units",
-                    f"stock over by {line[worst] - stock} units at hour {worst}",
+                    f"stock over by {line[worst] - stock} unit(s) at {self.at(worst)}",
                 )
         for offer_id, line in totals.items():
             cap = self.scenario.offers[offer_id].max_units
@@ -326,7 +326,7 @@ class _Checker:
                     offer_id,
                     line[worst] - cap,
                     "units",
-                    f"offer-wide cap over by {line[worst] - cap} units at hour {worst}",
+                    f"offer-wide cap over by {line[worst] - cap} unit(s) at {self.at(worst)}",
                 )
 
     def storage(
@@ -339,7 +339,10 @@ class _Checker:
         return total
 
     def fmt(self, runs: list[tuple[int, int]]) -> str:
-        return ", ".join(f"h{a}-h{b}" for a, b in runs)
+        return ", ".join(f"{self.at(a)} to {self.at(b)}" for a, b in runs)
+
+    def at(self, hour: int) -> str:
+        return local_time(self.scenario, hour)
 
     def run(self) -> CheckResult:
         placed = self.assignments()

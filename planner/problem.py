@@ -184,7 +184,7 @@ def build_problem(scenario: Scenario) -> Problem:
         if isinstance(w, TrainWorkload)
     ]
     jobs = _tighten(jobs)
-    empty = [f"{j.name}: {why}" for j in jobs for why in [_why_empty(j)] if why]
+    empty = [f"{j.name}: {why}" for j in jobs for why in [_why_empty(scenario, j)] if why]
     if empty:
         raise Infeasible(empty)
     pools = _pools(scenario, jobs, committed)
@@ -446,12 +446,19 @@ def _replace(job: Job, **changes: object) -> Job:
     return replace(job, **changes)  # type: ignore[arg-type]
 
 
-def _why_empty(job: Job) -> str | None:
+def local_time(scenario: Scenario, hour: int) -> str:
+    """An hour index as local time, for messages: '2026-10-05 08:00'."""
+    start = dt.datetime.combine(scenario.spec.horizon.start, dt.time())
+    return f"{start + dt.timedelta(hours=hour):%Y-%m-%d %H:%M}"
+
+
+def _why_empty(scenario: Scenario, job: Job) -> str | None:
     if job.configs:
         return None
     w = job.workload
     return (
-        f"no config can run it between hour {job.earliest} and hour {job.deadline} "
+        f"no config can run it between {local_time(scenario, job.earliest)} and "
+        f"{local_time(scenario, job.deadline)} "
         f"(after tightening along `after`): every card/count either does not fit its memory "
         f"({w.method}, {w.precision}, sequence {w.seq_len} × micro-batch {w.micro_batch}) "
         "or is too slow for the window; try `plan quote` or `plan fit`"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from fractions import Fraction
 
@@ -91,21 +91,32 @@ def solve(scenario: Scenario, params: SolveParams, on_progress: OnProgress | Non
             on_progress(Fraction(incumbent, scale), Fraction(bound, scale), gap, elapsed)
 
     outcome = model.solve(params.settings(), progress)
+    if outcome.solution is None and outcome.status == "unknown" and hints:
+        # the solver found nothing better in time: the checked baseline is still a plan
+        best = min(hints, key=lambda s: s.cost(problem))
+        outcome = replace(
+            outcome,
+            status="feasible",
+            solution=best,
+            objective=problem.integer(best.cost(problem)),
+            bound=None,
+        )
     if outcome.solution is None:
-        reasons = [
-            "the solver proved no plan meets every deadline, window and stock limit"
-            if outcome.status == "infeasible"
-            else f"no plan found within {params.time_limit:g} s"
-        ]
+        reasons = [f"no plan found within {params.time_limit:g} s"]
+        if outcome.status == "infeasible":
+            core = CpModel(problem, require_all=False).explain(params.settings())
+            together = f" together: {', '.join(core)}" if core else ""
+            reasons = [f"the solver proved that no plan fits every deadline, window, "
+                       f"dependency and stock limit{together}"]  # fmt: skip
         return Result(outcome.status, None, problem, reasons=reasons, size=outcome.size)
     objective = Fraction(outcome.objective or 0, scale)
-    bound = Fraction(outcome.bound or 0, scale)
+    bound = None if outcome.bound is None else max(Fraction(outcome.bound, scale), Fraction(0))
     plan = _finish(problem, outcome.solution, outcome.status, naive, heuristic)
-    gap = float((objective - bound) / objective) if objective else 0.0
+    gap = None if bound is None else float((objective - bound) / objective) if objective else 0.0
     plan = plan.model_copy(
         update={
-            "gap": round(gap, 6),
-            "bound": money(bound, plan.currency),
+            "gap": None if gap is None else round(gap, 6),
+            "bound": None if bound is None else money(bound, plan.currency),
             "solve_seconds": round(outcome.seconds, 3),
             "solver": {
                 "workers": params.settings().workers,

@@ -45,8 +45,15 @@ def test_70b_bf16_needs_two_h200(cli: Any) -> None:
 
 def test_fp8_rows_skip_cards_without_fp8(cli: Any) -> None:
     rows = rows_of(cli, "llama-3.1-70b", "--precision", "fp8", "--concurrency", "8")
-    assert not any(r["card"] in ("a100-80g", "a800-80g", "ascend-910b") for r in rows)
+    for r in rows:
+        if r["card"] in ("a100-80g", "a800-80g", "ascend-910b"):
+            assert not r["fits"] and r["reason"] == f"{r['card']} has no FP8 support"
     assert any(r["card"] == "h200-141g" and r["cards"] == 1 and r["fits"] for r in rows)
+
+
+def test_tensor_parallel_counts_must_split_the_heads(cli: Any) -> None:
+    [row] = rows_of(cli, "llama-3.1-8b", "--card", "a100-80g", "--cards", "3")
+    assert not row["fits"] and "32 attention heads and 8 KV heads" in row["reason"]
 
 
 def test_seed_rule_disagreement_is_explained_in_one_line(cli: Any) -> None:

@@ -108,6 +108,7 @@ def test_stock_makes_it_infeasible() -> None:
         )
     )
     assert result.status == "infeasible" and result.plan is None
+    assert result.reasons[0].endswith("together: a, b")  # the infeasible core names them
 
 
 def test_deadline_no_config_is_infeasible_with_reason() -> None:

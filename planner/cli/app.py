@@ -7,6 +7,12 @@ from typing import Annotated
 
 import typer
 
+try:  # typer vendors click since 0.2x; before that it depended on it
+    from typer._click.exceptions import ClickException
+    from typer.exceptions import Abort
+except ImportError:  # pragma: no cover - older typer
+    from click.exceptions import Abort, ClickException  # type: ignore[no-redef]
+
 from planner import __version__
 from planner.cli.catalog import catalog
 from planner.cli.check import check_command
@@ -48,9 +54,15 @@ def _root(
 
 
 def main() -> None:
-    """Console entry point: an unexpected failure is one line, unless PLAN_DEBUG is set."""
+    """Console entry point. Usage errors exit 1 (2 means proven infeasible); an unexpected
+    failure is one line, unless PLAN_DEBUG is set."""
     try:
-        app()
+        code = app(standalone_mode=False)
+    except ClickException as exc:  # a mistyped flag or a missing argument: bad input
+        exc.show()
+        raise SystemExit(1) from None
+    except Abort:
+        raise SystemExit(1) from None
     except Exception as exc:  # a bug, not bad input (bad input exits 1 with its problems)
         if os.environ.get("PLAN_DEBUG"):
             raise
@@ -59,3 +71,4 @@ def main() -> None:
             "(set PLAN_DEBUG=1 for a traceback, and please report it)"
         )
         raise SystemExit(70) from None
+    raise SystemExit(code if isinstance(code, int) else 0)

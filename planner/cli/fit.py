@@ -191,6 +191,16 @@ def _table(query: FitQuery, rows: list[dict[str, Any]], currency: str) -> Table:
             column, justify="left" if column in ("card", "offer", "main term") else "right"
         )
     for r in rows:
+        if "reason" in r:
+            table.add_row(
+                r["card"],
+                str(r["cards"]),
+                "[red]no[/]",
+                *["-"] * 3,
+                r["reason"],
+                *["-"] * (len(columns) - 7),
+            )
+            continue
         terms = r["breakdown_gib"]
         main = max(terms, key=terms.get)
         low = "~" if r["low_confidence"] else ""
@@ -209,7 +219,7 @@ def _table(query: FitQuery, rows: list[dict[str, Any]], currency: str) -> Table:
                 f"{r['tokens_per_s_per_request']:.0f}",
                 f"{r['tokens_per_s_per_replica']:.0f}",
                 r.get("offer", "-"),
-                str(r.get("hourly_price", "-")),
+                f"{r['hourly_price']:,.2f}" if "hourly_price" in r else "-",
             ]
         else:
             cells += [
@@ -225,16 +235,19 @@ def _table(query: FitQuery, rows: list[dict[str, Any]], currency: str) -> Table:
 def _notes(console: Any, rows: list[dict[str, Any]]) -> None:
     seen: list[str] = []
     for r in rows:
-        for text in r["assumptions"]:
+        for text in r.get("assumptions", []):
             if text not in seen:
                 seen.append(text)
-    console.print(
-        "[bold]Assumptions[/] (override any with a flag; ~ = rests on a low-confidence "
-        "card figure):"
-    )
+    if seen:
+        console.print(
+            "[bold]Assumptions[/] (override any with a flag; ~ = rests on a low-confidence "
+            "card figure):"
+        )
     for text in seen:
         console.print(f"  • {text}", markup=False)
     disagreements = [(r, r["seed_rule"]) for r in rows if "seed_rule" in r]
+    if not any("reason" not in r for r in rows):
+        console.print("[bold red]No card and count here can run it;[/] see the reasons above.")
     if disagreements:
         console.print("[bold]Where gpuplan disagrees with the seeds' rule of thumb:[/]")
         for r, text in disagreements:

@@ -64,6 +64,8 @@ def solve_command(
 
 def _progress(currency: str) -> Any:
     def report(incumbent: Fraction, bound: Fraction, gap: float, elapsed: float) -> None:
+        bound = max(bound, Fraction(0))  # costs are never negative; early bounds can be
+        gap = float((incumbent - bound) / incumbent) if incumbent else 0.0
         err.print(
             f"  {elapsed:7.2f} s  incumbent {currency} {float(incumbent):,.2f}  "
             f"bound {float(bound):,.2f}  gap {gap:.1%}",
@@ -83,10 +85,11 @@ def _saving(total: Any, baseline: Any) -> str:
 
 def print_plan(console: Console, plan: Plan) -> None:
     c = plan.currency
-    gap = f"{plan.gap:.2%}" if plan.gap is not None else "-"
+    gap = f"{plan.gap:.2%}" if plan.gap is not None else "unknown"
+    bound = f"{plan.bound:,.2f}" if plan.bound is not None else "unknown"
     console.print(
         f"[bold]{plan.scenario}[/]: {plan.status}, total {c} {plan.total_cost:,.2f} "
-        f"(bound {plan.bound:,.2f}, gap {gap}, {plan.solve_seconds:.2f} s, "
+        f"(bound {bound}, gap {gap}, {plan.solve_seconds:.2f} s, "
         f"{plan.solver.get('variables', '?')} variables)"
     )
     console.print(f"  naive plan      {_saving(plan.total_cost, plan.naive_cost)}")

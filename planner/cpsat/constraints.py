@@ -13,8 +13,11 @@ from planner.problem import Problem
 class Constraints:
     """Adds every constraint of the plan to `model`, in `add_constraints()`."""
 
-    def __init__(self, model: cp_model.CpModel, problem: Problem, v: Variables) -> None:
+    def __init__(
+        self, model: cp_model.CpModel, problem: Problem, v: Variables, require_all: bool = True
+    ) -> None:
         self.model, self.problem, self.v = model, problem, v
+        self.require_all = require_all  # False: presence is left to assumptions (explanations)
 
     def add_constraints(self) -> None:
         self._select_one_config()
@@ -30,7 +33,8 @@ class Constraints:
         """Each present job runs on exactly one config (rule 1); every job is present."""
         for job in self.problem.jobs:
             self.model.add(sum(self.v.choose[job.index]) == self.v.present[job.index])
-            self.model.add(self.v.present[job.index] == 1)
+            if self.require_all:
+                self.model.add(self.v.present[job.index] == 1)
 
     def _deadlines(self) -> None:
         """A job finishes by its deadline (its start domain already respects earliest start)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ortools.sat.python import cp_model
 
@@ -54,11 +54,11 @@ class _Progress(cp_model.CpSolverSolutionCallback):
 class CpModel:
     """The CP-SAT program of a problem."""
 
-    def __init__(self, problem: Problem) -> None:
+    def __init__(self, problem: Problem, require_all: bool = True) -> None:
         self.problem = problem
         self.model = cp_model.CpModel()
         self.v = make_variables(self.model, problem)
-        Constraints(self.model, problem, self.v).add_constraints()
+        Constraints(self.model, problem, self.v, require_all).add_constraints()
         self.cost = cost_expression(problem, self.v)
 
     def size(self) -> dict[str, int]:
@@ -101,6 +101,17 @@ class CpModel:
         if status == cp_model.OPTIMAL:
             solution = self._break_ties(settings, objective, solution)
         return Outcome(name, solution, objective, bound, time.perf_counter() - started, self.size())
+
+    def explain(self, settings: SolverSettings) -> list[str] | None:
+        """Names of workloads that cannot all be planned together (an infeasible core over
+        the presence literals), or None if the solver finds none in time."""
+        self.model.clear_assumptions()
+        self.model.add_assumptions(self.v.present)
+        solver = self._solver(replace(settings, workers=1), settings.time_limit)
+        if solver.solve(self.model) != cp_model.INFEASIBLE:
+            return None
+        core = set(solver.sufficient_assumptions_for_infeasibility())
+        return [job.name for job in self.problem.jobs if self.v.present[job.index].index in core]
 
     def _break_ties(self, settings: SolverSettings, objective: int, best: Solution) -> Solution:
         """Among plans of the optimal cost, the least by the tie order (PRODUCT.md rule 12)."""

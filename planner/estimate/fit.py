@@ -79,8 +79,20 @@ def counts_for(query: FitQuery, model: ModelCard) -> tuple[int, ...]:
         return query.counts
     if query.task != "serve":
         return TRAIN_COUNTS
-    # tensor parallel needs the attention heads to split evenly
-    return tuple(n for n in SERVE_COUNTS if model.heads % n == 0)
+    return tuple(n for n in SERVE_COUNTS if unsupported(query, None, n) is None)
+
+
+def unsupported(query: FitQuery, card: CardType | None, count: int) -> str | None:
+    """Why a card and count cannot run the query at all, or None."""
+    if card is not None and not supports(card, query.precision):
+        return f"{card.id} has no {query.precision.upper()} support"
+    m = query.model
+    if query.task == "serve" and (m.heads % count or (m.kv_heads % count and count % m.kv_heads)):
+        return (
+            f"tensor parallel over {count} cards needs the {m.heads} attention heads and "
+            f"{m.kv_heads} KV heads to split evenly"
+        )
+    return None
 
 
 def fit_rows(
@@ -92,12 +104,13 @@ def fit_rows(
         if query.card is not None and card.id != query.card:
             continue
         for count in counts_for(query, query.model):
-            if query.task == "serve":
-                row = _serve_row(query, card, count, offers)
+            reason = unsupported(query, card, count)
+            if reason is not None:
+                rows.append({"card": card.id, "cards": count, "fits": False, "reason": reason})
+            elif query.task == "serve":
+                rows.append(_serve_row(query, card, count, offers))
             else:
-                row = _train_row(query, card, count, offers)
-            if row is not None:
-                rows.append(row)
+                rows.append(_train_row(query, card, count, offers))
     return rows
 
 
@@ -113,11 +126,7 @@ def _base_row(
     return row
 
 
-def _serve_row(
-    query: FitQuery, card: CardType, count: int, offers: list[Offer]
-) -> dict[str, Any] | None:
-    if not supports(card, query.precision):
-        return None  # e.g. fp8 on an A100: not a config, rather than a misleading "no"
+def _serve_row(query: FitQuery, card: CardType, count: int, offers: list[Offer]) -> dict[str, Any]:
     setup = replace(query.serve, precision=query.precision)
     capacity = replica_capacity(query.model, card, count, setup, query.min_tokens_per_s)
     row = _base_row(query, card, count, capacity.memory)
@@ -140,9 +149,7 @@ def _serve_row(
     return row
 
 
-def _train_row(
-    query: FitQuery, card: CardType, count: int, offers: list[Offer]
-) -> dict[str, Any] | None:
+def _train_row(query: FitQuery, card: CardType, count: int, offers: list[Offer]) -> dict[str, Any]:
     setup = TrainSetup(
         query.task,
         query.knobs,
