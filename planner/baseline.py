@@ -133,14 +133,15 @@ def _earliest(job: Job, config: Config, ready: int) -> Iterator[int]:
 
 
 def naive_solution(problem: Problem) -> Solution | None:
-    return _greedy(problem, careful=False)
+    return greedy(problem, careful=False)[0]
 
 
 def heuristic_solution(problem: Problem) -> Solution | None:
-    return _greedy(problem, careful=True)
+    return greedy(problem, careful=True)[0]
 
 
-def _greedy(problem: Problem, careful: bool) -> Solution | None:
+def greedy(problem: Problem, careful: bool) -> tuple[Solution | None, str]:
+    """The naive (careful=False) or heuristic plan, or None and why it has none."""
     ledger = _Ledger(problem)
     configs = [0] * len(problem.jobs)
     starts = [0] * len(problem.jobs)
@@ -149,14 +150,16 @@ def _greedy(problem: Problem, careful: bool) -> Solution | None:
         ready = max([ends[b] for b in job.after], default=0)
         choice = _choose(problem, ledger, job, ready, careful)
         if choice is None:
-            return None
+            if not any(c.mode == "hourly" and not c.held for c in job.configs):
+                return None, f"{job.name} has no hourly config (no hourly offer can run it)"
+            return None, f"stock runs out for {job.name} before its deadline"
         k, start, packages = choice
         config = job.configs[k]
         ledger.place(config, start, packages)
         configs[job.index], starts[job.index] = k, start
         ends[job.index] = start + config.span
     bought = {key: dict(sorted(b.items())) for key, b in ledger.bought.items() if b}
-    return Solution(tuple(configs), tuple(starts), bought)
+    return Solution(tuple(configs), tuple(starts), bought), ""
 
 
 def _choose(

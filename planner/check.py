@@ -21,8 +21,8 @@ from planner.domain.workload import TrainWorkload
 from planner.estimate.core import GIB
 from planner.estimate.memory import train_memory, workload_setup
 from planner.problem import Config, Problem, build_problem, hour_of, local_time
-from planner.rules import PACKAGE_MODES, billed_hours, package_hours
-from planner.solution import money
+from planner.rules import PACKAGE_MODES, billed_hours, held_card_hour_price, package_hours
+from planner.solution import money, package_share
 
 
 @dataclass(frozen=True)
@@ -335,6 +335,9 @@ class _Checker:
         total = Fraction(0)
         for name, (a, c, _) in placed.items():
             self.cost_line(name, a.cost, c.cost)
+            if c.held:
+                stated = a.package_share if a.package_share is not None else Decimal(-1)
+                self.cost_line(f"{name} package share", stated, package_share(self.problem, c))
             total += c.storage_cost
         return total
 
@@ -345,6 +348,15 @@ class _Checker:
         return local_time(self.scenario, hour)
 
     def run(self) -> CheckResult:
+        if self.plan.scenario != self.scenario.name:
+            self.result.add(
+                "scenario",
+                self.plan.scenario,
+                1,
+                "",
+                f"the plan is for scenario {self.plan.scenario!r}, not {self.scenario.name!r}",
+            )
+            return self.result
         placed = self.assignments()
         self.dependencies(placed)
         self.rentals(placed)
@@ -361,9 +373,16 @@ class _Checker:
                         f"cost_breakdown.{key}",
                         1,
                         "",
-                        f"states {stated[key]}, recomputed {value}",
+                        f"states {_plain(stated[key])}, recomputed {_plain(value)}",
                     )
         return self.result
+
+
+def _plain(value: Any) -> str:
+    """A breakdown value as people write it (no Decimal reprs)."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_plain(v)}" for k, v in value.items()) + "}"
+    return str(value)
 
 
 def _same(stated: Any, value: Any) -> bool:
@@ -443,8 +462,7 @@ def breakdown(
         offer = problem.offers[key[0]]
         idle = max(0, held - used_card_hours.get(key, 0))
         idle_hours += idle
-        hours = package_hours(key[1]) if key[1] in PACKAGE_MODES else 1
-        per_card_hour = Fraction(offer.billing(key[1]).price) / (hours * offer.unit_cards)
+        per_card_hour = held_card_hour_price(offer, key[1])
         idle_cost += idle * per_card_hour
     return {
         "total": money(total, currency),

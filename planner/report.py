@@ -108,14 +108,15 @@ def next_best(problem: Problem, solution: Solution, workload: str) -> dict[str, 
     others = [c for c in job.configs if c is not chosen and not c.held]
     if not others:
         return None
-    from planner.solution import money
+    from planner.solution import money, package_share
 
     best = min(others, key=lambda c: (c.cost, c.cards, c.span, c.offer))
     currency = problem.scenario.spec.currency
+    spent = chosen.cost + (package_share(problem, chosen) if chosen.held else 0)
     return {
         "config": best.label(),
         "cost": money(best.cost, currency),
-        "extra_cost": money(best.cost - chosen.cost, currency),
+        "extra_cost": money(best.cost - spent, currency),
     }
 
 
@@ -167,13 +168,26 @@ def decisions(problem: Problem, plan: Plan) -> list[str]:
         price = f"{currency} {float(pool.unit_price):,.2f}"
         name = f"{offer_id} {mode} ({price} per {offer.unit_cards}-card unit)"
         if hourly is None:
-            reference = "no hourly price for this card to compare"
+            reference = "(no hourly offer of this card to compare with)"
             break_even = None
         else:
             per_unit = hourly[1] * offer.unit_cards
             break_even = float(pool.unit_price / per_unit)
             reference = f"= {break_even:,.1f} h of {hourly[0]} hourly per unit (of its {length} h)"
         if (offer_id, mode) in bought:
+            jobs = sorted(
+                {a.workload for a in plan.assignments if (a.offer, a.mode) == (offer_id, mode)}
+            )
+            only = [
+                j.name
+                for j in problem.jobs
+                if j.name in jobs and all(c.held and c.pool == (offer_id, mode) for c in j.configs)
+            ]
+            reason = (
+                f"{', '.join(only)} can run on nothing else"
+                if only
+                else "cheaper than renting the same hours"
+            )
             used = sum(
                 a.hours * a.cards for a in plan.assignments if (a.offer, a.mode) == (offer_id, mode)
             )
@@ -183,8 +197,8 @@ def decisions(problem: Problem, plan: Plan) -> list[str]:
                 if (r.offer, r.mode) == (offer_id, mode)
             )
             lines.append(
-                f"{name} {reference}; bought: jobs use {used:,} of {held:,} held "
-                "card-hours, cheaper than renting the same hours"
+                f"{name} {reference}; bought for {', '.join(jobs)}: {reason}; they use "
+                f"{used:,} of {held:,} held card-hours"
             )
         elif hourly is not None and break_even is not None:
             used = rented_hours.get(hourly[0], 0)
@@ -195,6 +209,27 @@ def decisions(problem: Problem, plan: Plan) -> list[str]:
                 f"job holds a unit for {break_even:,.0f} h in one package's {length} h"
             )
             lines.append(f"{name} {reference}; not bought: {verdict}")
+    return lines
+
+
+ESTIMATE_FIGURES = ("memory_gib", "bandwidth_gbs", "bf16_tflops", "interconnect_gbs")
+
+
+def plan_assumptions(problem: Problem, plan: Plan) -> list[str]:
+    """The assumed price-list figures and low-confidence card figures a plan rests on."""
+    lines: list[str] = []
+    for offer_id, mode in sorted({(r.offer, r.mode) for r in plan.rentals}):
+        offer = problem.offers[offer_id]
+        assumed = sorted(offer.billing(mode).assumed | offer.assumed)
+        if assumed:
+            lines.append(f"{offer_id} {mode}: {', '.join(assumed)} assumed (not on the price list)")
+    for card_id in sorted({a.card for a in plan.assignments}):
+        card = problem.scenario.cards[card_id]
+        for figure in card.low_confidence():
+            if figure not in ESTIMATE_FIGURES:
+                continue
+            spec = getattr(card, figure)
+            lines.append(f"{card_id} {figure} = {spec.value:g} is low confidence ({spec.source})")
     return lines
 
 

@@ -44,6 +44,13 @@ def package_hours(mode: str) -> int:
     return 24 * PACKAGE_DAYS[mode]
 
 
+def held_card_hour_price(offer: Offer, mode: str) -> Fraction:
+    """What one card-hour of held cards costs: a package spread over its length, or the
+    hourly price of a committed unit, per card."""
+    hours = package_hours(mode) if mode in PACKAGE_MODES else 1
+    return Fraction(offer.billing(mode).price) / (hours * offer.unit_cards)
+
+
 @dataclass(frozen=True)
 class DailyRuns:
     """A windowed job's runs, one per day from its first window: (offset from the first

@@ -12,6 +12,7 @@ from fractions import Fraction
 from planner.domain.money import from_minor, to_minor
 from planner.domain.plan import Assignment, Plan, Rental, Run
 from planner.problem import Config, Problem
+from planner.rules import billed_hours, held_card_hour_price
 
 PlanStatus = str
 
@@ -60,8 +61,6 @@ def to_plan(problem: Problem, solution: Solution, status: PlanStatus) -> Plan:
                 rental_id = f"{job.name}#{r + 1}" if len(runs) > 1 else job.name
                 ids.append(rental_id)
                 per_run = config.billed_hours if len(runs) == 1 else None
-                from planner.rules import billed_hours
-
                 billed = per_run if per_run is not None else billed_hours(b - a, billing)  # type: ignore[arg-type]
                 cost = Fraction(billing.price) * config.units * Fraction(billed)
                 rentals.append(
@@ -94,6 +93,9 @@ def to_plan(problem: Problem, solution: Solution, status: PlanStatus) -> Plan:
                 compute_hours=round(float(config.compute_hours), 4),
                 setup_hours=round(float(config.setup_hours), 4),
                 cost=money(config.cost, currency),
+                package_share=money(package_share(problem, config), currency)
+                if config.held
+                else None,
                 rentals=ids,
             )
         )
@@ -107,6 +109,12 @@ def to_plan(problem: Problem, solution: Solution, status: PlanStatus) -> Plan:
         rentals=rentals,
         assignments=assignments,
     )
+
+
+def package_share(problem: Problem, config: Config) -> Fraction:
+    """The held cards a job uses, priced at the package's (or commitment's) card-hour rate."""
+    card_hours = sum(length for _, length in config.runs) * config.cards
+    return card_hours * held_card_hour_price(problem.offers[config.offer], config.mode)
 
 
 def _package_rentals(problem: Problem, solution: Solution) -> list[Rental]:

@@ -8,13 +8,13 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from fractions import Fraction
 
-from planner.baseline import heuristic_solution, naive_solution
+from planner.baseline import greedy
 from planner.check import CheckResult, check_plan
 from planner.cpsat.model import CpModel, SolverSettings
 from planner.domain.plan import Plan
 from planner.domain.scenario import Scenario
 from planner.problem import Infeasible, Problem, build_problem
-from planner.report import decisions, next_best, utilisation
+from planner.report import decisions, next_best, plan_assumptions, utilisation
 from planner.solution import Solution, money, to_plan
 
 # incumbent, bound (exact money), gap, elapsed seconds
@@ -77,8 +77,8 @@ def solve(scenario: Scenario, params: SolveParams, on_progress: OnProgress | Non
         problem = build_problem(scenario)
     except Infeasible as exc:
         return Result("infeasible", None, None, reasons=exc.reasons)
-    naive = naive_solution(problem)
-    heuristic = heuristic_solution(problem)
+    naive, naive_why = greedy(problem, careful=False)
+    heuristic, heuristic_why = greedy(problem, careful=True)
     model = CpModel(problem)
     hints = [s for s in (heuristic, naive) if s is not None]
     if hints:
@@ -106,12 +106,16 @@ def solve(scenario: Scenario, params: SolveParams, on_progress: OnProgress | Non
         if outcome.status == "infeasible":
             core = CpModel(problem, require_all=False).explain(params.settings())
             together = f" together: {', '.join(core)}" if core else ""
-            reasons = [f"the solver proved that no plan fits every deadline, window, "
-                       f"dependency and stock limit{together}"]  # fmt: skip
+            reasons = [
+                f"the solver proved that no plan fits every deadline, window, "
+                f"dependency and stock limit{together}"
+            ]
         return Result(outcome.status, None, problem, reasons=reasons, size=outcome.size)
     objective = Fraction(outcome.objective or 0, scale)
     bound = None if outcome.bound is None else max(Fraction(outcome.bound, scale), Fraction(0))
     plan = _finish(problem, outcome.solution, outcome.status, naive, heuristic)
+    notes = {k: v for k, v in (("naive", naive_why), ("heuristic", heuristic_why)) if v}
+    plan = plan.model_copy(update={"baseline_notes": notes})
     gap = None if bound is None else float((objective - bound) / objective) if objective else 0.0
     plan = plan.model_copy(
         update={
@@ -165,6 +169,7 @@ def _finish(
             "assignments": assignments,
             "utilisation": utilisation(problem, plan),
             "decisions": decisions(problem, plan),
+            "assumptions": plan_assumptions(problem, plan),
         }
     )
 

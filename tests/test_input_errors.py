@@ -168,6 +168,14 @@ def test_each_bad_input_has_a_precise_message(
     assert any(expected in message for message in found), found
 
 
+def test_a_misspelt_model_is_reported_with_the_other_problems(write: Any) -> None:
+    data = minimal_scenario()
+    data["workloads"][0].update(model="llama2-13b", precision="bf61", micro_bacth=2)
+    found = "\n".join(problems(write(data)))
+    assert "unknown model 'llama2-13b'; did you mean llama-2-13b?" in found
+    assert "workloads[0].precision" in found and "micro_bacth" in found
+
+
 def test_duplicate_workload_names(write: Any) -> None:
     data = minimal_scenario()
     data["workloads"].append({**data["workloads"][0]})

@@ -96,6 +96,22 @@ def test_hf_moe_config_counts_active_parameters(tmp_path: Path) -> None:
     assert (card.params, card.moe.active_params) == (shipped.params, shipped.moe.active_params)
 
 
+def test_bad_config_values_are_named_by_their_config_keys(tmp_path: Path) -> None:
+    config = {
+        "hidden_size": 8,
+        "intermediate_size": 8,
+        "num_hidden_layers": -4,
+        "num_attention_heads": 2,
+        "vocab_size": "big",
+    }
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    with pytest.raises(LoadError) as caught:
+        load_model(str(tmp_path), None, nowhere)  # a checkout folder: its config.json
+    message = str(caught.value)
+    assert "num_hidden_layers: Input should be greater than or equal to 1" in message
+    assert "vocab_size:" in message and "pydantic" not in message
+
+
 def test_config_without_required_keys_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "config.json").write_text(json.dumps({"hidden_size": 8}))
     with pytest.raises(LoadError, match=r"config\.json has no num_hidden_layers"):

@@ -111,8 +111,18 @@ def test_a_new_offer_must_be_complete(write: Any) -> None:
     with pytest.raises(LoadError) as caught:
         load_scenario(write(data))
     [issue] = caught.value.issues
-    assert issue.field == "offers[0].card" and "required" in issue.message
+    assert issue.field == "offers[0].id" and "a new offer needs at least card" in issue.message
     assert issue.file.endswith("scenario.yaml")
+    data["offers"] = [{"id": "half", "card": "l40s"}]  # a card, but no billing mode
+    with pytest.raises(LoadError, match="has no billing mode"):
+        load_scenario(write(data))
+
+
+def test_a_misspelt_offer_id_is_suggested(write: Any) -> None:
+    data = minimal_scenario()
+    data["offers"] = [{"id": "jz-h10o", "hourly": {"price": 1}}]
+    with pytest.raises(LoadError, match="unknown offer id 'jz-h10o'; did you mean jz-h100"):
+        load_scenario(write(data))
 
 
 def test_bad_patch_value_is_blamed_on_the_scenario_line(write: Any) -> None:

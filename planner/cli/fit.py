@@ -182,7 +182,13 @@ def _table(query: FitQuery, rows: list[dict[str, Any]], currency: str) -> Table:
     table = Table(title=title, title_justify="left")
     columns = ["card", "n", "fits", "GiB/card", "usable", "headroom", "main term"]
     columns += (
-        ["max conc", "tok/s/req", "tok/s/replica", "offer", f"{currency}/h"]
+        [
+            "max conc",
+            f"tok/s/req @{query.serve.concurrency}",
+            "tok/s/replica @max",
+            "offer",
+            f"{currency}/h",
+        ]
         if serve
         else ["tok/s", "h/Btok", "offer", f"{currency}/Btok"]
     )

@@ -35,7 +35,8 @@ def quote_command(
                         None,
                         None,
                         ("workloads",),
-                        f"no workload {workload!r}{did_you_mean(workload, names)}",
+                        f"no workload {workload!r}"
+                        + (did_you_mean(workload, names) or f"; workloads: {', '.join(names)}"),
                     )
                 ]
             )
@@ -55,6 +56,9 @@ def quote_command(
             billed = f"{packages} package(s)"
         else:
             cost, billed = c.cost, f"{c.billed_hours:g} h"
+        offer = loaded.offers[c.offer]
+        assumed = "price" in offer.billing(c.mode).assumed
+        low = bool({"bf16_tflops", "memory_gib"} & set(loaded.cards[c.card].low_confidence()))
         rows.append(
             {
                 "card": c.card,
@@ -66,10 +70,17 @@ def quote_command(
                 "compute_hours": round(float(c.compute_hours), 2),
                 "billed": billed,
                 "cost": money(cost, currency),
+                "assumed_price": assumed,
+                "low_confidence_card": low,
             }
         )
     rows.sort(key=lambda r: (r["cost"], r["cards"], r["hours"], r["offer"], r["mode"]))
-    human(json_path).print(_table(workload, currency, rows))
+    console = human(json_path)
+    console.print(_table(workload, currency, rows))
+    console.print(
+        "* price assumed (not on the price list)   ~ rests on a low-confidence card "
+        "figure (speed or memory)"
+    )
     write_json(rows, json_path)
 
 
@@ -82,6 +93,7 @@ def _table(workload: str, currency: str, rows: list[dict[str, Any]]) -> Table:
             column, justify="left" if column in ("cards", "offer", "mode") else "right"
         )
     for r in rows:
+        mark = ("*" if r["assumed_price"] else "") + ("~" if r["low_confidence_card"] else "")
         table.add_row(
             f"{r['cards']}× {r['card']}",
             r["offer"],
@@ -89,6 +101,6 @@ def _table(workload: str, currency: str, rows: list[dict[str, Any]]) -> Table:
             str(r["hours"]),
             f"{r['compute_hours']:,.1f}",
             r["billed"],
-            f"{r['cost']:,.2f}",
+            f"{r['cost']:,.2f}{mark}",
         )
     return table

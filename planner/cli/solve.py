@@ -37,12 +37,12 @@ def solve_command(
     with input_errors(json_path):
         loaded = load_scenario(scenario)
         params = SolveParams(time_limit, workers, seed, deterministic)
-        err.print(
-            f"solving {loaded.name} with {params.workers or physical_cores()} worker(s), "
-            f"limit {time_limit:g} s …"
-        )
         try:
-            result = solve(loaded, params, _progress(loaded.spec.currency))
+            header = (
+                f"solving {loaded.name} with {params.workers or physical_cores()} "
+                f"worker(s), limit {time_limit:g} s …"
+            )
+            result = solve(loaded, params, _progress(loaded.spec.currency, header))
         except ValueError as exc:  # serve/reserve workloads before the serving issue lands
             raise LoadError([Issue(str(scenario), None, None, ("workloads",), str(exc))]) from None
         except PlanRejected as exc:
@@ -62,8 +62,13 @@ def solve_command(
     write_json(result.plan.model_dump(), json_path)
 
 
-def _progress(currency: str) -> Any:
+def _progress(currency: str, header: str) -> Any:
+    started: list[bool] = []
+
     def report(incumbent: Fraction, bound: Fraction, gap: float, elapsed: float) -> None:
+        if not started:
+            err.print(header)
+            started.append(True)
         bound = max(bound, Fraction(0))  # costs are never negative; early bounds can be
         gap = float((incumbent - bound) / incumbent) if incumbent else 0.0
         err.print(
@@ -75,9 +80,9 @@ def _progress(currency: str) -> Any:
     return report
 
 
-def _saving(total: Any, baseline: Any) -> str:
+def _saving(total: Any, baseline: Any, note: str | None) -> str:
     if baseline is None:
-        return "infeasible (stock runs out)"
+        return f"none: {note or 'infeasible'}"
     saved = baseline - total
     share = f" ({saved / baseline:.1%})" if baseline else ""
     return f"{baseline:,.2f}, saving {saved:,.2f}{share}"
@@ -92,8 +97,12 @@ def print_plan(console: Console, plan: Plan) -> None:
         f"(bound {bound}, gap {gap}, {plan.solve_seconds:.2f} s, "
         f"{plan.solver.get('variables', '?')} variables)"
     )
-    console.print(f"  naive plan      {_saving(plan.total_cost, plan.naive_cost)}")
-    console.print(f"  heuristic plan  {_saving(plan.total_cost, plan.heuristic_cost)}")
+    notes = plan.baseline_notes
+    console.print(
+        f"  naive plan      {_saving(plan.total_cost, plan.naive_cost, notes.get('naive'))}"
+    )
+    heuristic = _saving(plan.total_cost, plan.heuristic_cost, notes.get("heuristic"))
+    console.print(f"  heuristic plan  {heuristic}")
     console.print(_rentals(plan))
     console.print(_workloads(plan))
     console.print(_breakdown(plan))
@@ -102,6 +111,10 @@ def print_plan(console: Console, plan: Plan) -> None:
         console.print("[bold]Package decisions[/]")
         for line in plan.decisions:
             console.print(f"  • {line}", markup=False)
+    if plan.assumptions:
+        console.print("[bold]The plan rests on these assumed or low-confidence figures[/]")
+        for line in plan.assumptions:
+            console.print(f"  * {line}", markup=False)
     console.print("✓ checked: the independent checker recomputed every rule and cost line.")
 
 
@@ -150,6 +163,7 @@ def _workloads(plan: Plan) -> Table:
     total = plan.total_cost or 1
     for a in plan.assignments:
         nb = a.next_best
+        spent = a.cost + (a.package_share or 0)
         table.add_row(
             a.workload,
             f"{a.cards}× {a.card}",
@@ -158,9 +172,9 @@ def _workloads(plan: Plan) -> Table:
             _time(a.start),
             _time(a.end),
             str(a.hours),
-            f"{a.cost:,.2f}",
-            f"{a.cost / total:.0%}",
-            f"{nb['config']} (+{nb['extra_cost']:,.2f})" if nb else "-",
+            f"{spent:,.2f}" + (" (pkg)" if a.package_share else ""),
+            f"{spent / total:.0%}",
+            f"{nb['config']} ({nb['extra_cost']:+,.2f})" if nb else "-",
         )
     return table
 

@@ -51,7 +51,7 @@ class Collector:
 
 
 def _is_path(ref: str) -> bool:
-    return "/" in ref or "\\" in ref or ref.endswith((".yaml", ".yml", ".json"))
+    return "/" in ref or "\\" in ref or ref.endswith((".yaml", ".yml", ".json")) or ref == "."
 
 
 def _mapping(source: Source, what: str) -> dict[str, Any]:
@@ -166,11 +166,22 @@ def load_catalogs(
     cards = {c.id: c for c in _merged_items(collect, CardType, "id", card_layers, [])}
     catalogs = []
     patches = _items(offer_patches, "offers") if offer_patches else []
+    known = {i.get("id") for s in sources for _, _, i in _items(s, "offers")}
+    for source, where, item in patches:
+        if item.get("id") not in known and "card" not in item:
+            ident = str(item.get("id"))
+            collect.issues.append(
+                source.issue(
+                    (*where, "id"),
+                    f"unknown offer id {ident!r}{did_you_mean(ident, sorted(map(str, known)))}; "
+                    "a new offer needs at least card and a billing mode",
+                )
+            )
+    patches = [p for p in patches if p[2].get("id") in known or "card" in p[2]]
     for source in sources:
         own_ids = {item.get("id") for _, _, item in _items(source, "offers")}
         mine = [p for p in patches if p[2].get("id") in own_ids]
         if source is sources[-1]:  # offers new to every catalog join the last one
-            known = {i.get("id") for s in sources for _, _, i in _items(s, "offers")}
             mine += [p for p in patches if p[2].get("id") not in known]
         offers = _merged_items(
             collect, Offer, "id", _items(source, "offers"), mine, _known_card(cards)
@@ -228,6 +239,8 @@ def load_model(ref: str, base: Path | None, where: Locate) -> ModelCard:
         return _model_file(path)
     path = Path(ref)
     path = path if path.is_absolute() or base is None else base / path
+    if path.is_dir():  # a Hugging Face checkout: its config.json
+        path = path / "config.json"
     if path.suffix != ".json":
         return _model_file(path)
     try:
@@ -274,23 +287,27 @@ def load_scenario(path: Path | str) -> Scenario:
             catalogs, cards = load_catalogs(paths, source)
         except LoadError as exc:
             collect.issues.extend(exc.issues)
+    # Model references are resolved from the written data, so a misspelt model is reported
+    # together with the file's other problems.
     models: dict[str, ModelCard] = {}
-    if spec is not None:
-        for i, workload in enumerate(spec.workloads):
-            if isinstance(workload, ReserveWorkload):
-                continue
-            ref = workload.model
-            if isinstance(ref, ModelCard):
-                models[workload.name] = ref
-                continue
+    written = data.get("workloads")
+    for i, raw in enumerate(written if isinstance(written, list) else []):
+        if (
+            isinstance(raw, dict)
+            and raw.get("kind") != "reserve"
+            and isinstance(raw.get("model"), str)
+        ):
             try:
-                models[workload.name] = load_model(
-                    ref, base, _at(source, ("workloads", i, "model"))
-                )
+                card = load_model(raw["model"], base, _at(source, ("workloads", i, "model")))
             except LoadError as exc:
                 collect.issues.extend(exc.issues)
+            else:
+                models[str(raw.get("name"))] = card
     collect.raise_if_any()
     assert spec is not None
+    for workload in spec.workloads:
+        if not isinstance(workload, ReserveWorkload) and isinstance(workload.model, ModelCard):
+            models[workload.name] = workload.model
     scenario = Scenario(path=path, spec=spec, catalogs=catalogs, cards=cards, models=models)
     issues = scenario_issues(scenario, source)
     if issues:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from planner.domain.catalog import Frozen
 from planner.domain.values import Slug
@@ -143,6 +143,8 @@ def card_from_hf_config(config: dict[str, Any], name: str, source: str) -> Model
             raise ValueError(f"config.json has no {' / '.join(keys)}")
         fields[field] = found
     fields["kv_heads"] = config.get("num_key_value_heads") or fields["heads"]
+    if "num_key_value_heads" not in config:
+        fields["source"] += " (no num_key_value_heads: full multi-head attention assumed)"
     fields["head_dim"] = config.get("head_dim")
     fields["tied_embeddings"] = bool(config.get("tie_word_embeddings", False))
     fields["qkv_bias"] = bool(config.get("attention_bias", config.get("model_type") == "qwen2"))
@@ -158,7 +160,19 @@ def card_from_hf_config(config: dict[str, Any], name: str, source: str) -> Model
             "active_params": 1,  # replaced below once the card can count
         }
     fields["params"] = 1
-    draft = ModelCard.model_validate(fields)
+    try:
+        draft = ModelCard.model_validate(fields)
+    except ValidationError as exc:
+        hf_names = {field: names[0] for field, names in _HF_KEYS.items()} | {
+            "kv_heads": "num_key_value_heads",
+            "head_dim": "head_dim",
+        }
+        problems = "; ".join(
+            f"{hf_names.get(str(e['loc'][0]), e['loc'][0]) if e['loc'] else 'config'}: "
+            f"{e['msg'].removeprefix('Value error, ')}"
+            for e in exc.errors(include_url=False)
+        )
+        raise ValueError(problems) from None
     total = draft.architecture_params()
     update: dict[str, Any] = {"params": total}
     if draft.moe is not None:

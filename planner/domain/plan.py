@@ -52,6 +52,7 @@ class Assignment(_PlanModel):
     compute_hours: float  # on its cards, spot rework included
     setup_hours: float
     cost: Decimal  # its own rentals and storage (held cards are costed as rentals)
+    package_share: Decimal | None = None  # held card-hours used × the package's card-hour price
     rentals: list[str] = []
     next_best: dict[str, Any] | None = None
 
@@ -63,6 +64,7 @@ class Plan(_PlanModel):
     total_cost: Decimal
     naive_cost: Decimal | None = None
     heuristic_cost: Decimal | None = None
+    baseline_notes: dict[str, str] = {}  # why a baseline has no plan
     gap: float | None = None
     bound: Decimal | None = None
     solve_seconds: float = 0.0
@@ -71,4 +73,5 @@ class Plan(_PlanModel):
     cost_breakdown: dict[str, Any] = {}
     utilisation: dict[str, Any] = {}
     decisions: list[str] = []
+    assumptions: list[str] = []  # assumed and low-confidence figures the plan rests on
     solver: dict[str, Any] = {}

@@ -15,7 +15,7 @@ from planner.estimate.memory import ServeSetup, TrainSetup, train_memory
 from planner.estimate.precision import supports
 from planner.estimate.seed_rules import disagreement
 from planner.estimate.serve import replica_capacity
-from planner.estimate.speed import train_speed
+from planner.estimate.speed import decode_step_seconds, train_speed
 
 SERVE_COUNTS = (1, 2, 4, 8)
 TRAIN_COUNTS = (1, 2, 4, 8, 16, 32)
@@ -140,7 +140,10 @@ def _serve_row(query: FitQuery, card: CardType, count: int, offers: list[Offer])
     )
     row["concurrency_by_memory"] = capacity.by_memory
     row["concurrency_by_speed"] = capacity.by_speed
-    row["tokens_per_s_per_request"] = round(capacity.tokens_per_s_per_request, 1)
+    asked = min(setup.concurrency, max(capacity.max_concurrency, 1))
+    step = decode_step_seconds(query.model, card, count, setup, asked)
+    row["tokens_per_s_per_request"] = round(1.0 / step, 1)  # at the concurrency asked for
+    row["tokens_per_s_per_request_at_max"] = round(capacity.tokens_per_s_per_request, 1)
     row["tokens_per_s_per_replica"] = round(capacity.tokens_per_s, 1)
     priced = _cheapest_hourly(offers, card, count)
     if priced is not None:

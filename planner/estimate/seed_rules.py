@@ -39,10 +39,12 @@ def rule_breakdown(model: ModelCard, task: str, precision: str, cards: int) -> d
     return {"weights": weights, "activations": RULE_ACTIVATIONS}
 
 
-def rule_text(task: str) -> str:
+def rule_text(task: str, precision: str = "bf16") -> str:
+    weights = RULE_BYTES[precision]
     return {
         "serve": "weights × 2 (as much again as headroom)",
-        "full": "2 + 2 + 4 B/param (weights, gradients, Adam moments) + ~5 GB activations",
+        "full": f"{weights:g} + 2 + 4 B/param (weights, gradients, Adam moments) + ~5 GB "
+        "activations",
     }.get(task, "base weights + ~5 GB activations")
 
 
@@ -63,15 +65,20 @@ def disagreement(
     terms = set(rule) | set(mine)
     term = max(terms, key=lambda t: sign * (mine.get(t, 0.0) - rule.get(t, 0.0)))
     verdict = "fits" if ours.fits else "does not fit"
+    rule_says = f"{rule_text(task, precision)} = {rule_total / GB:.1f} GB"
+    memory = f"{card.memory_gb.value:g} GB"
     return (
-        f"seeds' rule ({rule_text(task)} = {rule_total / GB:.1f} GB vs {card.memory_gb.value:g} "
-        f"GB) says it {'fits' if rule_fits else 'does not'}; gpuplan says it {verdict}: "
-        f"{term.replace('_', ' ')} is {mine.get(term, 0.0) / GB:.1f} GB here vs "
-        f"{rule.get(term, 0.0) / GB:.1f} GB in the rule ({_why(term, task)})"
+        f"seeds' rule ({rule_says} vs {memory}) says it {'fits' if rule_fits else 'does not'}; "
+        f"gpuplan says it {verdict}: {term.replace('_', ' ')} is "
+        f"{mine.get(term, 0.0) / GB:.1f} GB here vs {rule.get(term, 0.0) / GB:.1f} GB in the "
+        f"rule ({_why(term, task, ours)})"
     )
 
 
-def _why(term: str, task: str) -> str:
+def _why(term: str, task: str, ours: MemoryEstimate) -> str:
+    states = next((a.text for a in ours.assumptions if a.name == "states"), None)
+    if term in ("optimizer", "gradients") and states is not None:
+        return states  # what this recipe keeps per parameter, in its own words
     return {
         "optimizer": "mixed-precision AdamW keeps an fp32 master copy and fp32 m and v: 12 B/param",
         "headroom": "KV cache for the stated concurrency and context, workspace and overhead",
