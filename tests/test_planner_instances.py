@@ -68,6 +68,16 @@ def test_package_wins_once_use_passes_break_even() -> None:
     assert long.cost_breakdown["idle_package_card_hours"] == 3
     assert long.cost_breakdown["idle_package_cost"] == Decimal("25.00")
     assert any("o daily" in line and "bought" in line for line in long.decisions)
+    assert long.assignments[0].package_share == Decimal("175.00")  # 21 card-hours × 200/24
+
+
+def test_a_baseline_without_a_plan_says_why() -> None:
+    # only a daily package sells these cards: no hourly config exists for the naive plan
+    plan = only(solved(scenario([offer("o", daily={"price": 100, "stock": 1})], [job("j", 5)])))
+    assert plan.naive_cost is None
+    assert plan.baseline_notes["naive"] == "j has no hourly config (no hourly offer can run it)"
+    assert plan.heuristic_cost == Decimal("100.00")
+    assert any("j can run on nothing else" in line for line in plan.decisions)
 
 
 def test_two_jobs_share_one_package() -> None:

@@ -21,6 +21,10 @@ def test_910b_at_list_83_percent_is_the_seeds_582() -> None:
     [a] = plan.assignments
     assert (a.card, a.cards, a.offer, a.mode) == ("ascend-910b", 1, "jz-910b-83", "hourly")
     assert len(plan.rentals) == 14 and all(r.billed_hours == 14 for r in plan.rentals)
+    # the plan names what it rests on: assumed billing figures, the 910B's soft specs
+    joined = "\n".join(plan.assumptions)
+    assert "jz-910b-83 hourly: cards_per_node, increment_hours, min_hours, stock assumed" in joined
+    assert "ascend-910b bf16_tflops = 313 is low confidence" in joined
 
 
 def test_two_4090_48g_are_slower_and_dearer_than_the_seed_says() -> None:
