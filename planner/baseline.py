@@ -16,7 +16,8 @@ from fractions import Fraction
 
 import networkx as nx
 
-from planner.problem import Config, Job, Problem
+from planner.configs import Config
+from planner.problem import Job, Problem
 from planner.solution import Solution
 
 

@@ -9,9 +9,10 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
 
+from planner.configs import Config
 from planner.domain.money import from_minor, to_minor
 from planner.domain.plan import Assignment, Plan, Rental, Run
-from planner.problem import Config, Problem
+from planner.problem import Problem
 from planner.rules import billed_hours, held_card_hour_price
 
 PlanStatus = str

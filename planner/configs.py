@@ -1,0 +1,195 @@
+"""A train job's configs: card type × count × offer × billing mode, with runs and exact money.
+
+Memory and speed come from the estimates; occupied and billed hours from planner.rules.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection
+from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
+
+from planner.domain.catalog import CardType, Offer
+from planner.domain.scenario import Scenario
+from planner.domain.workload import TrainWorkload
+from planner.estimate.memory import TrainSetup, train_memory, workload_setup
+from planner.estimate.precision import supports
+from planner.estimate.speed import scale_measured, scaling_efficiency, spot_factor, train_speed
+from planner.rules import (
+    PACKAGE_MODES,
+    DailyRuns,
+    billed_hours,
+    daily_runs,
+    occupied_hours,
+    setup_hours,
+)
+
+COUNTS = (1, 2, 4, 8, 16, 32)
+
+
+@dataclass(frozen=True)
+class Config:
+    """One way to run a job: card type × count × offer × billing mode, with its runs."""
+
+    job: int
+    card: str
+    cards: int
+    offer: str
+    mode: str
+    units: int
+    held: bool  # runs on held cards (packages, commitments): no money per run
+    runs: tuple[tuple[int, int], ...]  # (offset from the job's start, occupied hours)
+    compute_hours: Fraction  # on all its cards, spot rework included
+    setup_hours: Fraction  # per start (hourly/spot: per run; packages: once)
+    efficiency: float
+    spot_factor: float
+    billed_hours: Decimal  # per unit, all runs (0 when held)
+    rental_cost: Fraction  # units × price × billed hours
+    storage_cost: Fraction  # disk for the job's span (rule 9)
+
+    @property
+    def span(self) -> int:
+        return DailyRuns(self.runs).span
+
+    @property
+    def cost(self) -> Fraction:
+        return self.rental_cost + self.storage_cost
+
+    @property
+    def pool(self) -> tuple[str, str]:
+        return (self.offer, self.mode)
+
+    def label(self) -> str:
+        return f"{self.cards}× {self.card} on {self.offer} {self.mode}"
+
+
+def train_configs(
+    scenario: Scenario,
+    job: int,
+    w: TrainWorkload,
+    committed: Collection[tuple[str, str]],
+) -> list[Config]:
+    """Every config of a train workload whose memory fits, with its runs and exact costs;
+    `committed` names the (offer, mode) pools held by commitments."""
+    model = scenario.models[w.name]
+    setup = workload_setup(w, scenario.spec.usable_memory_fraction)
+    fits: dict[tuple[str, int], bool] = {}
+    configs = []
+    for offer in scenario.offers.values():
+        card = scenario.cards[offer.card]
+        if not supports(card, w.precision):
+            continue
+        for count in COUNTS:
+            if (w.max_cards and count > w.max_cards) or (
+                count > offer.node_cards and offer.network is None
+            ):
+                continue
+            key = (card.id, count)
+            if key not in fits:
+                fits[key] = train_memory(model, card, count, setup).fits
+            if not fits[key]:
+                continue
+            tps, efficiency = _tokens_per_s(scenario, w, card, count, offer, setup)
+            modes = [m for m in offer.modes if m != "spot" or w.checkpoint_every is not None]
+            held_modes = [m for m in modes if m in PACKAGE_MODES]
+            held_modes += [
+                m for m in modes if m not in PACKAGE_MODES and (offer.id, m) in committed
+            ]
+            for mode in modes:
+                if mode not in PACKAGE_MODES:
+                    configs.append(
+                        _config(scenario, job, w, offer, card, count, mode, False, tps, efficiency)
+                    )
+            for mode in held_modes:
+                configs.append(
+                    _config(scenario, job, w, offer, card, count, mode, True, tps, efficiency)
+                )
+    return [c for c in configs if c.runs]
+
+
+def _tokens_per_s(
+    scenario: Scenario,
+    w: TrainWorkload,
+    card: CardType,
+    count: int,
+    offer: Offer,
+    setup: TrainSetup,
+) -> tuple[float, float]:
+    model = scenario.models[w.name]
+    speed = train_speed(model, card, count, setup, offer.node_cards, offer.network)
+    if w.measured is None:
+        return speed.tokens_per_s, speed.efficiency
+    measured_card = scenario.cards[w.measured.card]
+    sharded = (w.knobs.zero or 0) >= 2
+    measured_eff, _ = scaling_efficiency(measured_card, w.measured.cards, 8, None, sharded)
+    tps = scale_measured(
+        w.measured.tokens_per_s,
+        measured_card,
+        w.measured.cards,
+        measured_eff,
+        card,
+        count,
+        speed.efficiency,
+        w.precision,
+    )
+    return tps, speed.efficiency
+
+
+def _config(
+    scenario: Scenario,
+    job: int,
+    w: TrainWorkload,
+    offer: Offer,
+    card: CardType,
+    count: int,
+    mode: str,
+    held: bool,
+    tps: float,
+    efficiency: float,
+) -> Config:
+    model = scenario.models[w.name]
+    compute = Fraction(w.tokens / tps / 3600).limit_denominator(10**6)
+    factor = 1.0
+    if mode == "spot":
+        assert offer.spot is not None and w.checkpoint_every is not None
+        factor = spot_factor(
+            offer.spot.preemptions_per_hour, w.checkpoint_every, offer.spot.restart_minutes
+        )
+        compute = (compute / Fraction(factor)).limit_denominator(10**6)
+    setup = setup_hours(offer, model, w.setup_minutes)
+    if w.daily_hours is not None:
+        runs = daily_runs(compute, setup, w.daily_hours, setup_every_day=not held)
+        run_list = runs.runs if runs else ()
+    else:
+        run_list = ((0, occupied_hours(compute, setup)),)
+    units = math.ceil(count / offer.unit_cards)
+    billed = Decimal(0)
+    rental = Fraction(0)
+    if not held and run_list:
+        billing = offer.billing(mode)
+        assert billing is not None and hasattr(billing, "min_hours")
+        billed = sum((billed_hours(length, billing) for _, length in run_list), Decimal(0))  # type: ignore[arg-type]
+        rental = Fraction(billing.price) * units * Fraction(billed)
+    storage = Fraction(0)
+    if offer.disk_price_per_gb_month is not None and w.disk_gb and run_list:
+        span = DailyRuns(run_list).span  # the whole span: disks of stopped instances bill
+        storage = Fraction(offer.disk_price_per_gb_month) * Fraction(w.disk_gb) * span / 720
+    return Config(
+        job,
+        card.id,
+        count,
+        offer.id,
+        mode,
+        units,
+        held,
+        run_list,
+        compute,
+        setup,
+        efficiency,
+        factor,
+        billed,
+        rental,
+        storage,
+    )
