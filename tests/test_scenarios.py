@@ -166,3 +166,14 @@ def test_deep_merge_rules() -> None:
         "workloads": [{"name": "x", "tokens": 2}, {"name": "z"}],
     }
     assert base["a"] == {"b": 1, "c": 2}  # the base is not mutated
+
+
+def test_schema_describes_the_files(cli: Any) -> None:
+    result = cli("schema")
+    assert result.exit_code == 0
+    schemas = json.loads(result.stdout)
+    assert set(schemas) == {"scenario", "catalog", "patch", "model", "cards"}
+    assert {"name", "horizon", "workloads"} <= set(schemas["scenario"]["required"])
+    assert "required" not in json.dumps(schemas["patch"])  # a patch names only what changes
+    one = json.loads(cli("schema", "catalog").stdout)
+    assert one == schemas["catalog"]

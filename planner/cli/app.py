@@ -19,6 +19,7 @@ from planner.cli.check import check_command
 from planner.cli.common import err
 from planner.cli.fit import fit
 from planner.cli.quote import quote_command
+from planner.cli.schema import schema_command
 from planner.cli.solve import solve_command
 from planner.cli.validate import validate
 
@@ -35,6 +36,7 @@ app.command()(fit)
 app.command("quote")(quote_command)
 app.command("solve")(solve_command)
 app.command("check")(check_command)
+app.command("schema")(schema_command)
 
 
 def _version(value: bool) -> None:
