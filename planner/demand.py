@@ -1,0 +1,45 @@
+"""Serving demand per hour: the concurrency curve (or arrivals by Little's law), monthly
+growth and month scales, over the horizon. The first step of planning `serve` workloads.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+
+from planner.domain.scenario import Scenario
+from planner.domain.values import instant_datetime
+from planner.domain.workload import ServeWorkload
+
+ROUNDING_SLACK = 1e-9  # 48.000000001 requests in flight is 48, not 49
+
+
+def seconds_per_request(workload: ServeWorkload) -> float:
+    """How long one request holds its slot: its output at the minimum decode speed (Little's
+    law; prefill time is not counted)."""
+    assert workload.output_tokens is not None
+    return workload.output_tokens / workload.min_tokens_per_s
+
+
+def demand_at(workload: ServeWorkload, when: dt.datetime) -> int:
+    """Requests in flight in the local hour starting at `when` (0 outside start..end)."""
+    if not instant_datetime(workload.start) <= when < instant_datetime(workload.end):
+        return 0
+    if workload.concurrency is not None:
+        level = workload.concurrency.at(when.weekday(), when.hour)
+    else:
+        assert workload.requests_per_s is not None
+        level = workload.requests_per_s.at(when.weekday(), when.hour)
+        level *= seconds_per_request(workload)
+    first = instant_datetime(workload.start)
+    months = (when.year - first.year) * 12 + when.month - first.month
+    level *= (1 + workload.growth_per_month) ** months
+    level *= workload.month_scale.get(f"{when:%Y-%m}", 1.0)
+    return math.ceil(level - ROUNDING_SLACK)
+
+
+def hourly_demand(scenario: Scenario, workload: ServeWorkload) -> list[int]:
+    """Demand for every hour of the horizon, hour 0 first."""
+    start = dt.datetime.combine(scenario.spec.horizon.start, dt.time())
+    hours = scenario.spec.horizon.days * 24
+    return [demand_at(workload, start + dt.timedelta(hours=h)) for h in range(hours)]

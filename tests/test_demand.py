@@ -1,0 +1,57 @@
+"""Serving demand per hour from the shipped q3 scenario, worked by hand."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from planner.demand import demand_at, hourly_demand
+from planner.domain.load import load_scenario
+from planner.domain.workload import ServeWorkload
+from tests.conftest import REPO
+
+
+@pytest.fixture(scope="module")
+def q3() -> Any:
+    return load_scenario(REPO / "scenarios" / "q3.yaml")
+
+
+def serve(q3: Any, name: str) -> ServeWorkload:
+    workload = q3.workload(name)
+    assert isinstance(workload, ServeWorkload)
+    return workload
+
+
+def test_concurrency_curve_with_monthly_growth(q3: Any) -> None:
+    chat = serve(q3, "chat-70b")  # from 15 July, +15% per calendar month
+    assert demand_at(chat, dt.datetime(2026, 7, 14, 9)) == 0  # before it starts
+    assert demand_at(chat, dt.datetime(2026, 7, 15, 9)) == 48  # Wednesday 09:00
+    assert demand_at(chat, dt.datetime(2026, 7, 18, 9)) == 8  # Saturday 09:00
+    assert demand_at(chat, dt.datetime(2026, 8, 17, 15)) == 74  # Monday: 64 × 1.15 = 73.6
+    assert demand_at(chat, dt.datetime(2026, 9, 14, 15)) == 85  # 64 × 1.15² = 84.64
+
+
+def test_requests_per_second_by_littles_law(q3: Any) -> None:
+    search = serve(q3, "legal-search-qwen32b")  # 600 output tokens at ≥ 15 tokens/s = 40 s
+    assert demand_at(search, dt.datetime(2026, 8, 4, 10)) == 24  # 0.6/s × 40 s
+    assert demand_at(search, dt.datetime(2026, 8, 8, 10)) == 4  # weekend 0.1/s × 40 s
+    assert demand_at(search, dt.datetime(2026, 9, 1, 10)) == 36  # September × 1.5
+
+
+def test_hourly_demand_covers_the_horizon(q3: Any) -> None:
+    levels = hourly_demand(q3, serve(q3, "assistant-8b"))
+    assert len(levels) == 92 * 24
+    assert levels[0] == 2 and levels[9] == 16 and levels[19] == 4  # Wed 1 July
+
+
+@given(hour=st.integers(0, 92 * 24 - 1))
+def test_demand_is_never_negative_and_zero_outside_the_service(q3: Any, hour: int) -> None:
+    chat = serve(q3, "chat-70b")
+    when = dt.datetime(2026, 7, 1) + dt.timedelta(hours=hour)
+    level = demand_at(chat, when)
+    assert level >= 0
+    assert (level > 0) == (when >= dt.datetime(2026, 7, 15))
