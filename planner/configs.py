@@ -13,9 +13,10 @@ from fractions import Fraction
 
 from planner.domain.catalog import CardType, Offer
 from planner.domain.scenario import Scenario
-from planner.domain.workload import TrainWorkload
-from planner.estimate.memory import TrainSetup, train_memory, workload_setup
+from planner.domain.workload import ServeWorkload, TrainWorkload
+from planner.estimate.memory import ServeSetup, TrainSetup, train_memory, workload_setup
 from planner.estimate.precision import supports
+from planner.estimate.serve import replica_capacity
 from planner.estimate.speed import scale_measured, scaling_efficiency, spot_factor, train_speed
 from planner.rules import (
     PACKAGE_MODES,
@@ -193,3 +194,73 @@ def _config(
         rental,
         storage,
     )
+
+
+SERVE_COUNTS = (1, 2, 4, 8)
+
+
+@dataclass(frozen=True)
+class ReplicaConfig:
+    """One way to run a replica of a served model: card type × count × offer × mode, at the
+    listed precision that carries the most requests on that card."""
+
+    card: str
+    cards: int
+    offer: str
+    mode: str
+    units: int
+    precision: str
+    capacity: int  # requests in flight one replica carries (KV memory and decode speed)
+    tokens_per_s: float  # decode tokens/s of the replica at that capacity
+
+
+def replica_configs(scenario: Scenario, workload: ServeWorkload) -> list[ReplicaConfig]:
+    """Every config that can carry at least one request of `workload` (never on spot)."""
+    model = scenario.models[workload.name]
+    capacities: dict[tuple[str, int], tuple[int, str, float]] = {}
+    configs = []
+    for offer in scenario.offers.values():
+        card = scenario.cards[offer.card]
+        for count in SERVE_COUNTS:
+            if count > offer.node_cards and offer.network is None:
+                continue
+            if model.heads % count or (model.kv_heads % count and count % model.kv_heads):
+                continue  # tensor parallel must split the heads evenly
+            key = (card.id, count)
+            if key not in capacities:
+                capacities[key] = _best_precision(scenario, workload, card, count)
+            capacity, precision, speed = capacities[key]
+            if capacity < 1:
+                continue
+            units = math.ceil(count / offer.unit_cards)
+            for mode in offer.modes:
+                if mode != "spot":
+                    configs.append(
+                        ReplicaConfig(
+                            card.id, count, offer.id, mode, units, precision, capacity, speed
+                        )
+                    )
+    return configs
+
+
+def _best_precision(
+    scenario: Scenario, workload: ServeWorkload, card: CardType, count: int
+) -> tuple[int, str, float]:
+    """(capacity, precision, tokens/s) of the listed precision carrying most requests."""
+    best = (0, "", 0.0)
+    for precision in workload.precision:
+        if not supports(card, precision):
+            continue
+        setup = ServeSetup(
+            precision=precision,
+            kv_precision=workload.kv_precision,
+            engine=workload.engine,
+            usable_fraction=scenario.spec.usable_memory_fraction,
+            context_tokens=workload.context_tokens,
+        )
+        replica = replica_capacity(
+            scenario.models[workload.name], card, count, setup, workload.min_tokens_per_s
+        )
+        if replica.max_concurrency > best[0]:
+            best = (replica.max_concurrency, precision, replica.tokens_per_s)
+    return best

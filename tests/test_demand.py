@@ -55,3 +55,16 @@ def test_demand_is_never_negative_and_zero_outside_the_service(q3: Any, hour: in
     level = demand_at(chat, when)
     assert level >= 0
     assert (level > 0) == (when >= dt.datetime(2026, 7, 15))
+
+
+def test_replica_configs_pick_the_precision_each_card_runs(q3: Any) -> None:
+    from planner.configs import replica_configs
+
+    configs = replica_configs(q3, serve(q3, "chat-70b"))  # precision: [fp8, int8]
+    by_card = {(c.card, c.cards): c for c in configs}
+    assert by_card[("h200-141g", 1)].precision == "fp8"
+    assert by_card[("a100-80g", 8)].precision == "int8"  # the A100 has no FP8
+    assert ("a100-80g", 1) not in by_card  # 70 GB of int8 weights leave no KV room on 80 GB
+    assert not any(c.mode == "spot" for c in configs)  # serving is never on spot
+    # one 8-card A100 machine carries several times what one H200 does
+    assert by_card[("a100-80g", 8)].capacity > 3 * by_card[("h200-141g", 1)].capacity > 0
