@@ -239,18 +239,29 @@ def _table(query: FitQuery, rows: list[dict[str, Any]], currency: str) -> Table:
 
 
 def _notes(console: Any, rows: list[dict[str, Any]]) -> None:
-    seen: list[str] = []
-    for r in rows:
-        for text in r.get("assumptions", []):
-            if text not in seen:
-                seen.append(text)
-    if seen:
+    """Assumptions every row shares, once; row-specific ones only where low confidence
+    (all are in --json)."""
+    estimated = [r for r in rows if "assumptions" in r]
+    shared = [
+        t
+        for t in (estimated[0]["assumptions"] if estimated else [])
+        if all(t in r["assumptions"] for r in estimated)
+    ]
+    specific = {t for r in estimated for t in r["assumptions"]} - set(shared)
+    if shared:
+        console.print("[bold]Assumptions[/] (override any with a flag):")
+        for text in shared:
+            console.print(f"  • {text}", markup=False)
+    low = sorted({t for r in estimated for t in r["low_confidence"]})
+    if low:
+        console.print("[bold]~ rows rest on low-confidence card figures:[/]")
+        for text in low:
+            console.print(f"  • {text}", markup=False)
+    if specific:
         console.print(
-            "[bold]Assumptions[/] (override any with a flag; ~ = rests on a low-confidence "
-            "card figure):"
+            f"  ({len(specific)} more assumptions differ by row — KV and weights per "
+            "card, scaling efficiency, sharding: see --json)"
         )
-    for text in seen:
-        console.print(f"  • {text}", markup=False)
     disagreements = [(r, r["seed_rule"]) for r in rows if "seed_rule" in r]
     if not any("reason" not in r for r in rows):
         console.print("[bold red]No card and count here can run it;[/] see the reasons above.")
