@@ -139,7 +139,6 @@ class _Checker:
     def timing(
         self, a: Assignment, w: TrainWorkload, c: Config, runs: list[tuple[int, int]]
     ) -> None:
-        job = next(j for j in self.problem.jobs if j.name == a.workload)
         first = runs[0][0]
         expected = [(first + off, first + off + length) for off, length in c.runs]
         if runs != expected:
@@ -160,7 +159,6 @@ class _Checker:
         if runs[-1][1] > deadline:
             late = runs[-1][1] - deadline
             self.result.add("deadline", a.workload, late, "h", f"deadline missed by {late} h")
-        del job
 
     def dependencies(
         self, placed: dict[str, tuple[Assignment, Config, list[tuple[int, int]]]]

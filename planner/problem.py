@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from fractions import Fraction
 
@@ -46,10 +46,6 @@ class Job:
     after: tuple[int, ...]
     window_start: int | None  # daily window opening hour, if windowed
     configs: tuple[Config, ...]
-
-    @property
-    def windowed(self) -> bool:
-        return self.window_start is not None
 
     def start_range(self, config: Config) -> range:
         """Start hours allowed for `config`: any hour, or a window's opening for windowed jobs."""
@@ -163,10 +159,6 @@ def quote_job(scenario: Scenario, name: str) -> Job:
     return _replace(job, configs=tuple(c for c in job.configs if job.start_range(c)))
 
 
-def _price(value: Decimal) -> Fraction:
-    return Fraction(value)
-
-
 def _commitments(
     scenario: Scenario, hours: int
 ) -> tuple[list[FixedRental], dict[tuple[str, str], list[PoolCommitment]]]:
@@ -190,7 +182,7 @@ def _commitments(
                         c.units,
                         begin,
                         begin + length,
-                        _price(billing.price) * c.units,
+                        Fraction(billing.price) * c.units,
                         Decimal(0),
                     )
                 )
@@ -201,7 +193,7 @@ def _commitments(
             end = hour_of(scenario, c.end) if c.end is not None else hours
             assert isinstance(billing, type(offer.hourly)) and billing is not None
             billed = billed_hours(end - start, billing)
-            cost = _price(billing.price) * c.units * Fraction(billed)
+            cost = Fraction(billing.price) * c.units * Fraction(billed)
             fixed.append(FixedRental(name, c.offer, c.mode, c.units, start, end, cost, billed))
             committed.setdefault((c.offer, c.mode), []).append(PoolCommitment(start, end, c.units))
     return fixed, committed
@@ -269,8 +261,6 @@ def _shortest(job: Job) -> int:
 
 
 def _replace(job: Job, **changes: object) -> Job:
-    from dataclasses import replace
-
     return replace(job, **changes)  # type: ignore[arg-type]
 
 
@@ -305,7 +295,7 @@ def _pools(
         pools[(offer_id, mode)] = Pool(
             offer_id,
             mode,
-            _price(billing.price) if buyable else Fraction(0),
+            Fraction(billing.price) if buyable else Fraction(0),
             package_hours(mode) if buyable else 0,
             billing.stock,
             tuple(committed.get((offer_id, mode), ())),

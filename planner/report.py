@@ -5,16 +5,14 @@ from __future__ import annotations
 from collections import Counter
 from decimal import ROUND_HALF_EVEN, Decimal
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from planner.domain.catalog import CardType, Catalog, Offer
 from planner.domain.plan import Plan
 from planner.domain.scenario import Scenario
 from planner.domain.values import PACKAGE_DAYS, BillingMode
-
-if TYPE_CHECKING:
-    from planner.problem import Problem
-    from planner.solution import Solution
+from planner.problem import Problem
+from planner.solution import Solution, money, package_share
 
 RATE_DIGITS = Decimal("0.0001")  # derived rates (per card-hour, per GB-hour) are shown to 4 places
 
@@ -108,8 +106,6 @@ def next_best(problem: Problem, solution: Solution, workload: str) -> dict[str, 
     others = [c for c in job.configs if c is not chosen and not c.held]
     if not others:
         return None
-    from planner.solution import money, package_share
-
     best = min(others, key=lambda c: (c.cost, c.cards, c.span, c.offer))
     currency = problem.scenario.spec.currency
     spent = chosen.cost + (package_share(problem, chosen) if chosen.held else 0)

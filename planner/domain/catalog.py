@@ -8,7 +8,7 @@ from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from planner.domain.money import Price
+from planner.domain.money import MINOR_DIGITS, Price
 from planner.domain.values import BILLING_MODES, PACKAGE_DAYS, BillingMode, Slug, WholeMinutes
 
 T = TypeVar("T")
@@ -199,8 +199,6 @@ class Catalog(Frozen):
     @field_validator("currency")
     @classmethod
     def _currency(cls, value: str) -> str:
-        from planner.domain.money import MINOR_DIGITS
-
         if value not in MINOR_DIGITS:
             raise ValueError(
                 f"unknown currency {value!r}; expected one of {', '.join(MINOR_DIGITS)}"
