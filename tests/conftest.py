@@ -24,6 +24,21 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 REPO = Path(__file__).resolve().parent.parent
 
 
+# Llama-3.1-8B's config.json (the architecture keys gpuplan reads).
+LLAMA31_8B_CONFIG = {
+    "_name_or_path": "meta-llama/Llama-3.1-8B",
+    "model_type": "llama",
+    "hidden_size": 4096,
+    "intermediate_size": 14336,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "vocab_size": 128256,
+    "tie_word_embeddings": False,
+    "max_position_embeddings": 131072,
+}
+
+
 def minimal_scenario() -> dict[str, Any]:
     """A valid scenario with one workload of each kind, as plain data."""
     return {

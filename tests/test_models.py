@@ -10,6 +10,7 @@ import pytest
 
 from planner.domain.errors import Issue, LoadError
 from planner.domain.load import load_model, model_names
+from tests.conftest import LLAMA31_8B_CONFIG
 
 PRODUCT_NAMES = [
     "llama-2-7b",
@@ -56,18 +57,7 @@ def test_known_kv_facts() -> None:
 
 
 def test_hf_config_json_loads_to_the_same_architecture(tmp_path: Path) -> None:
-    config = {
-        "_name_or_path": "meta-llama/Llama-3.1-8B",
-        "model_type": "llama",
-        "hidden_size": 4096,
-        "intermediate_size": 14336,
-        "num_hidden_layers": 32,
-        "num_attention_heads": 32,
-        "num_key_value_heads": 8,
-        "vocab_size": 128256,
-        "tie_word_embeddings": False,
-        "max_position_embeddings": 131072,
-    }
+    config = LLAMA31_8B_CONFIG
     path = tmp_path / "Llama-3.1-8B" / "config.json"
     path.parent.mkdir()
     path.write_text(json.dumps(config))

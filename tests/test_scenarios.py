@@ -17,7 +17,7 @@ from planner.domain.merge import deep_merge
 from planner.domain.workload import ReserveWorkload, ServeWorkload, TrainWorkload
 from planner.paths import data_dir
 from planner.report import scenario_summary
-from tests.conftest import REPO, minimal_scenario
+from tests.conftest import LLAMA31_8B_CONFIG, REPO, minimal_scenario
 
 
 @pytest.fixture(scope="module")
@@ -73,14 +73,7 @@ def test_paths_resolve_relative_to_the_scenario_file(write: Any, tmp_path: Path)
         "offers": [{"id": "x-h200", "card": "h200-141g", "hourly": {"price": 9.5}}],
     }
     write(catalog, "data/mine.yaml")
-    config = {
-        "hidden_size": 4096,
-        "intermediate_size": 14336,
-        "num_hidden_layers": 32,
-        "num_attention_heads": 32,
-        "num_key_value_heads": 8,
-        "vocab_size": 128256,
-    }
+    config = LLAMA31_8B_CONFIG
     write(json.dumps(config), "data/cfg/config.json")
     data = minimal_scenario()
     data["catalog"] = "../data/mine.yaml"

@@ -31,120 +31,63 @@ class TrainKnobs(Frozen):
         return base.model_copy(update=self.model_dump(exclude_none=True))
 
 
+# What most recipes share; each recipe below states only how it differs.
+_BASE = TrainKnobs(
+    optimizer="adamw",
+    zero=0,
+    offload="none",
+    checkpointing=True,
+    optimizer_in_backward=False,
+    chunked_loss=False,
+    attention="flash",
+)
+
+
+def _recipe(text: str, **differences: object) -> tuple[str, TrainKnobs]:
+    return text, _BASE.model_copy(update=differences)
+
+
 RECIPES: dict[str, tuple[str, TrainKnobs]] = {
-    "ddp-adamw": (
+    "ddp-adamw": _recipe(
         "plain data parallel, mixed-precision AdamW (16 B/param), no checkpointing",
-        TrainKnobs(
-            optimizer="adamw",
-            zero=0,
-            offload="none",
-            checkpointing=False,
-            optimizer_in_backward=False,
-            chunked_loss=False,
-            attention="flash",
-        ),
+        checkpointing=False,
     ),
-    "hf-deepspeed-zero2": (
+    "hf-deepspeed-zero2": _recipe(
         "HF Trainer + DeepSpeed ZeRO-2: optimizer and gradients sharded, checkpointing on",
-        TrainKnobs(
-            optimizer="adamw",
-            zero=2,
-            offload="none",
-            checkpointing=True,
-            optimizer_in_backward=False,
-            chunked_loss=False,
-            attention="flash",
-        ),
+        zero=2,
     ),
-    "hf-deepspeed-zero3": (
-        "HF Trainer + DeepSpeed ZeRO-3: weights, gradients and optimizer sharded",
-        TrainKnobs(
-            optimizer="adamw",
-            zero=3,
-            offload="none",
-            checkpointing=True,
-            optimizer_in_backward=False,
-            chunked_loss=False,
-            attention="flash",
-        ),
+    "hf-deepspeed-zero3": _recipe(
+        "HF Trainer + DeepSpeed ZeRO-3: weights, gradients and optimizer sharded", zero=3
     ),
-    "hf-deepspeed-zero3-offload": (
+    "hf-deepspeed-zero3-offload": _recipe(
         "ZeRO-3 with optimizer and parameters offloaded to CPU RAM (slow, small)",
-        TrainKnobs(
-            optimizer="adamw",
-            zero=3,
-            offload="optimizer+params",
-            checkpointing=True,
-            optimizer_in_backward=False,
-            chunked_loss=False,
-            attention="flash",
-        ),
+        zero=3,
+        offload="optimizer+params",
     ),
-    "fsdp-full-shard": (
-        "PyTorch FSDP FULL_SHARD (= ZeRO-3), mixed-precision AdamW, checkpointing on",
-        TrainKnobs(
-            optimizer="adamw",
-            zero=3,
-            offload="none",
-            checkpointing=True,
-            optimizer_in_backward=False,
-            chunked_loss=False,
-            attention="flash",
-        ),
+    "fsdp-full-shard": _recipe(
+        "PyTorch FSDP FULL_SHARD (= ZeRO-3), mixed-precision AdamW, checkpointing on", zero=3
     ),
-    "low-memory-single-device": (
+    "low-memory-single-device": _recipe(
         "torchtune single-device full fine-tune: bf16 weights, paged 8-bit AdamW stepped "
         "in backward, checkpointing, chunked loss",
-        TrainKnobs(
-            optimizer="paged-adamw-8bit",
-            zero=0,
-            offload="none",
-            checkpointing=True,
-            optimizer_in_backward=True,
-            chunked_loss=True,
-            attention="flash",
-        ),
+        optimizer="paged-adamw-8bit",
+        optimizer_in_backward=True,
+        chunked_loss=True,
     ),
-    "peft-lora": (
+    "peft-lora": _recipe(
         "PEFT LoRA rank 16 on q,k,v,o, AdamW on the adapters, checkpointing on",
-        TrainKnobs(
-            optimizer="adamw",
-            zero=0,
-            offload="none",
-            checkpointing=True,
-            optimizer_in_backward=False,
-            chunked_loss=False,
-            attention="flash",
-            lora_rank=16,
-            lora_targets="attn",
-        ),
+        lora_rank=16,
+        lora_targets="attn",
     ),
-    "qlora-paged": (
+    "qlora-paged": _recipe(
         "QLoRA paper: NF4 base with double quantisation, rank 64 on every linear layer, "
         "paged AdamW, checkpointing on",
-        TrainKnobs(
-            optimizer="paged-adamw",
-            zero=0,
-            offload="none",
-            checkpointing=True,
-            optimizer_in_backward=False,
-            chunked_loss=False,
-            attention="flash",
-            lora_rank=64,
-            lora_targets="all",
-        ),
+        optimizer="paged-adamw",
+        lora_rank=64,
+        lora_targets="all",
     ),
-    "forward-only": (
-        "evaluation: forward passes without gradients",
-        TrainKnobs(
-            optimizer="sgd",
-            zero=0,
-            offload="none",
-            checkpointing=False,
-            optimizer_in_backward=False,
-            chunked_loss=False,
-            attention="flash",
-        ),
+    "forward-only": _recipe(
+        "evaluation: forward passes without gradients", optimizer="sgd", checkpointing=False
     ),
 }
 
