@@ -138,3 +138,11 @@ def test_replicas_needed_for_a_concurrency(cli: Any) -> None:
     per_replica = one["max_concurrency_per_replica"]
     assert 1 <= per_replica < 40 and not one["fits"]
     assert one["replicas_for_concurrency"] == -(-40 // per_replica)
+
+
+def test_train_rows_price_every_hourly_offer(cli: Any) -> None:
+    rows = rows_of(cli, "llama-2-13b", "--task", "lora", "--card", "ascend-910b", "--cards", "1")
+    [row] = rows
+    assert [o["offer"] for o in row["offers"]] == ["jz-910b-83", "jz-910b"]  # 2.97, then 3.58
+    assert row["offer"] == "jz-910b-83" and row["cost"] == row["offers"][0]["cost"]
+    assert abs(row["offers"][1]["cost"] - row["hours"] * 3.58) < 0.02  # hours shown to 0.01

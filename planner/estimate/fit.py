@@ -59,19 +59,22 @@ def _hosts(offer: Offer, cards: int) -> bool:
     return cards <= offer.node_cards or offer.network is not None
 
 
-def _cheapest_hourly(
-    offers: list[Offer], card: CardType, cards: int
-) -> tuple[Offer, Decimal] | None:
-    """The offer with the lowest hourly price for `cards` cards of `card` (whole units)."""
+def _hourly_offers(offers: list[Offer], card: CardType, cards: int) -> list[tuple[Offer, Decimal]]:
+    """Offers with an hourly price for `cards` cards of `card` (whole units), cheapest first."""
     priced = []
     for offer in offers:
         if offer.card == card.id and offer.hourly is not None and _hosts(offer, cards):
             units = math.ceil(cards / offer.unit_cards)
             priced.append((units * offer.hourly.price, offer.id, offer))
-    if not priced:
-        return None
-    price, _, offer = min(priced, key=lambda p: (p[0], p[1]))
-    return offer, price
+    return [(offer, price) for price, _, offer in sorted(priced, key=lambda p: (p[0], p[1]))]
+
+
+def _cheapest_hourly(
+    offers: list[Offer], card: CardType, cards: int
+) -> tuple[Offer, Decimal] | None:
+    """The offer with the lowest hourly price for `cards` cards of `card` (whole units)."""
+    priced = _hourly_offers(offers, card, cards)
+    return priced[0] if priced else None
 
 
 def counts_for(query: FitQuery, model: ModelCard) -> tuple[int, ...]:
@@ -172,12 +175,14 @@ def _train_row(query: FitQuery, card: CardType, count: int, offers: list[Offer])
     row["scaling_efficiency"] = round(speed.efficiency, 3)
     hours = 1e9 / speed.tokens_per_s / 3600
     row["hours_per_billion_tokens"] = round(hours, 2)
-    if priced is not None:
-        offer, price = priced
-        row.update(
-            offer=offer.id,
-            hourly_price=price,
-            hours=round(hours, 2),
-            cost=(price * Decimal(str(hours))).quantize(Decimal("0.01")),
-        )
+    per_offer = [
+        {
+            "offer": offer.id,
+            "hourly_price": price,
+            "cost": (price * Decimal(str(hours))).quantize(Decimal("0.01")),
+        }
+        for offer, price in _hourly_offers(offers, card, count)
+    ]
+    if per_offer:  # the cheapest first, and every hourly offer's price per billion tokens
+        row.update(per_offer[0], hours=round(hours, 2), offers=per_offer)
     return row
