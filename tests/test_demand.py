@@ -68,3 +68,31 @@ def test_replica_configs_pick_the_precision_each_card_runs(q3: Any) -> None:
     assert not any(c.mode == "spot" for c in configs)  # serving is never on spot
     # one 8-card A100 machine carries several times what one H200 does
     assert by_card[("a100-80g", 8)].capacity > 3 * by_card[("h200-141g", 1)].capacity > 0
+
+
+def test_replica_jobs_segment_the_horizon(q3: Any) -> None:
+    from planner.serving import replica_jobs
+
+    segments, jobs = replica_jobs(q3)
+    assert segments[0][0] == 0 and segments[-1][1] == 92 * 24
+    assert all(a < b and (a // 24 == (b - 1) // 24) for a, b in segments)  # within one day
+    by_name = {j.name: j for j in jobs}
+    dev = by_name["dev-boxes"]  # 4 cards, weekdays 09:00-19:00
+    for i, (a, _) in enumerate(segments):
+        hour, weekday = a % 24, (2 + a // 24) % 7  # 1 July 2026 is a Wednesday
+        assert dev.demand[i] == (4 if 9 <= hour < 19 and weekday < 5 else 0)
+    chat = by_name["chat-70b"]
+    assert max(chat.demand) == 85 and chat.minimum[0] == 0  # not yet launched on 1 July
+    assert all(c.mode != "spot" for j in jobs for c in j.configs)
+
+
+def test_dominated_configs_are_dropped_exactly() -> None:
+    from planner.configs import ReplicaConfig
+    from planner.serving import undominated
+
+    def config(cards: int, units: int, capacity: int, offer: str = "o") -> ReplicaConfig:
+        return ReplicaConfig("c", cards, offer, "hourly", units, "bf16", capacity, 0.0)
+
+    small, big, worse = config(1, 1, 10), config(2, 2, 30), config(2, 2, 15)
+    other = config(2, 2, 5, offer="p")  # another offer: its stock differs, so it stays
+    assert undominated([small, big, worse, other]) == [small, big, other]

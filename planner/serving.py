@@ -1,0 +1,130 @@
+"""Serve and reserve workloads as replica jobs over segments of constant demand.
+
+A *replica job* needs, in every segment of the horizon where it is active, replicas whose
+capacity covers its demand (requests in flight for `serve`, cards for `reserve`) and at
+least its minimum count. Time is compressed into segments: the hours between two changes of
+any replica job's demand, cut at every 00:00 so package holdings stay constant within one.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+from dataclasses import dataclass
+
+from planner.configs import ReplicaConfig, replica_configs
+from planner.demand import hourly_demand
+from planner.domain.scenario import Scenario
+from planner.domain.values import instant_datetime
+from planner.domain.workload import ReserveWorkload, ServeWorkload
+
+
+@dataclass(frozen=True)
+class ReplicaJob:
+    """A serve or reserve workload: its configs and, per segment, demand and minimum."""
+
+    name: str
+    kind: str  # serve | reserve
+    configs: tuple[ReplicaConfig, ...]
+    demand: tuple[int, ...]  # per segment: requests in flight (serve) or cards (reserve)
+    minimum: tuple[int, ...]  # per segment: replicas that must run (0 where inactive)
+
+    def active(self, segment: int) -> bool:
+        return self.demand[segment] > 0 or self.minimum[segment] > 0
+
+
+def reserve_configs(scenario: Scenario, workload: ReserveWorkload) -> list[ReplicaConfig]:
+    """One unit of every offer of a suitable card is a 'replica' carrying its cards."""
+    configs = []
+    for offer in scenario.offers.values():
+        card = scenario.cards[offer.card]
+        wanted = (
+            (card.id == workload.card)
+            if workload.card
+            else (card.memory_gib.value >= (workload.min_memory_gib or 0))
+        )
+        if not wanted:
+            continue
+        for mode in offer.modes:
+            if mode != "spot":  # people's cards are not preemptible
+                configs.append(
+                    ReplicaConfig(
+                        card.id, offer.unit_cards, offer.id, mode, 1, "", offer.unit_cards, 0.0
+                    )
+                )
+    return configs
+
+
+def undominated(configs: list[ReplicaConfig]) -> list[ReplicaConfig]:
+    """Drop a config when another of the same offer and mode carries at least as much with
+    no more units: any plan using it is matched, at no more money or stock, by the other."""
+    kept = []
+    for c in configs:
+        beaten = any(
+            o is not c
+            and (o.offer, o.mode) == (c.offer, c.mode)
+            and o.units <= c.units
+            and o.capacity >= c.capacity
+            and (o.units, -o.capacity, o.cards) < (c.units, -c.capacity, c.cards)
+            for o in configs
+        )
+        if not beaten:
+            kept.append(c)
+    return kept
+
+
+def reserve_hours(scenario: Scenario, workload: ReserveWorkload) -> list[int]:
+    """Cards needed at every hour: `cards` inside its hours on its days, from start to end.
+    A window that crosses midnight belongs to the day it opens."""
+    start = dt.datetime.combine(scenario.spec.horizon.start, dt.time())
+    first, last = instant_datetime(workload.start), instant_datetime(workload.end)
+    window = workload.hours
+    levels = []
+    for h in range(scenario.spec.horizon.days * 24):
+        when = start + dt.timedelta(hours=h)
+        opened = when - dt.timedelta(hours=(when.hour - window.start_hour) % 24)
+        inside = window.contains(when.hour) and opened.weekday() in workload.days
+        levels.append(workload.cards if inside and first <= when < last else 0)
+    return levels
+
+
+def segments_of(hours: int, series: list[list[int]]) -> list[tuple[int, int]]:
+    """Maximal hour ranges over which no series changes, cut at every 00:00."""
+    cuts = {0, hours} | set(range(0, hours, 24))
+    for levels in series:
+        cuts |= {h for h in range(1, hours) if levels[h] != levels[h - 1]}
+    return list(itertools.pairwise(sorted(cuts)))
+
+
+def replica_jobs(scenario: Scenario) -> tuple[list[tuple[int, int]], list[ReplicaJob]]:
+    """Segments of the horizon and every serve and reserve workload as a replica job."""
+    hours = scenario.spec.horizon.days * 24
+    start = dt.datetime.combine(scenario.spec.horizon.start, dt.time())
+    raw: list[tuple[str, str, list[ReplicaConfig], list[int], list[int]]] = []
+    for w in scenario.spec.workloads:
+        if isinstance(w, ServeWorkload):
+            demand = hourly_demand(scenario, w)
+            first, last = instant_datetime(w.start), instant_datetime(w.end)
+            minimum = [
+                w.min_replicas if first <= start + dt.timedelta(hours=h) < last else 0
+                for h in range(hours)
+            ]
+            raw.append(
+                (w.name, "serve", undominated(replica_configs(scenario, w)), demand, minimum)
+            )
+        elif isinstance(w, ReserveWorkload):
+            demand = reserve_hours(scenario, w)
+            minimum = [0] * len(demand)  # people need their cards, not a replica count
+            raw.append((w.name, "reserve", reserve_configs(scenario, w), demand, minimum))
+    segments = segments_of(hours, [series for *_, d, m in raw for series in (d, m)])
+    jobs = [
+        ReplicaJob(
+            name,
+            kind,
+            tuple(configs),
+            tuple(demand[a] for a, _ in segments),
+            tuple(minimum[a] for a, _ in segments),
+        )
+        for name, kind, configs, demand, minimum in raw
+    ]
+    return segments, jobs
