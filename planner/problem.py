@@ -14,8 +14,8 @@ from fractions import Fraction
 
 import networkx as nx
 
-from planner.configs import Config, train_configs
-from planner.domain.catalog import Offer
+from planner.configs import Config, ReplicaConfig, train_configs
+from planner.domain.catalog import HourlyBilling, Offer
 from planner.domain.scenario import Scenario
 from planner.domain.values import instant_datetime
 from planner.domain.workload import TrainWorkload
@@ -23,7 +23,9 @@ from planner.rules import (
     PACKAGE_MODES,
     billed_hours,
     package_hours,
+    setup_hours,
 )
+from planner.serving import ReplicaJob, replica_jobs
 
 
 class Infeasible(Exception):
@@ -99,6 +101,13 @@ class Problem:
     offer_rank: dict[str, int]
     money_scale: int  # multiply exact money by this to get the solver's integers
     notes: tuple[str, ...] = field(default=())
+    segments: tuple[tuple[int, int], ...] = ()  # constant-demand hour ranges of replica jobs
+    replica_jobs: tuple[ReplicaJob, ...] = ()
+    replica_setup: dict[tuple[str, str], int] = field(default_factory=dict)  # (job, offer) → h
+
+    def replica_hour_price(self, config: ReplicaConfig) -> Fraction:
+        """What one hourly replica of `config` costs per hour (its units × the hourly price)."""
+        return Fraction(self.offers[config.offer].billing("hourly").price) * config.units
 
     @property
     def offers(self) -> dict[str, Offer]:
@@ -120,39 +129,67 @@ def hour_of(scenario: Scenario, instant: dt.date | dt.datetime) -> int:
     return int((instant_datetime(instant) - start).total_seconds() // 3600)
 
 
-def build_problem(scenario: Scenario) -> Problem:
-    """The integer view of a train-only scenario; raises Infeasible when a job has no config."""
+def build_problem(scenario: Scenario, serving: bool = False) -> Problem:
+    """The integer view of a scenario; raises Infeasible when a job has no config.
+
+    `serving=False` (the default until serving is planned end to end) refuses serve and
+    reserve workloads by name.
+    """
     others = [w.name for w in scenario.spec.workloads if not isinstance(w, TrainWorkload)]
-    if others:
+    if others and not serving:
         raise ValueError(
             "plan solve plans train workloads only until serving lands; this scenario has "
             f"serve/reserve workloads: {', '.join(others)}"
         )
     hours = scenario.spec.horizon.days * 24
     fixed, committed = _commitments(scenario, hours)
-    jobs = [
-        _job(scenario, i, w, hours, committed)
-        for i, w in enumerate(scenario.spec.workloads)
-        if isinstance(w, TrainWorkload)
-    ]
+    trains = [w for w in scenario.spec.workloads if isinstance(w, TrainWorkload)]
+    jobs = [_job(scenario, i, w, hours, committed) for i, w in enumerate(trains)]
     jobs = _tighten(jobs)
     empty = [f"{j.name}: {why}" for j in jobs for why in [_why_empty(scenario, j)] if why]
     if empty:
         raise Infeasible(empty)
-    pools = _pools(scenario, jobs, committed)
+    segments, replicas = replica_jobs(scenario) if others else ([], [])
+    replicas = [_billable(scenario, r) for r in replicas]
+    pools = _pools(scenario, jobs, committed, replicas)
     amounts = [c.cost for j in jobs for c in j.configs]
     amounts += [p.unit_price for p in pools.values()] + [f.cost for f in fixed]
+    amounts += [Fraction(o.hourly.price) for o in scenario.offers.values() if o.hourly]
     scale = math.lcm(*(a.denominator for a in amounts)) if amounts else 1
     rank = {offer: i for i, offer in enumerate(sorted(scenario.offers))}
-    return Problem(scenario, hours, tuple(jobs), pools, tuple(fixed), rank, scale)
+    setup = {(r.name, c.offer): _replica_setup(scenario, r, c.offer)
+             for r in replicas for c in r.configs if c.mode == "hourly"}  # fmt: skip
+    return Problem(scenario, hours, tuple(jobs), pools, tuple(fixed), rank, scale, (),
+                   tuple(segments), tuple(replicas), setup)  # fmt: skip
+
+
+def _billable(scenario: Scenario, job: ReplicaJob) -> ReplicaJob:
+    """Hourly replicas are modelled exactly when billing is by the started hour (minimum at
+    most 1 h, increment 1 h); configs on other hourly terms are left out."""
+
+    def exact(c: ReplicaConfig) -> bool:
+        if c.mode != "hourly":
+            return True
+        billing = scenario.offers[c.offer].billing("hourly")
+        assert isinstance(billing, HourlyBilling)
+        return billing.min_hours <= 1 and billing.increment_hours == 1
+
+    return replace(job, configs=tuple(c for c in job.configs if exact(c)))
+
+
+def _replica_setup(scenario: Scenario, job: ReplicaJob, offer_id: str) -> int:
+    """Whole hours billed on top of each hourly replica rental for its setup: ceil(setup)."""
+    workload = scenario.workload(job.name)
+    model = scenario.models.get(job.name)  # none for reserved cards: the image only
+    return math.ceil(setup_hours(scenario.offers[offer_id], model, workload.setup_minutes))
 
 
 def quote_job(scenario: Scenario, name: str) -> Job:
     """One train workload's configs on its own (no dependencies tightened, no stock)."""
-    index = next(i for i, w in enumerate(scenario.spec.workloads) if w.name == name)
-    workload = scenario.spec.workloads[index]
+    workload = scenario.workload(name)
     if not isinstance(workload, TrainWorkload):
         raise ValueError(f"{name} is a {workload.kind} workload; quote covers train work for now")
+    index = train_names(scenario).index(name)
     hours = scenario.spec.horizon.days * 24
     _, committed = _commitments(scenario, hours)
     job = _job(scenario, index, workload, hours, committed)
@@ -210,7 +247,7 @@ def _job(
     deadline = hour_of(scenario, workload.deadline) if workload.deadline else hours
     window = workload.daily_hours
     configs = tuple(train_configs(scenario, index, workload, committed))
-    names = [w.name for w in scenario.spec.workloads]
+    names = train_names(scenario)
     return Job(
         index,
         workload.name,
@@ -221,6 +258,11 @@ def _job(
         window.start_hour if window else None,
         configs,
     )
+
+
+def train_names(scenario: Scenario) -> list[str]:
+    """Train workloads in file order: a job's index is its place in this list."""
+    return [w.name for w in scenario.spec.workloads if isinstance(w, TrainWorkload)]
 
 
 def _tighten(jobs: list[Job]) -> list[Job]:
@@ -284,9 +326,13 @@ def _why_empty(scenario: Scenario, job: Job) -> str | None:
 
 
 def _pools(
-    scenario: Scenario, jobs: list[Job], committed: dict[tuple[str, str], list[PoolCommitment]]
+    scenario: Scenario,
+    jobs: list[Job],
+    committed: dict[tuple[str, str], list[PoolCommitment]],
+    replicas: list[ReplicaJob] = (),  # type: ignore[assignment]
 ) -> dict[tuple[str, str], Pool]:
     keys = {c.pool for j in jobs for c in j.configs if c.held} | set(committed)
+    keys |= {(c.offer, c.mode) for r in replicas for c in r.configs if c.mode in PACKAGE_MODES}
     pools = {}
     for offer_id, mode in sorted(keys):
         offer = scenario.offers[offer_id]

@@ -19,13 +19,15 @@ IMAGE_GB = 10.0  # container image pulled at each start (assumed; override with 
 PACKAGE_MODES = ("daily", "weekly", "monthly")
 
 
-def setup_hours(offer: Offer, model: ModelCard, workload_setup_minutes: int | None) -> Fraction:
+def setup_hours(
+    offer: Offer, model: ModelCard | None, workload_setup_minutes: int | None
+) -> Fraction:
     """Setup per start: the workload's or offer's setup_minutes, else image + 16-bit weights
-    downloaded over the offer's link: (GB × 8) ÷ Gbit/s ÷ 3600 (rule 2)."""
+    (none for reserved cards) downloaded over the offer's link: (GB × 8) ÷ Gbit/s ÷ 3600."""
     minutes = workload_setup_minutes if workload_setup_minutes is not None else offer.setup_minutes
     if minutes is not None:
         return Fraction(minutes, 60)
-    gigabytes = IMAGE_GB + model.params * 2 / 1e9
+    gigabytes = IMAGE_GB + (model.params * 2 / 1e9 if model is not None else 0.0)
     return Fraction(gigabytes * 8 / offer.link_gbps / 3600).limit_denominator(10**6)
 
 

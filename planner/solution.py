@@ -23,6 +23,7 @@ class Solution:
     configs: tuple[int, ...]  # chosen config index, per job
     starts: tuple[int, ...]  # start hour, per job
     packages: dict[tuple[str, str], dict[int, int]] = field(default_factory=dict)  # day → count
+    replicas: dict[tuple[int, int, int], int] = field(default_factory=dict)  # (job, config, seg)
 
     def config(self, problem: Problem, job: int) -> Config:
         return problem.jobs[job].configs[self.configs[job]]
@@ -36,6 +37,20 @@ class Solution:
             (f.cost for f in problem.fixed if f.mode not in ("daily", "weekly", "monthly")),
             Fraction(0),
         )
+        return total + self.replica_cost(problem)
+
+    def replica_cost(self, problem: Problem) -> Fraction:
+        """Hourly replicas: held hours, plus ceil(setup) hours per rental start, per unit."""
+        total = Fraction(0)
+        for (j, k, s), count in self.replicas.items():
+            job = problem.replica_jobs[j]
+            config = job.configs[k]
+            if config.mode != "hourly":
+                continue
+            a, b = problem.segments[s]
+            rise = max(0, count - self.replicas.get((j, k, s - 1), 0))
+            hours = count * (b - a) + rise * problem.replica_setup[(job.name, config.offer)]
+            total += problem.replica_hour_price(config) * hours
         return total
 
 

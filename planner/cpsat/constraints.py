@@ -6,7 +6,7 @@ import itertools
 
 from ortools.sat.python import cp_model
 
-from planner.cpsat.variables import Variables, pool_cap
+from planner.cpsat.variables import Variables, pool_cap, replica_bound
 from planner.problem import Problem
 
 
@@ -17,9 +17,14 @@ class Constraints:
         self, model: cp_model.CpModel, problem: Problem, v: Variables, require_all: bool = True
     ) -> None:
         self.model, self.problem, self.v = model, problem, v
+        self._usage: dict[
+            tuple[str, str], list[tuple[int, cp_model.IntervalVar, cp_model.IntVar]]
+        ] = {}
         self.require_all = require_all  # False: presence is left to assumptions (explanations)
 
     def add_constraints(self) -> None:
+        self._cover_demand()
+        self._replica_starts()
         self._select_one_config()
         self._deadlines()
         self._dependencies()
@@ -28,6 +33,54 @@ class Constraints:
         self._pool_stock()
         self._commitments()
         self._offer_cap()
+
+    def _cover_demand(self) -> None:
+        """In every segment, replicas carry the demand and number at least the minimum (rule 6)."""
+        for j, job in enumerate(self.problem.replica_jobs):
+            for s in range(len(self.problem.segments)):
+                terms = [
+                    (self.v.replicas[(j, k, s)], c)
+                    for k, c in enumerate(job.configs)
+                    if (j, k, s) in self.v.replicas
+                ]
+                if job.demand[s]:
+                    self.model.add(sum(r * c.capacity for r, c in terms) >= job.demand[s])
+                if job.minimum[s]:
+                    self.model.add(sum(r for r, _ in terms) >= job.minimum[s])
+
+    def _replica_starts(self) -> None:
+        """An hourly replica rental starts wherever a config's replicas rise (rule 6)."""
+        for (j, k, s), up in self.v.starts.items():
+            before = self.v.replicas.get((j, k, s - 1), 0)
+            self.model.add(up >= self.v.replicas[(j, k, s)] - before)
+
+    def replica_usage(
+        self, key: tuple[str, str]
+    ) -> list[tuple[int, cp_model.IntervalVar, cp_model.IntVar]]:
+        """Per segment, the units replicas hold on one offer and mode: (segment start, fixed
+        interval, variable demand) for the cumulative constraints."""
+        if key in self._usage:
+            return self._usage[key]
+        usage = []
+        for s, (a, b) in enumerate(self.problem.segments):
+            terms = [
+                (self.v.replicas[(j, k, s)], c.units)
+                for j, job in enumerate(self.problem.replica_jobs)
+                for k, c in enumerate(job.configs)
+                if (c.offer, c.mode) == key and (j, k, s) in self.v.replicas
+            ]
+            if terms:
+                most = sum(
+                    c.units * replica_bound(job, c, s)
+                    for job in self.problem.replica_jobs
+                    for c in job.configs
+                    if (c.offer, c.mode) == key
+                )
+                held = self.model.new_int_var(0, most, f"use[{key[0]},{key[1]},{s}]")
+                self.model.add(held == sum(r * u for r, u in terms))
+                usage.append((a, self.model.new_fixed_size_interval_var(a, b - a, ""), held))
+        self._usage[key] = usage
+        return usage
 
     def _select_one_config(self) -> None:
         """Each present job runs on exactly one config (rule 1); every job is present."""
@@ -49,7 +102,17 @@ class Constraints:
 
     def _rental_stock(self) -> None:
         """Units held on hourly/spot rentals (and committed hourly units) ≤ that mode's stock."""
-        by_pool: dict[tuple[str, str], tuple[list[cp_model.IntervalVar], list[int]]] = {}
+        by_pool: dict[
+            tuple[str, str], tuple[list[cp_model.IntervalVar], list[cp_model.LinearExprT]]
+        ] = {}
+        for replica_job in self.problem.replica_jobs:
+            for replica in replica_job.configs:
+                if replica.mode == "hourly":
+                    by_pool.setdefault((replica.offer, replica.mode), ([], []))
+        for key, (intervals, demands) in by_pool.items():
+            for _, interval, held in self.replica_usage(key):
+                intervals.append(interval)
+                demands.append(held)
         for job in self.problem.jobs:
             for k, config in enumerate(job.configs):
                 if not config.held:
@@ -98,6 +161,11 @@ class Constraints:
                     if config.held and config.pool == key:
                         intervals += self.v.runs[(job.index, k)]
                         demands += [config.units] * len(config.runs)
+            for a, interval, held in self.replica_usage(key):
+                intervals.append(interval)
+                demands.append(held)
+                # redundant but linear: the LP bound sees that replicas need held packages
+                self.model.add(held <= self.held_units(key, a))
             if not intervals:
                 continue
             cap = pool_cap(self.problem, key)
@@ -138,6 +206,9 @@ class Constraints:
                     if config.offer == offer_id and not config.held:
                         intervals += self.v.runs[(job.index, k)]
                         demands += [config.units] * len(config.runs)
+            for _, interval, held in self.replica_usage((offer_id, "hourly")):
+                intervals.append(interval)
+                demands.append(held)
             for (pool_offer, mode), bought in self.v.packages.items():
                 if pool_offer != offer_id:
                     continue

@@ -145,4 +145,10 @@ class CpModel:
             key: {d: int(solver.value(n)) for d, n in bought.items() if solver.value(n)}
             for key, bought in self.v.packages.items()
         }
-        return Solution(configs, starts, {k: b for k, b in packages.items() if b})
+        replicas = {key: int(solver.value(r)) for key, r in self.v.replicas.items()}
+        return Solution(
+            configs,
+            starts,
+            {k: b for k, b in packages.items() if b},
+            {key: n for key, n in replicas.items() if n},
+        )

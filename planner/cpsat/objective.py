@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ortools.sat.python import cp_model
 
-from planner.cpsat.variables import Variables, pool_cap
+from planner.cpsat.variables import Variables, pool_cap, replica_bound
 from planner.problem import Problem
 
 
@@ -23,6 +23,16 @@ def cost_expression(problem: Problem, v: Variables) -> cp_model.LinearExpr:
     for key, bought in v.packages.items():
         price = problem.integer(problem.pools[key].unit_price)
         terms += [n * price for n in bought.values()]
+    for (j, k, s), replicas in v.replicas.items():
+        replica_job = problem.replica_jobs[j]
+        replica = replica_job.configs[k]
+        if replica.mode == "hourly":  # held hours plus ceil(setup) per start, per unit
+            hour = problem.integer(problem.replica_hour_price(replica))
+            a, b = problem.segments[s]
+            terms.append(replicas * (b - a) * hour)
+            setup = problem.replica_setup[(replica_job.name, replica.offer)]
+            if setup:
+                terms.append(v.starts[(j, k, s)] * setup * hour)
     fixed = sum(
         problem.integer(f.cost)
         for f in problem.fixed
@@ -37,6 +47,12 @@ def tie_expression(problem: Problem, v: Variables) -> cp_model.LinearExpr:
     days = problem.hours // 24
     package_terms = [n * (d + 1) for bought in v.packages.values() for d, n in bought.items()]
     package_max = sum(pool_cap(problem, key) * days * (days + 1) // 2 for key in v.packages) + 1
+    # replicas at the same level: fewer cards held
+    for (j, k, s), replicas in v.replicas.items():
+        replica_job = problem.replica_jobs[j]
+        cards = replica_job.configs[k].cards
+        package_terms.append(replicas * cards)
+        package_max += cards * replica_bound(replica_job, replica_job.configs[k], s)
     jobs = len(problem.jobs)
     offer_weight = package_max
     offer_max = jobs * (len(problem.offer_rank) + 1) * offer_weight

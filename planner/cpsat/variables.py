@@ -6,7 +6,9 @@ from dataclasses import dataclass, field
 
 from ortools.sat.python import cp_model
 
+from planner.configs import ReplicaConfig
 from planner.problem import Problem
+from planner.serving import ReplicaJob
 
 
 @dataclass
@@ -19,6 +21,9 @@ class Variables:
     packages: dict[tuple[str, str], dict[int, cp_model.IntVar]] = field(default_factory=dict)
     # pool capacity not held, per (pool, segment start): added by the pool constraints
     free: dict[tuple[tuple[str, str], int], cp_model.IntVar] = field(default_factory=dict)
+    # serve/reserve replicas per (replica job, config, segment), and hourly rental starts
+    replicas: dict[tuple[int, int, int], cp_model.IntVar] = field(default_factory=dict)
+    starts: dict[tuple[int, int, int], cp_model.IntVar] = field(default_factory=dict)
 
 
 def make_variables(model: cp_model.CpModel, problem: Problem) -> Variables:
@@ -41,6 +46,15 @@ def make_variables(model: cp_model.CpModel, problem: Problem) -> Variables:
                 )
                 for r, (offset, length) in enumerate(config.runs)
             ]
+    for j, replica_job in enumerate(problem.replica_jobs):
+        for k, replica in enumerate(replica_job.configs):
+            for s in range(len(problem.segments)):
+                most = replica_bound(replica_job, replica, s)
+                if most:
+                    name = f"{replica_job.name},{k},{s}"
+                    v.replicas[(j, k, s)] = model.new_int_var(0, most, f"r[{name}]")
+                    if replica.mode == "hourly":
+                        v.starts[(j, k, s)] = model.new_int_var(0, most, f"up[{name}]")
     for key, pool in problem.pools.items():
         if pool.length == 0:
             continue  # committed hourly cards: nothing to buy
@@ -52,6 +66,12 @@ def make_variables(model: cp_model.CpModel, problem: Problem) -> Variables:
     return v
 
 
+def replica_bound(job: ReplicaJob, config: ReplicaConfig, segment: int) -> int:
+    """Most replicas of one config a segment can use: enough to carry the demand alone."""
+    needed = -(-job.demand[segment] // config.capacity)
+    return int(max(job.minimum[segment], needed))
+
+
 def pool_cap(problem: Problem, key: tuple[str, str]) -> int:
     """Most units a pool may hold: its stock, else what all its users could use at once
     plus its commitments."""
@@ -61,5 +81,12 @@ def pool_cap(problem: Problem, key: tuple[str, str]) -> int:
     users = sum(
         max((c.units for c in j.configs if c.held and c.pool == key), default=0)
         for j in problem.jobs
+    )
+    segments = range(len(problem.segments))
+    users += sum(
+        max((replica_bound(r, c, s) * c.units for s in segments), default=0)
+        for r in problem.replica_jobs
+        for c in r.configs
+        if (c.offer, c.mode) == key
     )
     return users + sum(c.units for c in pool.committed)

@@ -1,0 +1,79 @@
+"""Serving and reserved cards in the CP-SAT model, on hand-worked instances (solver level:
+plans with replicas are not yet assembled, checked or shown; that comes next)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from planner.cpsat.model import CpModel, SolverSettings
+from planner.problem import build_problem
+from tests.planning import job, offer, scenario
+
+SETTINGS = SolverSettings(time_limit=20, workers=2, seed=0, deterministic=True)
+
+
+def reserve(name: str, cards: int, hours: str = "00:00-24:00", **fields: Any) -> dict[str, Any]:
+    return {"name": name, "kind": "reserve", "card": "a100-80g", "cards": cards,
+            "hours": hours, "start": "2026-07-01", "end": "2026-07-31", **fields}  # fmt: skip
+
+
+def optimum(s: Any) -> tuple[Fraction, Any, Any]:
+    problem = build_problem(s, serving=True)
+    outcome = CpModel(problem).solve(SETTINGS)
+    assert outcome.status == "optimal" and outcome.solution is not None
+    cost = outcome.solution.cost(problem)
+    assert cost == Fraction(outcome.objective or 0, problem.money_scale)  # decoded == objective
+    return cost, outcome.solution, problem
+
+
+def test_flat_demand_of_three_takes_three_monthly_packages() -> None:
+    # 3 cards all day for 30 days: hourly 3 × 720 × 10 = 21,600; monthly 5,000 each < 7,200.
+    offers = [offer("o", hourly={"price": 10, "stock": 8}, monthly={"price": 5000, "stock": 8})]
+    cost, solution, _ = optimum(scenario(offers, [reserve("devs", 3)], days=30))
+    assert cost == 15_000
+    assert solution.packages == {("o", "monthly"): {0: 3}}
+
+
+def test_day_peak_on_hourly_over_a_package_base() -> None:
+    # 1 card all day + 2 more 08:00-20:00. A package (5,000 = 500 h of hourly) beats 720 h of
+    # hourly for the base card, but not 360 h for each day card: 5,000 + 2 × 360 × 10 = 12,200.
+    offers = [offer("o", hourly={"price": 10, "stock": 8}, monthly={"price": 5000, "stock": 8})]
+    peak = [reserve("base", 1), reserve("day", 2, "08:00-20:00")]
+    cost, solution, _ = optimum(scenario(offers, peak, days=30))
+    assert cost == 12_200
+    assert solution.packages == {("o", "monthly"): {0: 1}}
+
+
+def test_setup_moves_the_break_even() -> None:
+    # One week: 1 card all day + 2 cards 08:00-20:00; hourly 10, a weekly package 900.
+    # Base card: 900 < 168 h × 10. Day cards: 7 × 12 h × 10 = 840 < 900 → hourly: 2,580.
+    offers = [offer("o", hourly={"price": 10, "stock": 8}, weekly={"price": 900, "stock": 8})]
+    week = [
+        reserve("base", 1, end="2026-07-08"),
+        reserve("day", 2, "08:00-20:00", end="2026-07-08"),
+    ]
+    cost, solution, _ = optimum(scenario(offers, week, days=7))
+    assert cost == 2580 and solution.packages == {("o", "weekly"): {0: 1}}
+    # With 30 min of setup each daily start bills ceil(0.5) = 1 more hour: a day card costs
+    # 7 × 13 × 10 = 910 > 900, so the package wins for them too: 3 × 900 = 2,700.
+    offers[0]["setup_minutes"] = 30
+    cost, solution, _ = optimum(scenario(offers, week, days=7))
+    assert cost == 2700 and solution.packages == {("o", "weekly"): {0: 3}}
+
+
+def test_a_checkpointed_job_uses_the_night_hours_of_package_cards() -> None:
+    # 2 cards 08:00-20:00 on packages (2 × 3,000 < 2 × 360 h × 10); a 10 h LoRA job fits in
+    # a night on those held cards and adds no money.
+    offers = [offer("o", hourly={"price": 10, "stock": 8}, monthly={"price": 3000, "stock": 2})]
+    night_job = job(
+        "lora", 10, checkpoint_every="30m", earliest_start="2026-07-02", deadline="2026-07-20"
+    )
+    cost, solution, problem = optimum(
+        scenario(offers, [reserve("day", 2, "08:00-20:00"), night_job], days=30)
+    )
+    assert cost == 6000
+    config = solution.config(problem, 0)
+    assert config.held and config.pool == ("o", "monthly")
+    start = solution.starts[0] % 24
+    assert start >= 20 or start + 10 <= 8 + 24  # inside a night
