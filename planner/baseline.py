@@ -18,6 +18,7 @@ import networkx as nx
 
 from planner.configs import Config
 from planner.problem import Job, Problem
+from planner.serving import ReplicaJob
 from planner.solution import Solution
 
 
@@ -144,6 +145,9 @@ def heuristic_solution(problem: Problem) -> Solution | None:
 def greedy(problem: Problem, careful: bool) -> tuple[Solution | None, str]:
     """The naive (careful=False) or heuristic plan, or None and why it has none."""
     ledger = _Ledger(problem)
+    replicas, why = _replicas(problem, ledger, careful)
+    if replicas is None:
+        return None, why
     configs = [0] * len(problem.jobs)
     starts = [0] * len(problem.jobs)
     ends = [0] * len(problem.jobs)
@@ -160,7 +164,118 @@ def greedy(problem: Problem, careful: bool) -> tuple[Solution | None, str]:
         configs[job.index], starts[job.index] = k, start
         ends[job.index] = start + config.span
     bought = {key: dict(sorted(b.items())) for key, b in ledger.bought.items() if b}
-    return Solution(tuple(configs), tuple(starts), bought), ""
+    return Solution(tuple(configs), tuple(starts), bought, replicas), ""
+
+
+def _replicas(
+    problem: Problem, ledger: _Ledger, careful: bool
+) -> tuple[dict[tuple[int, int, int], int] | None, str]:
+    """Serve and reserve first. Naive: every segment on the hourly config with the lowest
+    price per request (or card). Heuristic: the base load — the level held in most hours —
+    on the package config with the lowest price per unit of capacity, when that is cheaper
+    than renting it hourly, and the rest hourly."""
+    replicas: dict[tuple[int, int, int], int] = {}
+    for j, job in enumerate(problem.replica_jobs):
+        hourly = [
+            (problem.replica_hour_price(c) / c.capacity, c.offer, k)
+            for k, c in enumerate(job.configs)
+            if c.mode == "hourly"
+        ]
+        if not hourly:
+            return None, f"{job.name} has no hourly config"
+        _, _, h = min(hourly)
+        base = _base_load(problem, job) if careful else 0
+        covered = [0] * len(problem.segments)  # capacity carried by package replicas
+        held_replicas = [0] * len(problem.segments)
+        plan = _package_base(problem, ledger, j, base) if base else None
+        if plan is not None:
+            k, count, covered = plan
+            for s, carried in enumerate(covered):
+                if carried:
+                    replicas[(j, k, s)] = held_replicas[s] = count
+        for s in range(len(problem.segments)):
+            config = job.configs[h]
+            rest = max(0, job.demand[s] - covered[s])
+            count = max(-(-rest // config.capacity), job.minimum[s] - held_replicas[s], 0)
+            if count:
+                replicas[(j, h, s)] = count
+                a, b = problem.segments[s]
+                stock = problem.offers[config.offer].billing("hourly").stock
+                line = ledger._line(ledger.rented, (config.offer, "hourly"))
+                if stock is not None and any(
+                    line[x] + count * config.units > stock for x in range(a, b)
+                ):
+                    return None, f"stock of {config.offer} hourly runs out for {job.name}"
+                ledger._add(ledger.rented, (config.offer, "hourly"), a, b, count * config.units)
+    return replicas, ""
+
+
+def _base_load(problem: Problem, job: ReplicaJob) -> int:
+    """The demand level held in most hours while the job is active."""
+    hours: dict[int, int] = {}
+    for s, (a, b) in enumerate(problem.segments):
+        if job.active(s):
+            hours[job.demand[s]] = hours.get(job.demand[s], 0) + (b - a)
+    return max(hours, key=lambda level: (hours[level], -level)) if hours else 0
+
+
+def _package_base(
+    problem: Problem, ledger: _Ledger, j: int, base: int
+) -> tuple[int, int, list[int]] | None:
+    """Buy packages carrying `base` over the job's active days if cheaper than hourly."""
+    job = problem.replica_jobs[j]
+    options = [
+        (
+            problem.pools[(c.offer, c.mode)].unit_price
+            * c.units
+            / (problem.pools[(c.offer, c.mode)].length * c.capacity),
+            k,
+        )
+        for k, c in enumerate(job.configs)
+        if (c.offer, c.mode) in problem.pools and problem.pools[(c.offer, c.mode)].length
+    ]
+    if not options:
+        return None
+    _, k = min(options)
+    config = job.configs[k]
+    pool = problem.pools[(config.offer, config.mode)]
+    count = -(-base // config.capacity)
+    active = [s for s in range(len(problem.segments)) if job.active(s)]
+    first = problem.segments[active[0]][0] // 24
+    last = problem.segments[active[-1]][1]
+    packages = -(-(last - 24 * first) // pool.length)
+    price = pool.unit_price * config.units * count * packages
+    hourly = min(
+        problem.replica_hour_price(c) / c.capacity for c in job.configs if c.mode == "hourly"
+    )
+    hours = sum(b - a for s, (a, b) in enumerate(problem.segments) if job.active(s))
+    if price >= hourly * base * hours:
+        return None
+    held = ledger._line(ledger.held, (config.offer, config.mode))
+    if pool.stock is not None and any(
+        held[h] + count * config.units > pool.stock
+        for h in range(24 * first, 24 * first + packages * pool.length)
+    ):
+        return None
+    for n in range(packages):
+        day = first + n * pool.length // 24
+        ledger.bought.setdefault((config.offer, config.mode), {})
+        ledger.bought[(config.offer, config.mode)][day] = (
+            ledger.bought[(config.offer, config.mode)].get(day, 0) + count * config.units
+        )
+        ledger._add(
+            ledger.held,
+            (config.offer, config.mode),
+            24 * day,
+            24 * day + pool.length,
+            count * config.units,
+        )
+    covered = [0] * len(problem.segments)
+    for s in active:
+        a, b = problem.segments[s]
+        covered[s] = count * config.capacity
+        ledger._add(ledger.used, (config.offer, config.mode), a, b, count * config.units)
+    return k, count, covered
 
 
 def _choose(

@@ -12,7 +12,7 @@ from typing import Any
 from planner.configs import Config
 from planner.domain.plan import Assignment, Plan
 from planner.problem import Problem
-from planner.rules import PACKAGE_MODES, billed_hours, held_card_hour_price
+from planner.rules import PACKAGE_MODES, held_card_hour_price
 from planner.solution import money
 
 Placed = dict[str, tuple[Assignment, Config, list[tuple[int, int]]]]
@@ -44,7 +44,7 @@ def breakdown(
                 (min(b, problem.hours) - a) * r.units * offer.unit_cards
             )
         else:
-            billed = billed_hours(b - a, billing)  # type: ignore[arg-type]
+            billed = problem.rental_billed(r.mode, r.offer, b - a, r.workload)
             exact = Fraction(billing.price) * r.units * Fraction(billed)
             extra = Fraction(billed) - (b - a)
             round_up_hours += extra * r.units
@@ -58,6 +58,11 @@ def breakdown(
     scaling_loss = Fraction(0)
     rework = Fraction(0)
     storage = Fraction(0)
+    for replica in plan.replica:
+        for u in replica.uses:
+            if u.held:
+                hours = math.floor((u.end - u.start).total_seconds() / 3600)
+                used_card_hours[(u.offer, u.mode)] += hours * u.cards * u.replicas
     for _, c, runs in placed.values():
         if c.held:
             used_card_hours[c.pool] += sum(y - x for x, y in runs) * c.cards

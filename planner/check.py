@@ -22,7 +22,7 @@ from planner.domain.workload import TrainWorkload
 from planner.estimate.core import GIB
 from planner.estimate.memory import train_memory, workload_setup
 from planner.problem import build_problem, hour_of, local_time
-from planner.rules import PACKAGE_MODES, billed_hours, package_hours
+from planner.rules import PACKAGE_MODES, held_card_hour_price, package_hours
 from planner.solution import money, package_share
 
 
@@ -57,7 +57,7 @@ class CheckResult:
 class _Checker:
     def __init__(self, scenario: Scenario, plan: Plan) -> None:
         self.scenario, self.plan = scenario, plan
-        self.problem = build_problem(scenario)
+        self.problem = build_problem(scenario, serving=True)
         self.result = CheckResult()
         self.start = dt.datetime.combine(scenario.spec.horizon.start, dt.time())
         self.hours = self.problem.hours
@@ -76,7 +76,7 @@ class _Checker:
     def assignments(self) -> dict[str, tuple[Assignment, Config, list[tuple[int, int]]]]:
         placed: dict[str, tuple[Assignment, Config, list[tuple[int, int]]]] = {}
         workloads = {w.name: w for w in self.scenario.spec.workloads}
-        for a in self.plan.assignments:
+        for a in self.plan.train:
             w = workloads.get(a.workload)
             if not isinstance(w, TrainWorkload):
                 self.result.add("workload", a.workload, 1, "", "no such train workload")
@@ -211,7 +211,8 @@ class _Checker:
                     covered.add(match.id)
         for r in self.plan.rentals:
             self.rental_money(r)
-            if not r.committed and r.mode not in PACKAGE_MODES and r.id not in covered:
+            replica = r.workload in {j.name for j in self.problem.replica_jobs}
+            if not (r.committed or replica) and r.mode not in PACKAGE_MODES and r.id not in covered:
                 self.result.add("rental", r.id, 1, "", "hourly rental that no workload run uses")
         self.commitments(by_id)
 
@@ -234,7 +235,7 @@ class _Checker:
             billed: Decimal = Decimal(package_hours(r.mode))
             exact = Fraction(billing.price) * r.units
         else:
-            billed = billed_hours(b - a, billing)  # type: ignore[arg-type]
+            billed = self.problem.rental_billed(r.mode, r.offer, b - a, r.workload)
             exact = Fraction(billing.price) * r.units * Fraction(billed)
         if r.billed_hours != billed:
             self.result.add(
@@ -277,10 +278,17 @@ class _Checker:
                 )
 
     # --- capacity -------------------------------------------------------------------------
-    def capacity(self, placed: dict[str, tuple[Assignment, Config, list[tuple[int, int]]]]) -> None:
+    def capacity(
+        self,
+        placed: dict[str, tuple[Assignment, Config, list[tuple[int, int]]]],
+        replica_use: dict[tuple[str, str], list[int]],
+    ) -> None:
         span = self.hours + 24 * 31
         held: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0] * span)
         used: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0] * span)
+        for key, line in replica_use.items():  # replicas on package cards
+            for h, units in enumerate(line):
+                used[key][h] += units
         for r in self.plan.rentals:
             a, b = self.hour(r.start, r.id), self.hour(r.end, r.id)
             for h in range(max(a, 0), min(b, span)):
@@ -328,6 +336,120 @@ class _Checker:
                     f"offer-wide cap over by {line[worst] - cap} unit(s) at {self.at(worst)}",
                 )
 
+    def replica_coverage(self) -> dict[tuple[str, str], list[int]]:
+        """Serve and reserve: demand and minimum covered at every hour; each workload's hourly
+        rentals match its hourly replicas; its cost lines. Returns package units used."""
+        jobs = {j.name: j for j in self.problem.replica_jobs}
+        seen: set[str] = set()
+        package_use: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0] * self.hours)
+        for a in self.plan.replica:
+            job = jobs.get(a.workload)
+            if job is None or a.workload in seen:
+                self.result.add(
+                    "workload",
+                    a.workload,
+                    1,
+                    "",
+                    "no such serve/reserve workload, or assigned twice",
+                )
+                continue
+            seen.add(a.workload)
+            carried, running = [0] * self.hours, [0] * self.hours
+            hourly: dict[str, list[int]] = defaultdict(lambda: [0] * self.hours)
+            share = Fraction(0)
+            for u in a.uses:
+                config = next(
+                    (
+                        c
+                        for c in job.configs
+                        if (c.card, c.cards, c.offer, c.mode) == (u.card, u.cards, u.offer, u.mode)
+                    ),
+                    None,
+                )
+                if config is None:
+                    self.result.add(
+                        "config",
+                        a.workload,
+                        1,
+                        "",
+                        f"{u.cards}× {u.card} on {u.offer} {u.mode} cannot carry it",
+                    )
+                    continue
+                first, last = self.hour(u.start, a.workload), self.hour(u.end, a.workload)
+                for h in range(max(first, 0), min(last, self.hours)):
+                    carried[h] += u.replicas * config.capacity
+                    running[h] += u.replicas
+                    if config.mode == "hourly":
+                        hourly[config.offer][h] += u.replicas * config.units
+                    else:
+                        package_use[(config.offer, config.mode)][h] += u.replicas * config.units
+                if config.mode != "hourly":
+                    offer = self.problem.offers[config.offer]
+                    share += (
+                        u.replicas
+                        * config.cards
+                        * (last - first)
+                        * held_card_hour_price(offer, config.mode)
+                    )
+            for s, (x, y) in enumerate(self.problem.segments):
+                for h in range(x, y):
+                    if carried[h] < job.demand[s]:
+                        self.result.add(
+                            "demand",
+                            a.workload,
+                            job.demand[s] - carried[h],
+                            "requests" if job.kind == "serve" else "cards",
+                            f"short by {job.demand[s] - carried[h]} at {self.at(h)}",
+                        )
+                        break
+                    if running[h] < job.minimum[s]:
+                        self.result.add(
+                            "demand",
+                            a.workload,
+                            job.minimum[s] - running[h],
+                            "replicas",
+                            f"{running[h]} replica(s) below the minimum at {self.at(h)}",
+                        )
+                        break
+            self.replica_rentals(a.workload, hourly, a.cost)
+            if share or a.package_share is not None:
+                stated = a.package_share if a.package_share is not None else Decimal(-1)
+                self.cost_line(f"{a.workload} package share", stated, share)
+        for name in jobs:
+            if name not in seen:
+                self.result.add("workload", name, 1, "", "not done: no assignment")
+        return dict(package_use)
+
+    def replica_rentals(self, name: str, hourly: dict[str, list[int]], stated: Decimal) -> None:
+        """A workload's hourly rentals hold exactly its hourly replicas' units, every hour."""
+        rented: dict[str, list[int]] = defaultdict(lambda: [0] * self.hours)
+        exact = Fraction(0)
+        for r in self.plan.rentals:
+            if r.workload != name:
+                continue
+            a, b = self.hour(r.start, r.id), self.hour(r.end, r.id)
+            for h in range(max(a, 0), min(b, self.hours)):
+                rented[r.offer][h] += r.units
+            offer = self.problem.offers[r.offer]
+            exact += (
+                Fraction(offer.billing(r.mode).price)
+                * r.units
+                * Fraction(self.problem.rental_billed(r.mode, r.offer, b - a, r.workload))
+            )
+        for offer_id in set(rented) | set(hourly):
+            line, need = rented[offer_id], hourly[offer_id]
+            gap = next((h for h in range(self.hours) if line[h] != need[h]), None)
+            if gap is not None:
+                self.result.add(
+                    "rental",
+                    name,
+                    abs(line[gap] - need[gap]),
+                    "units",
+                    f"{line[gap]} unit(s) of {offer_id} rented but {need[gap]} "
+                    f"replica unit(s) run at {self.at(gap)}",
+                )
+        self.cost_line(name, stated, exact)
+
     def storage(
         self, placed: dict[str, tuple[Assignment, Config, list[tuple[int, int]]]]
     ) -> Fraction:
@@ -357,9 +479,10 @@ class _Checker:
             )
             return self.result
         placed = self.assignments()
+        replica_use = self.replica_coverage()
         self.dependencies(placed)
         self.rentals(placed)
-        self.capacity(placed)
+        self.capacity(placed, replica_use)
         self.result.total += self.storage(placed)
         self.cost_line("total", self.plan.total_cost, self.result.total)
         self.result.breakdown = breakdown(self.problem, self.plan, placed, self.result.total)

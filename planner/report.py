@@ -129,8 +129,11 @@ def utilisation(problem: Problem, plan: Plan) -> dict[str, Any]:
     used: dict[str, int] = {}
     for r in plan.rentals:
         held[r.card] = held.get(r.card, 0) + hours(r.start, r.end) * r.cards
-    for a in plan.assignments:
+    for a in plan.train:
         used[a.card] = used.get(a.card, 0) + sum(hours(r.start, r.end) for r in a.runs) * a.cards
+    for replica in plan.replica:
+        for u in replica.uses:
+            used[u.card] = used.get(u.card, 0) + hours(u.start, u.end) * u.cards * u.replicas
     return {
         card: {
             "held_card_hours": held[card],
@@ -172,7 +175,13 @@ def decisions(problem: Problem, plan: Plan) -> list[str]:
             reference = f"= {break_even:,.1f} h of {hourly[0]} hourly per unit (of its {length} h)"
         if (offer_id, mode) in bought:
             jobs = sorted(
-                {a.workload for a in plan.assignments if (a.offer, a.mode) == (offer_id, mode)}
+                {a.workload for a in plan.train if (a.offer, a.mode) == (offer_id, mode)}
+                | {
+                    r.workload
+                    for r in plan.replica
+                    for u in r.uses
+                    if (u.offer, u.mode) == (offer_id, mode)
+                }
             )
             only = [
                 j.name
@@ -185,7 +194,12 @@ def decisions(problem: Problem, plan: Plan) -> list[str]:
                 else "cheaper than renting the same hours"
             )
             used = sum(
-                a.hours * a.cards for a in plan.assignments if (a.offer, a.mode) == (offer_id, mode)
+                a.hours * a.cards for a in plan.train if (a.offer, a.mode) == (offer_id, mode)
+            ) + sum(
+                int((u.end - u.start).total_seconds() // 3600) * u.cards * u.replicas
+                for r in plan.replica
+                for u in r.uses
+                if (u.offer, u.mode) == (offer_id, mode)
             )
             held = sum(
                 int((r.end - r.start).total_seconds() // 3600) * r.cards
@@ -219,7 +233,8 @@ def plan_assumptions(problem: Problem, plan: Plan) -> list[str]:
         assumed = sorted(offer.billing(mode).assumed | offer.assumed)
         if assumed:
             lines.append(f"{offer_id} {mode}: {', '.join(assumed)} assumed (not on the price list)")
-    for card_id in sorted({a.card for a in plan.assignments}):
+    cards = {a.card for a in plan.train} | {u.card for r in plan.replica for u in r.uses}
+    for card_id in sorted(cards):
         card = problem.scenario.cards[card_id]
         for figure in card.low_confidence():
             if figure not in ESTIMATE_FIGURES:

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
 
-from planner.configs import Config
+from planner.configs import Config, ReplicaConfig
 from planner.domain.money import from_minor, to_minor
-from planner.domain.plan import Assignment, Plan, Rental, Run
+from planner.domain.plan import Assignment, Plan, Rental, ReplicaAssignment, ReplicaUse, Run
 from planner.problem import Problem
 from planner.rules import billed_hours, held_card_hour_price
 
@@ -64,7 +64,7 @@ def to_plan(problem: Problem, solution: Solution, status: PlanStatus) -> Plan:
     scenario = problem.scenario
     currency = scenario.spec.currency
     rentals: list[Rental] = []
-    assignments: list[Assignment] = []
+    assignments: list[Assignment | ReplicaAssignment] = []
     for job in problem.jobs:
         config = solution.config(problem, job.index)
         start = solution.starts[job.index]
@@ -115,6 +115,10 @@ def to_plan(problem: Problem, solution: Solution, status: PlanStatus) -> Plan:
                 rentals=ids,
             )
         )
+    for j in range(len(problem.replica_jobs)):
+        assignment, own = _replica_assignment(problem, solution, j)
+        assignments.append(assignment)
+        rentals += own
     rentals += _package_rentals(problem, solution)
     rentals += _commitment_rentals(problem)
     return Plan(
@@ -125,6 +129,111 @@ def to_plan(problem: Problem, solution: Solution, status: PlanStatus) -> Plan:
         rentals=rentals,
         assignments=assignments,
     )
+
+
+def _replica_assignment(
+    problem: Problem, solution: Solution, j: int
+) -> tuple[ReplicaAssignment, list[Rental]]:
+    """A replica job's uses (constant runs of replicas per config) and its hourly rentals:
+    each rise in a config's replica count starts rentals, each fall ends the newest ones."""
+    job = problem.replica_jobs[j]
+    currency = problem.scenario.spec.currency
+    uses: list[ReplicaUse] = []
+    rentals: list[Rental] = []
+    own = Fraction(0)
+    share = Fraction(0)
+    total = [0] * len(problem.segments)
+    for k, config in enumerate(job.configs):
+        series = [solution.replicas.get((j, k, s), 0) for s in range(len(problem.segments))]
+        if not any(series):
+            continue
+        offer = problem.offers[config.offer]
+        held = config.mode != "hourly"
+        open_rentals: list[int] = []  # start hours, oldest first
+        for s, (a, b) in enumerate(problem.segments):
+            total[s] += series[s]
+            if series[s] and (
+                not uses
+                or uses[-1].replicas != series[s]
+                or uses[-1].end != problem.local(a)
+                or (uses[-1].offer, uses[-1].mode, uses[-1].card, uses[-1].cards)
+                != (config.offer, config.mode, config.card, config.cards)
+            ):
+                uses.append(
+                    ReplicaUse(
+                        card=config.card,
+                        cards=config.cards,
+                        offer=config.offer,
+                        mode=config.mode,
+                        held=held,
+                        precision=config.precision,
+                        capacity=config.capacity,
+                        start=problem.local(a),
+                        end=problem.local(b),
+                        replicas=series[s],
+                    )
+                )
+            elif series[s]:
+                uses[-1] = uses[-1].model_copy(update={"end": problem.local(b)})
+            if held:
+                share += (
+                    series[s] * config.cards * (b - a) * held_card_hour_price(offer, config.mode)
+                )
+                continue
+            while len(open_rentals) < series[s]:
+                open_rentals.append(a)
+            while len(open_rentals) > series[s]:
+                rental = _replica_rental(
+                    problem, job.name, config, open_rentals.pop(), a, len(rentals)
+                )
+                own += rental[1]
+                rentals.append(rental[0])
+        end = problem.segments[-1][1]
+        while open_rentals:
+            rental = _replica_rental(
+                problem, job.name, config, open_rentals.pop(), end, len(rentals)
+            )
+            own += rental[1]
+            rentals.append(rental[0])
+    active = [t for s, t in enumerate(total) if job.active(s)]
+    hours = [b - a for s, (a, b) in enumerate(problem.segments) if job.active(s)]
+    mean = sum(t * h for t, h in zip(active, hours, strict=True)) / max(sum(hours), 1)
+    labels = sorted({f"{u.cards}× {u.card} on {u.offer} {u.mode}" for u in uses})
+    assignment = ReplicaAssignment(
+        workload=job.name,
+        kind=job.kind,
+        uses=uses,
+        peak_replicas=max(total, default=0),
+        mean_replicas=round(mean, 3),
+        configs=labels,
+        cost=money(own, currency),
+        package_share=money(share, currency) if share else None,
+        rentals=[r.id for r in rentals],
+    )
+    return assignment, rentals
+
+
+def _replica_rental(
+    problem: Problem, name: str, config: ReplicaConfig, start: int, end: int, n: int
+) -> tuple[Rental, Fraction]:
+    """One hourly replica rental: held hours plus ceil(setup), per unit."""
+    billed = Decimal(end - start + problem.replica_setup[(name, config.offer)])
+    cost = problem.replica_hour_price(config) * Fraction(billed)
+    offer = problem.offers[config.offer]
+    rental = Rental(
+        id=f"{name}#{n + 1}",
+        offer=config.offer,
+        card=config.card,
+        mode="hourly",
+        units=config.units,
+        cards=config.units * offer.unit_cards,
+        start=problem.local(start),
+        end=problem.local(end),
+        billed_hours=billed,
+        cost=money(cost, problem.scenario.spec.currency),
+        workload=name,
+    )
+    return rental, cost
 
 
 def package_share(problem: Problem, config: Config) -> Fraction:

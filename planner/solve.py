@@ -11,7 +11,7 @@ from fractions import Fraction
 from planner.baseline import greedy
 from planner.check import CheckResult, check_plan
 from planner.cpsat.model import CpModel, SolverSettings
-from planner.domain.plan import Plan
+from planner.domain.plan import Assignment, Plan
 from planner.domain.scenario import Scenario
 from planner.problem import Infeasible, Problem, build_problem
 from planner.report import decisions, next_best, plan_assumptions, utilisation
@@ -74,7 +74,7 @@ class Result:
 def solve(scenario: Scenario, params: SolveParams, on_progress: OnProgress | None = None) -> Result:
     """The cheapest plan found within the limits, checked; or why there is none."""
     try:
-        problem = build_problem(scenario)
+        problem = build_problem(scenario, serving=True)
     except Infeasible as exc:
         return Result("infeasible", None, None, reasons=exc.reasons)
     naive, naive_why = greedy(problem, careful=False)
@@ -111,7 +111,12 @@ def solve(scenario: Scenario, params: SolveParams, on_progress: OnProgress | Non
                 f"dependency and stock limit{together}"
             ]
         return Result(outcome.status, None, problem, reasons=reasons, size=outcome.size)
-    objective = Fraction(outcome.objective or 0, scale)
+    # The plan's exact cost. Below a proven optimum the solver may leave slack (a rental
+    # start counted where none happens), so its objective can only be higher, never lower.
+    solver_objective = Fraction(outcome.objective or 0, scale)
+    objective = outcome.solution.cost(problem)
+    if objective > solver_objective:
+        raise PlanRejected(_mismatch(objective, solver_objective, problem.scenario.spec.currency))
     bound = None if outcome.bound is None else max(Fraction(outcome.bound, scale), Fraction(0))
     plan = _finish(problem, outcome.solution, outcome.status, naive, heuristic)
     notes = {k: v for k, v in (("naive", naive_why), ("heuristic", heuristic_why)) if v}
@@ -146,6 +151,18 @@ def solve(scenario: Scenario, params: SolveParams, on_progress: OnProgress | Non
     return Result(outcome.status, plan, problem, objective, size=outcome.size)
 
 
+def _mismatch(exact: Fraction, solver: Fraction, currency: str) -> CheckResult:
+    result = CheckResult()
+    result.add(
+        "cost",
+        "total",
+        float(exact - solver),
+        currency,
+        f"the plan costs {float(exact)} but the solver's objective is {float(solver)}",
+    )
+    return result
+
+
 def _finish(
     problem: Problem,
     solution: Solution,
@@ -159,6 +176,8 @@ def _finish(
     check = check_plan(problem.scenario, plan)
     assignments = [
         a.model_copy(update={"next_best": next_best(problem, solution, a.workload)})
+        if isinstance(a, Assignment)
+        else a
         for a in plan.assignments
     ]
     return plan.model_copy(

@@ -54,10 +54,27 @@ def test_json_to_stdout_is_the_plan_alone(cli: Any) -> None:
     assert plan["rentals"][0]["start"].endswith("+08:00")
 
 
-def test_serve_workloads_are_refused_by_name(cli: Any) -> None:
-    result = cli("solve", REPO / "scenarios" / "q3.yaml", "--time-limit", "1")
-    assert result.exit_code == 1
-    assert "chat-70b" in result.stderr and "dev-boxes" in result.stderr
+def test_a_reserve_scenario_solves_and_checks(cli: Any, tmp_path: Path) -> None:
+    offers = [offer("o", hourly={"price": 10, "stock": 8}, weekly={"price": 900, "stock": 8})]
+    people = {
+        "name": "devs",
+        "kind": "reserve",
+        "card": "a100-80g",
+        "cards": 2,
+        "hours": "09:00-19:00",
+        "days": "weekdays",
+        "start": "2026-07-01",
+        "end": "2026-07-08",
+    }
+    s = scenario(offers, [people, job("j", 3)], days=7)
+    out = tmp_path / "plan.json"
+    result = cli("solve", s.path, "--workers", "2", "--deterministic", "--json", out)
+    assert result.exit_code == 0, result.output
+    assert "Serving and reserved cards" in result.stdout and "devs" in result.stdout
+    assert cli("check", s.path, out).exit_code == 0
+    plan = json.loads(out.read_text())
+    [devs] = [a for a in plan["assignments"] if a["kind"] == "reserve"]
+    assert devs["peak_replicas"] == 2
 
 
 def test_infeasible_exits_2(cli: Any, tmp_path: Path) -> None:

@@ -105,6 +105,8 @@ def print_plan(console: Console, plan: Plan) -> None:
     console.print(f"  heuristic plan  {heuristic}")
     console.print(_rentals(plan))
     console.print(_workloads(plan))
+    if plan.replica:
+        console.print(_replicas(plan))
     console.print(_breakdown(plan))
     console.print(_utilisation(plan))
     if plan.decisions:
@@ -161,7 +163,7 @@ def _workloads(plan: Plan) -> Table:
             column, justify="right" if column in ("hours", "cost", "share") else "left"
         )
     total = plan.total_cost or 1
-    for a in plan.assignments:
+    for a in plan.train:
         nb = a.next_best
         spent = a.cost + (a.package_share or 0)
         table.add_row(
@@ -175,6 +177,27 @@ def _workloads(plan: Plan) -> Table:
             f"{spent:,.2f}" + (" (pkg)" if a.package_share else ""),
             f"{spent / total:.0%}",
             f"{nb['config']} ({nb['extra_cost']:+,.2f})" if nb else "-",
+        )
+    return table
+
+
+def _replicas(plan: Plan) -> Table:
+    table = Table(title="Serving and reserved cards", title_justify="left")
+    for column in ("workload", "kind", "peak", "mean", "configs used", "cost", "share"):
+        table.add_column(
+            column, justify="right" if column in ("peak", "mean", "cost", "share") else "left"
+        )
+    total = plan.total_cost or 1
+    for a in plan.replica:
+        spent = a.cost + (a.package_share or 0)
+        table.add_row(
+            a.workload,
+            a.kind,
+            str(a.peak_replicas),
+            f"{a.mean_replicas:.1f}",
+            "; ".join(a.configs),
+            f"{spent:,.2f}" + (" (pkg)" if a.package_share else ""),
+            f"{spent / total:.0%}",
         )
     return table
 

@@ -77,6 +77,7 @@ class Constraints:
                     if (c.offer, c.mode) == key
                 )
                 held = self.model.new_int_var(0, most, f"use[{key[0]},{key[1]},{s}]")
+                self.v.usage[(key, a)] = held
                 self.model.add(held == sum(r * u for r, u in terms))
                 usage.append((a, self.model.new_fixed_size_interval_var(a, b - a, ""), held))
         self._usage[key] = usage

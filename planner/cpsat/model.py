@@ -77,6 +77,28 @@ class CpModel:
             chosen = solution.packages.get(key, {})
             for day, n in bought.items():
                 self.model.add_hint(n, chosen.get(day, 0))
+        for (j, k, s), replicas in self.v.replicas.items():
+            count = solution.replicas.get((j, k, s), 0)
+            self.model.add_hint(replicas, count)
+            if (j, k, s) in self.v.starts:
+                rise = count - solution.replicas.get((j, k, s - 1), 0)
+                self.model.add_hint(self.v.starts[(j, k, s)], max(0, rise))
+        segment_index = {a: s for s, (a, _) in enumerate(self.problem.segments)}
+        for (key, hour), usage in self.v.usage.items():
+            s = segment_index[hour]
+            self.model.add_hint(
+                usage,
+                sum(
+                    n * self.problem.replica_jobs[j].configs[k].units
+                    for (j, k, ss), n in solution.replicas.items()
+                    if ss == s
+                    and (
+                        self.problem.replica_jobs[j].configs[k].offer,
+                        self.problem.replica_jobs[j].configs[k].mode,
+                    )
+                    == key
+                ),
+            )
         for (key, hour), free in self.v.free.items():  # a complete hint is followed exactly
             pool = self.problem.pools[key]
             held = sum(c.units for c in pool.committed if c.start <= hour < c.end)

@@ -24,6 +24,8 @@ class Variables:
     # serve/reserve replicas per (replica job, config, segment), and hourly rental starts
     replicas: dict[tuple[int, int, int], cp_model.IntVar] = field(default_factory=dict)
     starts: dict[tuple[int, int, int], cp_model.IntVar] = field(default_factory=dict)
+    # units replicas hold per (offer, mode) and segment start: added by the constraints
+    usage: dict[tuple[tuple[str, str], int], cp_model.IntVar] = field(default_factory=dict)
 
 
 def make_variables(model: cp_model.CpModel, problem: Problem) -> Variables:

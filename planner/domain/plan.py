@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class _PlanModel(BaseModel):
@@ -57,6 +57,38 @@ class Assignment(_PlanModel):
     next_best: dict[str, Any] | None = None
 
 
+class ReplicaUse(_PlanModel):
+    """Replicas of one config running from `start` to `end` (a constant count)."""
+
+    card: str
+    cards: int  # per replica
+    offer: str
+    mode: str
+    held: bool  # on package cards
+    precision: str
+    capacity: int  # requests (serve) or cards (reserve) one replica carries
+    start: dt.datetime
+    end: dt.datetime
+    replicas: int
+
+
+class ReplicaAssignment(_PlanModel):
+    """How a serve or reserve workload is carried, hour by hour."""
+
+    workload: str
+    kind: Literal["serve", "reserve"]
+    uses: list[ReplicaUse]
+    peak_replicas: int
+    mean_replicas: float
+    configs: list[str]
+    cost: Decimal  # its own hourly rentals
+    package_share: Decimal | None = None  # held card-hours used × the package card-hour price
+    rentals: list[str] = []
+
+
+AnyAssignment = Annotated[Assignment | ReplicaAssignment, Field(discriminator="kind")]
+
+
 class Plan(_PlanModel):
     scenario: str
     status: Literal["optimal", "feasible", "infeasible", "unknown"]
@@ -69,9 +101,18 @@ class Plan(_PlanModel):
     bound: Decimal | None = None
     solve_seconds: float = 0.0
     rentals: list[Rental]
-    assignments: list[Assignment]
+    assignments: list[AnyAssignment]
     cost_breakdown: dict[str, Any] = {}
     utilisation: dict[str, Any] = {}
     decisions: list[str] = []
     assumptions: list[str] = []  # assumed and low-confidence figures the plan rests on
+
+    @property
+    def train(self) -> list[Assignment]:
+        return [a for a in self.assignments if isinstance(a, Assignment)]
+
+    @property
+    def replica(self) -> list[ReplicaAssignment]:
+        return [a for a in self.assignments if isinstance(a, ReplicaAssignment)]
+
     solver: dict[str, Any] = {}
