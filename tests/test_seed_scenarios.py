@@ -49,3 +49,41 @@ def test_two_4090_48g_are_slower_and_dearer_than_the_seed_says() -> None:
     cost = money(pair.cost, "CNY")
     assert Decimal("1150") < cost < Decimal("1300")
     assert cost > Decimal("1120")  # the seed assumed the same 196 h as the 910B
+
+
+def _seed_70b(tmp_path, concurrency: int):  # type: ignore[no-untyped-def]
+    import shutil
+
+    for name in ("seed-70b-serving.yaml", "seed-70b-catalog.yaml"):
+        shutil.copy(REPO / "scenarios" / name, tmp_path / name)
+    path = tmp_path / "seed-70b-serving.yaml"
+    path.write_text(path.read_text().replace("concurrency: 40", f"concurrency: {concurrency}"))
+    return load_scenario(path)
+
+
+def test_seed_70b_serving_flips_from_h200_to_the_a100_machine(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # Per replica (fp8 on H200, int8 on A100; 4,096 tokens at ≥ 20 tok/s): one H200 carries
+    # 45 requests, two in tensor parallel 145, four 345; an 8 × A100 80G machine 236.
+    # Cheapest: H200s up to c = 190 (TP2 + one card = ¥30,108); the A100 machine (¥40,000)
+    # from 191 to 236, where H200s would need four cards (¥40,144); above 236 one A100
+    # machine no longer suffices and four H200s (¥40,144) win again.
+    expected = {
+        40: ("h200-141g", "10036.00"),
+        145: ("h200-141g", "20072.00"),
+        190: ("h200-141g", "30108.00"),
+        191: ("a100-80g", "40000.00"),
+        236: ("a100-80g", "40000.00"),
+        237: ("h200-141g", "40144.00"),
+    }
+    for concurrency, (card, cost) in expected.items():
+        result = solved(_seed_70b(tmp_path, concurrency))
+        assert result.status == "optimal" and result.plan is not None, concurrency
+        [serve] = result.plan.replica
+        assert {u.card for u in serve.uses} == {card}, concurrency
+        assert result.plan.total_cost == Decimal(cost), concurrency
+    # bf16 70B does not serve on one H200: its weights alone exceed the usable memory
+    from planner.configs import replica_configs
+
+    scenario = _seed_70b(tmp_path, 40)
+    bf16 = scenario.workload("chat-70b").model_copy(update={"precision": ("bf16",)})
+    assert not any(c.card == "h200-141g" and c.cards == 1 for c in replica_configs(scenario, bf16))

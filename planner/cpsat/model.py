@@ -151,6 +151,9 @@ class CpModel:
         params = solver.parameters
         params.num_workers = settings.workers
         params.random_seed = settings.seed
+        # With few workers CP-SAT runs one full-problem LP search, which can sit on a bound
+        # of 0 (seen on serving instances); interleaving all subsolvers proves them at once.
+        params.interleave_search = settings.workers < 4
         if settings.deterministic:
             params.max_deterministic_time = limit
         else:
