@@ -18,7 +18,7 @@ sys.path.insert(0, str(ROOT))
 from planner.domain.load import load_scenario  # noqa: E402
 from planner.solve import SolveParams, physical_cores, solve  # noqa: E402
 
-SCENARIOS = ["seed-13b-finetune.yaml", "q3-train.yaml"]
+SCENARIOS = ["seed-13b-finetune.yaml", "seed-70b-serving.yaml", "q3-train.yaml", "q3.yaml"]
 
 
 def _money(value: object) -> str:
@@ -28,9 +28,10 @@ def _money(value: object) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--time-limit", type=float, default=60.0)
-    parser.add_argument("--workers", type=int, default=physical_cores())
+    parser.add_argument("--workers", type=int, default=None, help="default: as plan solve")
     args = parser.parse_args()
-    print(f"workers {args.workers}, limit {args.time_limit:g} s\n")
+    workers = SolveParams(workers=args.workers).settings().workers
+    print(f"workers {workers}, limit {args.time_limit:g} s, {physical_cores()} physical cores\n")
     print(
         "| scenario | jobs | configs | variables | constraints | status | seconds | gap | "
         "total | naive | heuristic |"
@@ -44,6 +45,7 @@ def main() -> None:
         plan, problem = result.plan, result.problem
         assert plan is not None and problem is not None, result.reasons
         configs = sum(len(j.configs) for j in problem.jobs)
+        configs += sum(len(j.configs) for j in problem.replica_jobs)
         print(
             f"| {name} | {len(problem.jobs)} | {configs} | {result.size['variables']} | "
             f"{result.size['constraints']} | {plan.status} | {seconds:.2f} | {plan.gap:.2%} | "

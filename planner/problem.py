@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from fractions import Fraction
+from typing import Any
 
 import networkx as nx
 
@@ -167,10 +168,25 @@ def build_problem(scenario: Scenario, serving: bool = False) -> Problem:
     amounts += [Fraction(o.hourly.price) for o in scenario.offers.values() if o.hourly]
     scale = math.lcm(*(a.denominator for a in amounts)) if amounts else 1
     rank = {offer: i for i, offer in enumerate(sorted(scenario.offers))}
-    setup = {(r.name, c.offer): _replica_setup(scenario, r, c.offer)
-             for r in replicas for c in r.configs if c.mode == "hourly"}  # fmt: skip
-    return Problem(scenario, hours, tuple(jobs), pools, tuple(fixed), rank, scale, (),
-                   tuple(segments), tuple(replicas), setup)  # fmt: skip
+    setup = {
+        (r.name, c.offer): _replica_setup(scenario, r, c.offer)
+        for r in replicas
+        for c in r.configs
+        if c.mode == "hourly"
+    }
+    return Problem(
+        scenario,
+        hours,
+        tuple(jobs),
+        pools,
+        tuple(fixed),
+        rank,
+        scale,
+        (),
+        tuple(segments),
+        tuple(replicas),
+        setup,
+    )
 
 
 def _billable(scenario: Scenario, job: ReplicaJob) -> ReplicaJob:
@@ -204,6 +220,45 @@ def quote_job(scenario: Scenario, name: str) -> Job:
     _, committed = _commitments(scenario, hours)
     job = _job(scenario, index, workload, hours, committed)
     return _replace(job, configs=tuple(c for c in job.configs if job.start_range(c)))
+
+
+def quote_replicas(scenario: Scenario, name: str) -> list[dict[str, Any]]:
+    """Every config of a serve or reserve workload carrying its whole curve alone: hourly
+    replicas follow the demand (held hours + ceil(setup) per start); packages hold the peak
+    count from the first active day to the last. Exact money, unsorted."""
+    segments, jobs = replica_jobs(scenario)
+    job = _billable(scenario, next(j for j in jobs if j.name == name))
+    active = [s for s in range(len(segments)) if job.active(s)]
+    rows: list[dict[str, Any]] = []
+    for c in job.configs:
+        offer = scenario.offers[c.offer]
+        need = [max(job.minimum[s], -(-job.demand[s] // c.capacity)) for s in range(len(segments))]
+        if c.mode == "hourly":
+            setup = _replica_setup(scenario, job, c.offer)
+            rises = sum(max(0, need[s] - (need[s - 1] if s else 0)) for s in range(len(need)))
+            hours = sum(n * (b - a) for n, (a, b) in zip(need, segments, strict=True))
+            cost = Fraction(offer.billing("hourly").price) * c.units * (hours + setup * rises)
+            billed = f"{hours + setup * rises:,} unit-h"
+        else:
+            length = package_hours(c.mode)
+            first = segments[active[0]][0] // 24 * 24
+            count = -(-(segments[active[-1]][1] - first) // length)
+            cost = Fraction(offer.billing(c.mode).price) * c.units * max(need) * count
+            billed = f"{max(need)} × {count} package(s)"
+        rows.append(
+            {
+                "card": c.card,
+                "cards": c.cards,
+                "offer": c.offer,
+                "mode": c.mode,
+                "precision": c.precision,
+                "capacity": c.capacity,
+                "peak": max(need),
+                "billed": billed,
+                "exact_cost": cost,
+            }
+        )
+    return rows
 
 
 def _commitments(

@@ -117,33 +117,47 @@ def next_best(problem: Problem, solution: Solution, workload: str) -> dict[str, 
 
 
 def utilisation(problem: Problem, plan: Plan) -> dict[str, Any]:
-    """Card-hours held and used inside the horizon, per card type."""
+    """Card-hours held and used inside the horizon per card type, in all and per day (the
+    series a chart of cards held against cards needed draws)."""
     start = problem.local(0)
+    days = problem.hours // 24
+    held: dict[str, list[int]] = {}
+    used: dict[str, list[int]] = {}
 
-    def hours(a: Any, b: Any) -> int:
+    def add(table: dict[str, list[int]], card: str, a: Any, b: Any, cards: int) -> None:
         first = max(0, int((a - start).total_seconds() // 3600))
         last = min(problem.hours, int((b - start).total_seconds() // 3600))
-        return max(0, last - first)
+        line = table.setdefault(card, [0] * days)
+        for h in range(first, last):
+            line[h // 24] += cards
 
-    held: dict[str, int] = {}
-    used: dict[str, int] = {}
     for r in plan.rentals:
-        held[r.card] = held.get(r.card, 0) + hours(r.start, r.end) * r.cards
+        add(held, r.card, r.start, r.end, r.cards)
     for a in plan.train:
-        used[a.card] = used.get(a.card, 0) + sum(hours(r.start, r.end) for r in a.runs) * a.cards
+        for run in a.runs:
+            add(used, a.card, run.start, run.end, a.cards)
     for replica in plan.replica:
         for u in replica.uses:
-            used[u.card] = used.get(u.card, 0) + hours(u.start, u.end) * u.cards * u.replicas
-    return {
-        card: {
-            "held_card_hours": held[card],
-            "used_card_hours": min(used.get(card, 0), held[card]),
-            "utilisation": round(min(used.get(card, 0), held[card]) / held[card], 4)
-            if held[card]
-            else 0.0,
+            add(used, u.card, u.start, u.end, u.cards * u.replicas)
+    result: dict[str, Any] = {}
+    for card in sorted(held):
+        total_held = sum(held[card])
+        total_used = min(sum(used.get(card, [0])), total_held)
+        result[card] = {
+            "held_card_hours": total_held,
+            "used_card_hours": total_used,
+            "utilisation": round(total_used / total_held, 4) if total_held else 0.0,
+            "daily": [
+                {
+                    "date": f"{problem.local(24 * d):%Y-%m-%d}",
+                    "held_card_hours": h,
+                    "used_card_hours": used.get(card, [0] * days)[d],
+                }
+                for d, h in enumerate(held[card])
+                if h or used.get(card, [0] * days)[d]
+            ],
         }
-        for card in sorted(held)
-    }
+    return result
 
 
 def decisions(problem: Problem, plan: Plan) -> list[str]:

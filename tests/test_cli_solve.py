@@ -115,12 +115,38 @@ def test_same_seed_and_workers_give_the_same_json(cli: Any) -> None:
     assert runs[0] == runs[1]
 
 
-def test_default_workers_are_physical_cores() -> None:
+def test_default_workers_are_physical_cores_but_at_least_four() -> None:
     import os
 
-    from planner.solve import SolveParams, physical_cores
+    from planner.solve import MIN_DEFAULT_WORKERS, SolveParams, physical_cores
 
     cores = physical_cores()
     assert 1 <= cores <= (os.cpu_count() or cores)
-    assert SolveParams().settings().workers == cores
+    assert SolveParams().settings().workers == max(cores, MIN_DEFAULT_WORKERS)
     assert SolveParams(workers=3).settings().workers == 3
+
+
+def test_quote_covers_serve_workloads(cli: Any) -> None:
+    seed70 = REPO / "scenarios" / "seed-70b-serving.yaml"
+    result = cli("quote", seed70, "chat-70b", "--json", "-")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    assert (rows[0]["card"], rows[0]["mode"], rows[0]["cost"]) == ("h200-141g", "monthly", 10036.0)
+    a100 = next(r for r in rows if r["card"] == "a100-80g")
+    assert a100["precision"] == "int8" and a100["capacity"] == 236 and a100["cost"] == 40000.0
+    # one hourly H200 all month: 720 held hours + 1 h of setup at its single start
+    hourly = next(
+        r for r in rows if r["card"] == "h200-141g" and r["cards"] == 1 and r["mode"] == "hourly"
+    )
+    assert hourly["billed"] == "721 unit-h" and abs(hourly["cost"] - 721 * 13.94) < 0.01
+
+
+def test_utilisation_has_a_daily_series_of_cards_held_and_used(cli: Any) -> None:
+    result = cli("solve", SEED, "--workers", "1", "--deterministic", "--json", "-")
+    plan = json.loads(result.stdout)
+    daily = plan["utilisation"]["ascend-910b"]["daily"]
+    assert len(daily) == 14 and daily[0] == {
+        "date": "2026-10-05",
+        "held_card_hours": 14,
+        "used_card_hours": 14,
+    }

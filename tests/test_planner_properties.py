@@ -154,3 +154,39 @@ def _brute_force(instance: dict[str, Any]) -> Fraction | None:
 def test_brute_force_equals_the_cp_sat_optimum(instance: dict[str, Any]) -> None:
     instance = {**instance, "jobs": instance["jobs"][:2]}
     assert _optimum(instance) == _brute_force(instance)
+
+
+@st.composite
+def mixed(draw: Any) -> dict[str, Any]:
+    """A train instance plus people's cards on one of its cards, some hours of some days."""
+    instance = draw(instances(days=3))
+    card = instance["offers"][0]["card"]
+    first = draw(st.integers(0, 20))
+    length = draw(st.integers(1, 24 - first))
+    reserve = {
+        "name": "people",
+        "kind": "reserve",
+        "card": card,
+        "cards": draw(st.integers(1, 2)),
+        "hours": f"{first:02d}:00-{first + length:02d}:00",
+        "days": draw(st.sampled_from(["all", "weekdays", ["thu", "sat"]])),
+        "start": "2026-07-01",
+        "end": "2026-07-04",
+    }
+    return {**instance, "jobs": [*instance["jobs"], reserve]}
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mixed())
+def test_mixed_plans_pass_the_checker_and_beat_the_baselines(instance: dict[str, Any]) -> None:
+    s = build(instance)
+    result = solved(s, 10)
+    if result.plan is None:
+        assert result.status == "infeasible"
+        return
+    check = check_plan(s, result.plan)
+    assert check.ok, check.violations
+    assert check.total == result.objective
+    if result.status == "optimal":
+        for baseline in (result.plan.naive_cost, result.plan.heuristic_cost):
+            assert baseline is None or result.plan.total_cost <= baseline

@@ -14,7 +14,7 @@ from planner.cli.common import JsonOption, human, input_errors, write_json
 from planner.domain.errors import Issue, LoadError
 from planner.domain.load import load_scenario
 from planner.domain.suggest import did_you_mean
-from planner.problem import quote_job
+from planner.problem import quote_job, quote_replicas
 from planner.solution import money
 
 
@@ -40,10 +40,10 @@ def quote_command(
                     )
                 ]
             )
-        try:
-            job = quote_job(loaded, workload)
-        except ValueError as exc:
-            raise LoadError([Issue(str(scenario), None, None, ("workloads",), str(exc))]) from None
+        if loaded.workload(workload).kind != "train":
+            _quote_replicas(loaded, workload, json_path)
+            return
+        job = quote_job(loaded, workload)
     currency = loaded.spec.currency
     rows = []
     for c in job.configs:
@@ -81,6 +81,46 @@ def quote_command(
         "* price assumed (not on the price list)   ~ rests on a low-confidence card "
         "figure (speed or memory)"
     )
+    write_json(rows, json_path)
+
+
+def _quote_replicas(loaded: Any, workload: str, json_path: str | None) -> None:
+    currency = loaded.spec.currency
+    rows = [
+        {
+            **{k: v for k, v in r.items() if k != "exact_cost"},
+            "cost": money(r["exact_cost"], currency),
+        }
+        for r in quote_replicas(loaded, workload)
+    ]
+    rows.sort(key=lambda r: (r["cost"], r["cards"], r["offer"], r["mode"]))
+    table = Table(
+        title=f"{workload}: every config carrying the whole curve alone, cheapest first",
+        title_justify="left",
+    )
+    for column in (
+        "replica",
+        "offer",
+        "mode",
+        "precision",
+        "carries",
+        "peak",
+        "billed",
+        f"cost {currency}",
+    ):
+        table.add_column(column, justify="right" if column in ("carries", "peak") else "left")
+    for r in rows:
+        table.add_row(
+            f"{r['cards']}× {r['card']}",
+            r["offer"],
+            r["mode"],
+            r["precision"] or "-",
+            str(r["capacity"]),
+            str(r["peak"]),
+            r["billed"],
+            f"{r['cost']:,.2f}",
+        )
+    human(json_path).print(table)
     write_json(rows, json_path)
 
 

@@ -14,7 +14,7 @@ from planner.cli.common import JsonOption, err, human, input_errors, write_json
 from planner.domain.errors import Issue, LoadError
 from planner.domain.load import load_scenario
 from planner.domain.plan import Plan
-from planner.solve import PlanRejected, SolveParams, physical_cores, solve
+from planner.solve import PlanRejected, SolveParams, solve
 
 
 def solve_command(
@@ -39,7 +39,7 @@ def solve_command(
         params = SolveParams(time_limit, workers, seed, deterministic)
         try:
             header = (
-                f"solving {loaded.name} with {params.workers or physical_cores()} "
+                f"solving {loaded.name} with {params.settings().workers} "
                 f"worker(s), limit {time_limit:g} s …"
             )
             result = solve(loaded, params, _progress(loaded.spec.currency, header))
