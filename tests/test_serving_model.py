@@ -14,8 +14,16 @@ SETTINGS = SolverSettings(time_limit=20, workers=2, seed=0, deterministic=True)
 
 
 def reserve(name: str, cards: int, hours: str = "00:00-24:00", **fields: Any) -> dict[str, Any]:
-    return {"name": name, "kind": "reserve", "card": "a100-80g", "cards": cards,
-            "hours": hours, "start": "2026-07-01", "end": "2026-07-31", **fields}  # fmt: skip
+    return {
+        "name": name,
+        "kind": "reserve",
+        "card": "a100-80g",
+        "cards": cards,
+        "hours": hours,
+        "start": "2026-07-01",
+        "end": "2026-07-31",
+        **fields,
+    }
 
 
 def optimum(s: Any) -> tuple[Fraction, Any, Any]:
@@ -77,3 +85,73 @@ def test_a_checkpointed_job_uses_the_night_hours_of_package_cards() -> None:
     assert config.held and config.pool == ("o", "monthly")
     start = solution.starts[0] % 24
     assert start >= 20 or start + 10 <= 8 + 24  # inside a night
+
+
+def test_serving_by_day_leaves_package_cards_to_a_night_job_end_to_end() -> None:
+    # A service needing two replicas 08:00-20:00 (its demand is twice what one 1-card
+    # replica carries) on packages priced below 360 h of hourly; a checkpointed 10 h LoRA
+    # job runs on the same package cards at night for no extra money. Checked end to end.
+    from planner.check import check_plan
+    from planner.configs import replica_configs
+    from tests.planning import solved
+
+    offers = [offer("o", hourly={"price": 10, "stock": 8}, monthly={"price": 3000, "stock": 2})]
+    service = {
+        "name": "chat",
+        "kind": "serve",
+        "model": "llama-3.1-8b",
+        "start": "2026-07-01",
+        "end": "2026-07-31",
+        "context_tokens": 4096,
+        "min_tokens_per_s": 20,
+        "concurrency": 1,
+        "min_replicas": 0,
+        "setup_minutes": 0,
+    }
+    probe = scenario(offers, [service], days=30)
+    [one_card] = [
+        c
+        for c in replica_configs(probe, probe.workload("chat"))
+        if c.cards == 1 and c.mode == "hourly"
+    ]
+    service["concurrency"] = {"00-08": 0, "08-20": 2 * one_card.capacity, "20-24": 0}
+    night_job = job(
+        "lora", 10, checkpoint_every="30m", earliest_start="2026-07-02", deadline="2026-07-20"
+    )
+    s = scenario(offers, [service, night_job], days=30)
+    result = solved(s)
+    assert result.status == "optimal" and result.plan is not None
+    plan = result.plan
+    assert plan.total_cost == 6000  # two monthly packages, nothing else
+    [lora] = plan.train
+    assert lora.held and (lora.start.hour >= 20 or lora.end.hour <= 8)
+    check = check_plan(s, plan)
+    assert check.ok and check.total == result.objective
+    # the checker catches a service left short: drop one replica everywhere
+    [chat] = plan.replica
+    fewer = [u.model_copy(update={"replicas": u.replicas - 1}) for u in chat.uses]
+    short = plan.model_copy(
+        update={
+            "assignments": [
+                a.model_copy(update={"uses": fewer}) if a is chat else a for a in plan.assignments
+            ]
+        }
+    )
+    assert any(
+        v.rule == "demand" and "short by" in v.message for v in check_plan(s, short).violations
+    )
+
+
+def test_the_checker_sees_a_missing_replica_rental() -> None:
+    from planner.check import check_plan
+    from tests.planning import solved
+
+    offers = [offer("o", hourly={"price": 10, "stock": 8})]
+    people = reserve("devs", 1, "09:00-17:00", end="2026-07-03")
+    s = scenario(offers, [people], days=2)
+    plan = solved(s).plan
+    assert plan is not None and check_plan(s, plan).ok
+    assert plan.total_cost == 2 * 8 * 10  # 8 h a day for two days (the offer has no setup)
+    broken = plan.model_copy(update={"rentals": plan.rentals[1:]})
+    rules = {v.rule for v in check_plan(s, broken).violations}
+    assert "rental" in rules and "cost" in rules
