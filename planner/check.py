@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
-from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any
@@ -25,34 +24,7 @@ from planner.estimate.memory import train_memory, workload_setup
 from planner.problem import build_problem, hour_of, local_time
 from planner.rules import PACKAGE_MODES, package_hours
 from planner.solution import money, package_share
-
-
-@dataclass(frozen=True)
-class Violation:
-    """One broken rule: which, about what, by how much."""
-
-    rule: str  # e.g. stock, deadline, dependency, memory, cost
-    subject: str
-    amount: float
-    unit: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"[{self.rule}] {self.subject}: {self.message}"
-
-
-@dataclass
-class CheckResult:
-    violations: list[Violation] = field(default_factory=list)
-    total: Fraction = Fraction(0)  # exact money recomputed from the plan
-    breakdown: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def ok(self) -> bool:
-        return not self.violations
-
-    def add(self, rule: str, subject: str, amount: float, unit: str, message: str) -> None:
-        self.violations.append(Violation(rule, subject, amount, unit, message))
+from planner.violations import CheckResult
 
 
 class _Checker(ServingChecks):

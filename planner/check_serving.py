@@ -9,6 +9,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from planner.rules import held_card_hour_price
+from planner.violations import CheckResult
 
 if TYPE_CHECKING:
     import datetime as dt
@@ -30,9 +31,7 @@ class ServingChecks:
         def at(self, hour: int) -> str: ...
         def cost_line(self, subject: str, stated: Decimal, exact: Fraction) -> None: ...
 
-        from planner.check import CheckResult
-
-        result: CheckResult
+    result: CheckResult
 
     def replica_coverage(self) -> dict[tuple[str, str], list[int]]:
         """Serve and reserve: demand and minimum covered at every hour; each workload's hourly

@@ -9,13 +9,14 @@ from decimal import Decimal
 from fractions import Fraction
 
 from planner.baseline import greedy
-from planner.check import CheckResult, check_plan
+from planner.check import check_plan
 from planner.cpsat.model import CpModel, SolverSettings
 from planner.domain.plan import Assignment, Plan
 from planner.domain.scenario import Scenario
 from planner.problem import Infeasible, Problem, build_problem
 from planner.report import decisions, next_best, plan_assumptions, utilisation
 from planner.solution import Solution, money, to_plan
+from planner.violations import CheckResult
 
 # incumbent, bound (exact money), gap, elapsed seconds
 OnProgress = Callable[[Fraction, Fraction, float, float], None]

@@ -21,6 +21,8 @@ FORBIDDEN = {
     ),
     "planner.estimate": ("planner.cli", "planner.cpsat", "ortools", "typer", "rich"),
     "planner.check": ("ortools", "planner.cpsat", "typer", "rich"),
+    "planner.check_serving": ("ortools", "planner.cpsat", "typer", "rich"),
+    "planner.breakdown": ("ortools", "planner.cpsat", "typer", "rich"),
     "planner.report": ("ortools", "typer", "rich", "planner.cli"),
     "planner": ("typer", "rich"),  # everything outside planner.cli
 }
