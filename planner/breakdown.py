@@ -37,15 +37,13 @@ def breakdown(
         billing = offer.billing(r.mode)
         a = _hour(problem, r.start)
         b = _hour(problem, r.end)
+        billed, exact = problem.rental_money(r.mode, r.offer, b - a, r.units, r.workload)
         if r.mode in PACKAGE_MODES:
-            exact = Fraction(billing.price) * r.units
             beyond += max(0, b - problem.hours) * r.units * offer.unit_cards
             held_card_hours[(r.offer, r.mode)] += (
                 (min(b, problem.hours) - a) * r.units * offer.unit_cards
             )
         else:
-            billed = problem.rental_billed(r.mode, r.offer, b - a, r.workload)
-            exact = Fraction(billing.price) * r.units * Fraction(billed)
             extra = Fraction(billed) - (b - a)
             round_up_hours += extra * r.units
             round_up += Fraction(billing.price) * r.units * extra

@@ -194,22 +194,16 @@ class _Checker(ServingChecks):
         if offer is None or r.mode not in offer.modes:
             self.result.add("rental", r.id, 1, "", f"offer {r.offer} does not sell {r.mode}")
             return
-        billing = offer.billing(r.mode)
         a, b = self.hour(r.start, r.id), self.hour(r.end, r.id)
-        if r.mode in PACKAGE_MODES:
-            if a % 24 or b - a != package_hours(r.mode):
-                self.result.add(
-                    "package",
-                    r.id,
-                    abs(b - a - package_hours(r.mode)),
-                    "h",
-                    f"a {r.mode} package starts at 00:00 and lasts {package_hours(r.mode)} h",
-                )
-            billed: Decimal = Decimal(package_hours(r.mode))
-            exact = Fraction(billing.price) * r.units
-        else:
-            billed = self.problem.rental_billed(r.mode, r.offer, b - a, r.workload)
-            exact = Fraction(billing.price) * r.units * Fraction(billed)
+        if r.mode in PACKAGE_MODES and (a % 24 or b - a != package_hours(r.mode)):
+            self.result.add(
+                "package",
+                r.id,
+                abs(b - a - package_hours(r.mode)),
+                "h",
+                f"a {r.mode} package starts at 00:00 and lasts {package_hours(r.mode)} h",
+            )
+        billed, exact = self.problem.rental_money(r.mode, r.offer, b - a, r.units, r.workload)
         if r.billed_hours != billed:
             self.result.add(
                 "cost",

@@ -127,12 +127,7 @@ class ServingChecks:
             a, b = self.hour(r.start, r.id), self.hour(r.end, r.id)
             for h in range(max(a, 0), min(b, self.hours)):
                 rented[r.offer][h] += r.units
-            offer = self.problem.offers[r.offer]
-            exact += (
-                Fraction(offer.billing(r.mode).price)
-                * r.units
-                * Fraction(self.problem.rental_billed(r.mode, r.offer, b - a, r.workload))
-            )
+            exact += self.problem.rental_money(r.mode, r.offer, b - a, r.units, r.workload)[1]
         for offer_id in set(rented) | set(hourly):
             line, need = rented[offer_id], hourly[offer_id]
             gap = next((h for h in range(self.hours) if line[h] != need[h]), None)

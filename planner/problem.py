@@ -116,6 +116,17 @@ class Problem:
         assert isinstance(billing, HourlyBilling)
         return billed_hours(held, billing)
 
+    def rental_money(
+        self, mode: str, offer: str, held: int, units: int, workload: str | None
+    ) -> tuple[Decimal, Fraction]:
+        """(billed hours per unit, exact cost) of one rental: a package is paid in full for
+        its length; hourly and spot as `rental_billed` says."""
+        price = Fraction(self.offers[offer].billing(mode).price) * units
+        if mode in PACKAGE_MODES:
+            return Decimal(package_hours(mode)), price
+        billed = self.rental_billed(mode, offer, held, workload)
+        return billed, price * Fraction(billed)
+
     def replica_hour_price(self, config: ReplicaConfig) -> Fraction:
         """What one hourly replica of `config` costs per hour (its units × the hourly price)."""
         return Fraction(self.offers[config.offer].billing("hourly").price) * config.units

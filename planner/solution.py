@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
 
-from planner.configs import Config, ReplicaConfig
+from planner.configs import Config
 from planner.domain.money import from_minor, to_minor
 from planner.domain.plan import Assignment, Plan, Rental, ReplicaAssignment, ReplicaUse, Run
 from planner.problem import Problem
-from planner.rules import billed_hours, held_card_hour_price
+from planner.rules import held_card_hour_price
 
 PlanStatus = str
 
@@ -68,32 +68,16 @@ def to_plan(problem: Problem, solution: Solution, status: PlanStatus) -> Plan:
     for job in problem.jobs:
         config = solution.config(problem, job.index)
         start = solution.starts[job.index]
-        offer = problem.offers[config.offer]
         ids: list[str] = []
         runs = [(start + offset, start + offset + length) for offset, length in config.runs]
         if not config.held:
-            billing = offer.billing(config.mode)
             for r, (a, b) in enumerate(runs):
                 rental_id = f"{job.name}#{r + 1}" if len(runs) > 1 else job.name
                 ids.append(rental_id)
-                per_run = config.billed_hours if len(runs) == 1 else None
-                billed = per_run if per_run is not None else billed_hours(b - a, billing)  # type: ignore[arg-type]
-                cost = Fraction(billing.price) * config.units * Fraction(billed)
-                rentals.append(
-                    Rental(
-                        id=rental_id,
-                        offer=offer.id,
-                        card=offer.card,
-                        mode=config.mode,
-                        units=config.units,
-                        cards=config.units * offer.unit_cards,
-                        start=problem.local(a),
-                        end=problem.local(b),
-                        billed_hours=billed,
-                        cost=money(cost, currency),
-                        workload=job.name,
-                    )
+                rental, _ = _rental(
+                    problem, rental_id, config.offer, config.mode, config.units, a, b, job.name
                 )
+                rentals.append(rental)
         assignments.append(
             Assignment(
                 workload=job.name,
@@ -183,15 +167,29 @@ def _replica_assignment(
             while len(open_rentals) < series[s]:
                 open_rentals.append(a)
             while len(open_rentals) > series[s]:
-                rental = _replica_rental(
-                    problem, job.name, config, open_rentals.pop(), a, len(rentals)
+                rental = _rental(
+                    problem,
+                    f"{job.name}#{len(rentals) + 1}",
+                    config.offer,
+                    "hourly",
+                    config.units,
+                    open_rentals.pop(),
+                    a,
+                    job.name,
                 )
                 own += rental[1]
                 rentals.append(rental[0])
         end = problem.segments[-1][1]
         while open_rentals:
-            rental = _replica_rental(
-                problem, job.name, config, open_rentals.pop(), end, len(rentals)
+            rental = _rental(
+                problem,
+                f"{job.name}#{len(rentals) + 1}",
+                config.offer,
+                "hourly",
+                config.units,
+                open_rentals.pop(),
+                end,
+                job.name,
             )
             own += rental[1]
             rentals.append(rental[0])
@@ -213,25 +211,31 @@ def _replica_assignment(
     return assignment, rentals
 
 
-def _replica_rental(
-    problem: Problem, name: str, config: ReplicaConfig, start: int, end: int, n: int
+def _rental(
+    problem: Problem,
+    rental_id: str,
+    offer_id: str,
+    mode: str,
+    units: int,
+    start: int,
+    end: int,
+    workload: str,
 ) -> tuple[Rental, Fraction]:
-    """One hourly replica rental: held hours plus ceil(setup), per unit."""
-    billed = Decimal(end - start + problem.replica_setup[(name, config.offer)])
-    cost = problem.replica_hour_price(config) * Fraction(billed)
-    offer = problem.offers[config.offer]
+    """One hourly or spot rental started for `workload`, billed by `Problem.rental_money`."""
+    billed, cost = problem.rental_money(mode, offer_id, end - start, units, workload)
+    offer = problem.offers[offer_id]
     rental = Rental(
-        id=f"{name}#{n + 1}",
-        offer=config.offer,
-        card=config.card,
-        mode="hourly",
-        units=config.units,
-        cards=config.units * offer.unit_cards,
+        id=rental_id,
+        offer=offer_id,
+        card=offer.card,
+        mode=mode,
+        units=units,
+        cards=units * offer.unit_cards,
         start=problem.local(start),
         end=problem.local(end),
         billed_hours=billed,
         cost=money(cost, problem.scenario.spec.currency),
-        workload=name,
+        workload=workload,
     )
     return rental, cost
 
