@@ -40,12 +40,12 @@ class _Ledger:
                     self.bought.setdefault(key, {})[day] = (
                         self.bought.get(key, {}).get(day, 0) + c.units
                     )
-                self._add(self.held, key, c.start, c.end, c.units)
+                self.add(self.held, key, c.start, c.end, c.units)
 
-    def _line(self, table: dict[tuple[str, str], list[int]], key: tuple[str, str]) -> list[int]:
+    def line(self, table: dict[tuple[str, str], list[int]], key: tuple[str, str]) -> list[int]:
         return table.setdefault(key, [0] * (self.problem.hours + 24 * 31))
 
-    def _add(
+    def add(
         self,
         table: dict[tuple[str, str], list[int]],
         key: tuple[str, str],
@@ -53,7 +53,7 @@ class _Ledger:
         b: int,
         units: int,
     ) -> None:
-        line = self._line(table, key)
+        line = self.line(table, key)
         for h in range(a, b):
             line[h] += units
 
@@ -65,8 +65,8 @@ class _Ledger:
     def rental_fits(self, config: Config, start: int) -> bool:
         offer = self.problem.offers[config.offer]
         stock = offer.billing(config.mode).stock
-        line = self._line(self.rented, config.pool)
-        held = self._line(self.held, config.pool)
+        line = self.line(self.rented, config.pool)
+        held = self.line(self.held, config.pool)
         for offset, length in config.runs:
             for h in range(start + offset, start + offset + length):
                 if stock is not None and line[h] + held[h] + config.units > stock:
@@ -81,7 +81,7 @@ class _Ledger:
         """(units, first day, count) of packages to buy so the pool covers the job, or None
         when stock forbids it. Buys the largest shortfall for every day the job spans."""
         pool = self.problem.pools[config.pool]
-        held, used = self._line(self.held, config.pool), self._line(self.used, config.pool)
+        held, used = self.line(self.held, config.pool), self.line(self.used, config.pool)
         hours = [
             h
             for offset, length in config.runs
@@ -104,7 +104,7 @@ class _Ledger:
     def place(self, config: Config, start: int, packages: tuple[int, int, int] | None) -> None:
         for offset, length in config.runs:
             a = start + offset
-            self._add(
+            self.add(
                 self.used if config.held else self.rented, config.pool, a, a + length, config.units
             )
         if packages and packages[0]:
@@ -114,7 +114,7 @@ class _Ledger:
                 day = first + k * pool.length // 24
                 bought = self.bought.setdefault(config.pool, {})
                 bought[day] = bought.get(day, 0) + units
-                self._add(self.held, config.pool, 24 * day, 24 * day + pool.length, units)
+                self.add(self.held, config.pool, 24 * day, 24 * day + pool.length, units)
 
 
 def _order(problem: Problem) -> Iterator[Job]:
@@ -201,12 +201,12 @@ def _replicas(
                 replicas[(j, h, s)] = count
                 a, b = problem.segments[s]
                 stock = problem.offers[config.offer].billing("hourly").stock
-                line = ledger._line(ledger.rented, (config.offer, "hourly"))
+                line = ledger.line(ledger.rented, (config.offer, "hourly"))
                 if stock is not None and any(
                     line[x] + count * config.units > stock for x in range(a, b)
                 ):
                     return None, f"stock of {config.offer} hourly runs out for {job.name}"
-                ledger._add(ledger.rented, (config.offer, "hourly"), a, b, count * config.units)
+                ledger.add(ledger.rented, (config.offer, "hourly"), a, b, count * config.units)
     return replicas, ""
 
 
@@ -251,7 +251,7 @@ def _package_base(
     hours = sum(b - a for s, (a, b) in enumerate(problem.segments) if job.active(s))
     if price >= hourly * base * hours:
         return None
-    held = ledger._line(ledger.held, (config.offer, config.mode))
+    held = ledger.line(ledger.held, (config.offer, config.mode))
     if pool.stock is not None and any(
         held[h] + count * config.units > pool.stock
         for h in range(24 * first, 24 * first + packages * pool.length)
@@ -263,7 +263,7 @@ def _package_base(
         ledger.bought[(config.offer, config.mode)][day] = (
             ledger.bought[(config.offer, config.mode)].get(day, 0) + count * config.units
         )
-        ledger._add(
+        ledger.add(
             ledger.held,
             (config.offer, config.mode),
             24 * day,
@@ -274,7 +274,7 @@ def _package_base(
     for s in active:
         a, b = problem.segments[s]
         covered[s] = count * config.capacity
-        ledger._add(ledger.used, (config.offer, config.mode), a, b, count * config.units)
+        ledger.add(ledger.used, (config.offer, config.mode), a, b, count * config.units)
     return k, count, covered
 
 
