@@ -12,6 +12,7 @@ from pydantic import Field, field_validator, model_validator
 
 from planner.domain.catalog import CardType, Catalog, Frozen, Offer
 from planner.domain.model_card import ModelCard
+from planner.domain.timeaxis import TimeAxis
 from planner.domain.money import MINOR_DIGITS
 from planner.domain.values import Name, Slug
 from planner.domain.workload import Commitment, Workload
@@ -102,6 +103,11 @@ class Scenario(Frozen):
     @property
     def tz(self) -> zoneinfo.ZoneInfo:
         return zoneinfo.ZoneInfo(self.spec.timezone)
+
+    @cached_property
+    def axis(self) -> TimeAxis:
+        """Hour indices ↔ local time for this horizon and timezone (one DST rule)."""
+        return TimeAxis(self.spec.horizon.start, self.spec.horizon.days, self.tz)
 
     def workload(self, name: str) -> Workload:
         for workload in self.spec.workloads:
