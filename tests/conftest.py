@@ -12,6 +12,8 @@ from hypothesis import HealthCheck, settings
 from typer.testing import CliRunner
 
 from planner.cli.app import app
+from planner.domain.scenario import Scenario
+from tests import planning
 
 # CI runs the fast profile; `HYPOTHESIS_PROFILE=long pytest` searches much harder locally.
 settings.register_profile("ci", max_examples=60, deadline=None, derandomize=True)
@@ -104,3 +106,17 @@ def cli():  # type: ignore[no-untyped-def]
         return runner.invoke(app, [str(a) for a in args])
 
     return _run
+
+
+@pytest.fixture(scope="session")
+def make_scenario(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """make_scenario(offers, jobs, days=10, timezone=…, start=…, **extra) -> a tiny Scenario
+    (tests/planning.py), each written to a fresh folder under pytest's temporary directory.
+    Session-scoped so hypothesis tests may use it too."""
+
+    def _make(
+        offers: list[dict[str, Any]], jobs: list[dict[str, Any]], *args: Any, **kw: Any
+    ) -> Scenario:
+        return planning.scenario(tmp_path_factory.mktemp("scenario"), offers, jobs, *args, **kw)
+
+    return _make

@@ -7,7 +7,7 @@ Setup is 0 unless an offer or job says otherwise.
 
 from __future__ import annotations
 
-import tempfile
+import datetime as dt
 from pathlib import Path
 from typing import Any
 
@@ -44,18 +44,29 @@ def job(name: str, hours: float, **fields: Any) -> dict[str, Any]:
 
 
 def scenario(
-    offers: list[dict[str, Any]], jobs: list[dict[str, Any]], days: int = 10, **extra: Any
+    folder: Path,
+    offers: list[dict[str, Any]],
+    jobs: list[dict[str, Any]],
+    days: int = 10,
+    *,
+    timezone: str = "Asia/Shanghai",
+    start: str | dt.date = "2026-07-01",
+    **extra: Any,
 ) -> Scenario:
-    """A scenario from 2026-07-01 for `days` days on a synthetic catalog."""
-    folder = Path(tempfile.mkdtemp(prefix="gpuplan-"))
+    """A scenario of `days` local days from `start` in `timezone` on a synthetic catalog,
+    written to `folder` (tests pass a folder under pytest's temporary directory; the
+    `make_scenario` fixture does)."""
+    first = start if isinstance(start, dt.date) else dt.date.fromisoformat(start)
     catalog = {"name": "synthetic", "currency": "CNY", "source": "tests", "offers": offers}
     (folder / "catalog.yaml").write_text(yaml.safe_dump(catalog, sort_keys=False))
-    end = f"2026-07-{1 + days:02d}" if days <= 30 else f"2026-08-{days - 30 + 1:02d}"
     data = {
         "name": "tiny",
         "currency": "CNY",
-        "timezone": "Asia/Shanghai",
-        "horizon": {"start": "2026-07-01", "end": end},
+        "timezone": timezone,
+        "horizon": {
+            "start": first.isoformat(),
+            "end": (first + dt.timedelta(days=days)).isoformat(),
+        },
         "catalog": "catalog.yaml",
         "workloads": jobs,
         **extra,

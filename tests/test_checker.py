@@ -10,13 +10,13 @@ import pytest
 
 from planner.check import check_plan
 from planner.domain.plan import Plan
-from tests.planning import job, offer, scenario, solved
+from tests.planning import job, offer, solved
 
 H = dt.timedelta(hours=1)
 
 
 @pytest.fixture(scope="module")
-def case() -> Any:
+def case(make_scenario: Any) -> Any:
     offers = [
         offer("o", hourly={"price": 10, "stock": 1}),
         offer("big", card="h200-141g", hourly={"price": 30, "stock": 1}),
@@ -25,7 +25,7 @@ def case() -> Any:
         job("a", 4, earliest_start="2026-07-01T02:00", deadline="2026-07-02"),
         job("b", 3, after=["a"], deadline="2026-07-02"),
     ]
-    s = scenario(offers, jobs, days=2)
+    s = make_scenario(offers, jobs, days=2)
     result = solved(s)
     assert result.plan is not None
     return s, result.plan
@@ -140,7 +140,7 @@ def test_a_wrong_total(case: Any) -> None:
     assert [(v.rule, v.subject) for v in violations] == [("cost", "total")]
 
 
-def test_memory_over_is_an_amount() -> None:
+def test_memory_over_is_an_amount(make_scenario: Any) -> None:
     # A 7B full fine-tune with mixed-precision AdamW needs ~112 GiB: an H200 only.
     offers = [
         offer("h200", card="h200-141g", hourly={"price": 30}),
@@ -152,7 +152,7 @@ def test_memory_over_is_an_amount() -> None:
         "recipe": "ddp-adamw",
         "measured": {"card": "h200-141g", "cards": 1, "tokens_per_s": 1000},
     }
-    s = scenario(offers, [full], days=1)
+    s = make_scenario(offers, [full], days=1)
     plan = solved(s).plan
     assert plan is not None and plan.assignments[0].card == "h200-141g"
     broken = with_assignment(plan, "j", card="a100-80g", offer="a100")

@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 
 from tests.conftest import REPO
-from tests.planning import job, offer, scenario
+from tests.planning import job, offer
 
 SEED = REPO / "scenarios" / "seed-13b-finetune.yaml"
 
@@ -54,7 +54,7 @@ def test_json_to_stdout_is_the_plan_alone(cli: Any) -> None:
     assert plan["rentals"][0]["start"].endswith("+08:00")
 
 
-def test_a_reserve_scenario_solves_and_checks(cli: Any, tmp_path: Path) -> None:
+def test_a_reserve_scenario_solves_and_checks(cli: Any, tmp_path: Path, make_scenario: Any) -> None:
     offers = [offer("o", hourly={"price": 10, "stock": 8}, weekly={"price": 900, "stock": 8})]
     people = {
         "name": "devs",
@@ -66,7 +66,7 @@ def test_a_reserve_scenario_solves_and_checks(cli: Any, tmp_path: Path) -> None:
         "start": "2026-07-01",
         "end": "2026-07-08",
     }
-    s = scenario(offers, [people, job("j", 3)], days=7)
+    s = make_scenario(offers, [people, job("j", 3)], days=7)
     out = tmp_path / "plan.json"
     result = cli("solve", s.path, "--workers", "2", "--deterministic", "--json", out)
     assert result.exit_code == 0, result.output
@@ -77,8 +77,8 @@ def test_a_reserve_scenario_solves_and_checks(cli: Any, tmp_path: Path) -> None:
     assert devs["peak_replicas"] == 2
 
 
-def test_infeasible_exits_2(cli: Any, tmp_path: Path) -> None:
-    s = scenario([offer("o", hourly={"price": 10})], [job("a", 30, deadline="2026-07-02")])
+def test_infeasible_exits_2(cli: Any, tmp_path: Path, make_scenario: Any) -> None:
+    s = make_scenario([offer("o", hourly={"price": 10})], [job("a", 30, deadline="2026-07-02")])
     result = cli("solve", s.path)
     assert result.exit_code == 2 and "no config can run it" in result.stderr
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from planner.check import check_plan
 from planner.problem import Infeasible, build_problem
-from tests.planning import job, offer, scenario, solved
+from tests.planning import job, offer, solved
 
 START = dt.datetime(2026, 7, 1)
 slow = settings(suppress_health_check=[HealthCheck.too_slow], deadline=None)
@@ -65,20 +65,22 @@ def instances(draw: Any, packages: bool = True, spot: bool = True, days: int = 2
     return {"offers": offers, "jobs": jobs, "days": days}
 
 
-def build(instance: dict[str, Any]) -> Any:
-    return scenario(instance["offers"], instance["jobs"], days=instance["days"])
+def build(make_scenario: Any, instance: dict[str, Any]) -> Any:
+    return make_scenario(instance["offers"], instance["jobs"], days=instance["days"])
 
 
 @slow
 @given(instances())
-def test_every_plan_passes_the_checker_and_beats_the_baselines(instance: dict[str, Any]) -> None:
-    assert_checked_and_no_dearer(instance)
+def test_every_plan_passes_the_checker_and_beats_the_baselines(
+    make_scenario: Any, instance: dict[str, Any]
+) -> None:
+    assert_checked_and_no_dearer(make_scenario, instance)
 
 
-def assert_checked_and_no_dearer(instance: dict[str, Any]) -> None:
+def assert_checked_and_no_dearer(make_scenario: Any, instance: dict[str, Any]) -> None:
     """The plan passes the checker, its total is the objective, and at an optimum it costs
     no more than either baseline."""
-    s = build(instance)
+    s = build(make_scenario, instance)
     result = solved(s, 10)
     if result.plan is None:
         assert result.status == "infeasible"
@@ -91,20 +93,22 @@ def assert_checked_and_no_dearer(instance: dict[str, Any]) -> None:
             assert baseline is None or result.plan.total_cost <= baseline
 
 
-def _optimum(instance: dict[str, Any]) -> Fraction | None:
-    result = solved(build(instance), 10)
+def _optimum(make_scenario: Any, instance: dict[str, Any]) -> Fraction | None:
+    result = solved(build(make_scenario, instance), 10)
     assert result.status in ("optimal", "infeasible")
     return result.objective
 
 
 @slow
 @given(instances(), st.integers(0, 1))
-def test_more_stock_never_raises_the_optimum(instance: dict[str, Any], which: int) -> None:
-    before = _optimum(instance)
+def test_more_stock_never_raises_the_optimum(
+    make_scenario: Any, instance: dict[str, Any], which: int
+) -> None:
+    before = _optimum(make_scenario, instance)
     richer = [dict(o) for o in instance["offers"]]
     target = richer[which % len(richer)]
     target["hourly"] = {**target["hourly"], "stock": None}
-    after = _optimum({**instance, "offers": richer})
+    after = _optimum(make_scenario, {**instance, "offers": richer})
     if before is not None:
         assert after is not None and after <= before
 
@@ -112,23 +116,23 @@ def test_more_stock_never_raises_the_optimum(instance: dict[str, Any], which: in
 @slow
 @given(instances(), st.integers(0, 1), st.integers(1, 10))
 def test_a_higher_price_never_lowers_the_optimum(
-    instance: dict[str, Any], which: int, rise: int
+    make_scenario: Any, instance: dict[str, Any], which: int, rise: int
 ) -> None:
-    before = _optimum(instance)
+    before = _optimum(make_scenario, instance)
     dearer = [dict(o) for o in instance["offers"]]
     target = dearer[which % len(dearer)]
     target["hourly"] = {**target["hourly"], "price": target["hourly"]["price"] + rise}
-    after = _optimum({**instance, "offers": dearer})
+    after = _optimum(make_scenario, {**instance, "offers": dearer})
     if before is None:
         assert after is None
     else:
         assert after is None or after >= before
 
 
-def _brute_force(instance: dict[str, Any]) -> Fraction | None:
+def _brute_force(make_scenario: Any, instance: dict[str, Any]) -> Fraction | None:
     """Every config × start of every job, hour by hour; the cheapest feasible total."""
     try:
-        problem = build_problem(build(instance))
+        problem = build_problem(build(make_scenario, instance))
     except Infeasible:
         return None
     options = [[(c, s) for c in j.configs for s in j.start_range(c)] for j in problem.jobs]
@@ -157,9 +161,11 @@ def _brute_force(instance: dict[str, Any]) -> Fraction | None:
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(instances(packages=False, days=1))
-def test_brute_force_equals_the_cp_sat_optimum(instance: dict[str, Any]) -> None:
+def test_brute_force_equals_the_cp_sat_optimum(
+    make_scenario: Any, instance: dict[str, Any]
+) -> None:
     instance = {**instance, "jobs": instance["jobs"][:2]}
-    assert _optimum(instance) == _brute_force(instance)
+    assert _optimum(make_scenario, instance) == _brute_force(make_scenario, instance)
 
 
 @st.composite
@@ -184,5 +190,7 @@ def mixed(draw: Any) -> dict[str, Any]:
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mixed())
-def test_mixed_plans_pass_the_checker_and_beat_the_baselines(instance: dict[str, Any]) -> None:
-    assert_checked_and_no_dearer(instance)
+def test_mixed_plans_pass_the_checker_and_beat_the_baselines(
+    make_scenario: Any, instance: dict[str, Any]
+) -> None:
+    assert_checked_and_no_dearer(make_scenario, instance)
