@@ -6,7 +6,9 @@ import datetime as dt
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from planner.domain.costs import PAID, REPORTED, CostTerm
 
 
 class _PlanModel(BaseModel):
@@ -84,6 +86,36 @@ class ReplicaAssignment(_PlanModel):
     cost: Decimal  # its own hourly rentals
     package_share: Decimal | None = None  # held card-hours used × the package card-hour price
     rentals: list[str] = []
+
+
+class Quantity(_PlanModel):
+    """A reported-only term: how much (in its unit, see `REPORTED_UNIT`) and, for round-up
+    and idle, what it cost."""
+
+    amount: Decimal  # unit-hours or card-hours, rounded half-even to 0.01
+    cost: Decimal | None = None
+
+
+class CostBreakdown(_PlanModel):
+    """Money by paid term, what money bought but did not use, and spend by month (cash:
+    a rental is booked in the month it starts). Every term must be present."""
+
+    total: Decimal
+    paid: dict[CostTerm, Decimal]
+    reported: dict[CostTerm, Quantity]
+    by_month: dict[str, Decimal]
+
+    @model_validator(mode="after")
+    def _every_term(self) -> CostBreakdown:
+        missing = [t.value for t in PAID if t not in self.paid]
+        missing += [t.value for t in REPORTED if t not in self.reported]
+        if missing:
+            raise ValueError(f"cost terms missing: {', '.join(missing)}")
+        extra = [t.value for t in self.paid if t not in PAID]
+        extra += [t.value for t in self.reported if t not in REPORTED]
+        if extra:
+            raise ValueError(f"not terms of their section: {', '.join(extra)}")
+        return self
 
 
 AnyAssignment = Annotated[Assignment | ReplicaAssignment, Field(discriminator="kind")]

@@ -8,6 +8,9 @@ from planner.domain.catalog import CardType
 
 GIB = float(2**30)
 GB = 1e9
+# A container image pulled at each start (assumed; a workload's or offer's setup_minutes
+# overrides the computed download time). Setup downloads it plus the 16-bit weights.
+IMAGE_GB = 10.0
 
 
 @dataclass(frozen=True)

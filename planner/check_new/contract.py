@@ -1,0 +1,145 @@
+"""PRODUCT.md's cost semantics as the checker reads them, written for the checker alone.
+
+The model prices configs by closed forms; the checker walks hours. Nothing here is shared
+with the model: only the schemas (`planner.domain`) and the estimates (`planner.estimate`:
+memory, speed, replica capacity), which are the inputs both sides plan on.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+from planner.domain.catalog import CardType, HourlyBilling, Offer
+from planner.domain.scenario import Scenario
+from planner.domain.values import PACKAGE_DAYS
+from planner.domain.workload import ReserveWorkload, ServeWorkload, TrainWorkload
+from planner.estimate.core import IMAGE_GB
+from planner.estimate.memory import ServeSetup, workload_setup
+from planner.estimate.serve import replica_capacity
+from planner.estimate.speed import scale_measured, scaling_efficiency, spot_factor, train_speed
+
+# The estimates are floats; a run whose work ends within this many hours (3.6 ms) of an
+# hour boundary is done at that boundary, so float noise never adds a billed hour.
+SLACK = Fraction(1, 10**6)
+DEMAND_SLACK = 1e-9  # 48.000000001 requests in flight are 48
+
+
+def billed(held: Fraction, billing: HourlyBilling) -> Fraction:
+    """Rule 4: ceil(max(held, minimum) ÷ increment) × increment hours, per unit."""
+    hours = max(held, Fraction(billing.min_hours))
+    increment = Fraction(billing.increment_hours)
+    return math.ceil(hours / increment) * increment
+
+
+def package_days(mode: str) -> int | None:
+    return PACKAGE_DAYS.get(mode)
+
+
+def setup_hours(scenario: Scenario, offer: Offer, workload_name: str) -> Fraction:
+    """Rule 2: (image GB + 16-bit weights GB) × 8 ÷ the link's Gbit/s ÷ 3600, unless the
+    workload's or the offer's setup_minutes says otherwise (reserved cards: the image only)."""
+    workload = scenario.workload(workload_name)
+    minutes = workload.setup_minutes if workload.setup_minutes is not None else offer.setup_minutes
+    if minutes is not None:
+        return Fraction(minutes, 60)
+    model = scenario.models.get(workload_name)
+    gigabytes = Fraction(IMAGE_GB) + (Fraction(model.params * 2, 10**9) if model else 0)
+    return gigabytes * 8 / Fraction(offer.link_gbps) / 3600
+
+
+def units_for(offer: Offer, cards: int) -> int:
+    return -(-cards // offer.unit_cards)
+
+
+def train_rate(
+    scenario: Scenario, w: TrainWorkload, offer: Offer, card: CardType, cards: int, mode: str
+) -> tuple[Fraction, float, float]:
+    """(compute hours on these cards, scaling efficiency, spot factor) for the whole job.
+
+    Rule 2: work ÷ (throughput × efficiency); a measured throughput is carried to other
+    cards by the dense-peak ratio and to other counts by the ratio of efficiencies; spot
+    divides by the expected share of useful time."""
+    model = scenario.models[w.name]
+    setup = workload_setup(w, scenario.spec.usable_memory_fraction)
+    speed = train_speed(model, card, cards, setup, offer.node_cards, offer.network)
+    tokens_per_s = speed.tokens_per_s
+    if w.measured is not None:
+        measured = scenario.cards[w.measured.card]
+        sharded = (w.knobs.zero or 0) >= 2
+        measured_eff, _ = scaling_efficiency(measured, w.measured.cards, 8, None, sharded)
+        tokens_per_s = scale_measured(
+            w.measured.tokens_per_s,
+            measured,
+            w.measured.cards,
+            measured_eff,
+            card,
+            cards,
+            speed.efficiency,
+            w.precision,
+        )
+    hours = Fraction(w.tokens) / Fraction(tokens_per_s) / 3600
+    factor = 1.0
+    if mode == "spot":
+        assert offer.spot is not None and w.checkpoint_every is not None
+        factor = spot_factor(
+            offer.spot.preemptions_per_hour, w.checkpoint_every, offer.spot.restart_minutes
+        )
+        hours /= Fraction(factor)
+    return hours, speed.efficiency, factor
+
+
+def serve_capacity(
+    scenario: Scenario, w: ServeWorkload, card: CardType, cards: int, precision: str
+) -> int:
+    """Requests in flight one replica carries (KV memory and minimum decode speed)."""
+    setup = ServeSetup(
+        precision=precision,
+        kv_precision=w.kv_precision,
+        engine=w.engine,
+        usable_fraction=scenario.spec.usable_memory_fraction,
+        context_tokens=w.context_tokens,
+    )
+    model = scenario.models[w.name]
+    return replica_capacity(model, card, cards, setup, w.min_tokens_per_s).max_concurrency
+
+
+def serve_demand(scenario: Scenario, w: ServeWorkload) -> tuple[list[int], list[int]]:
+    """Per hour of the horizon: requests in flight, and the replicas that must run."""
+    axis = scenario.axis
+    first, last = axis.hour_of_local(w.start), axis.hour_of_local(w.end)
+    start_month = w.start.year * 12 + w.start.month
+    demand, minimum = [0] * axis.hours, [0] * axis.hours
+    for h in range(max(first, 0), min(last, axis.hours)):
+        when = axis.local(h)
+        if w.concurrency is not None:
+            level = w.concurrency.at(when.weekday(), when.hour)
+        else:
+            assert w.requests_per_s is not None and w.output_tokens is not None
+            # Little's law: arrivals × the time a request holds its slot while decoding
+            level = w.requests_per_s.at(when.weekday(), when.hour)
+            level *= w.output_tokens / w.min_tokens_per_s
+        level *= (1 + w.growth_per_month) ** (when.year * 12 + when.month - start_month)
+        level *= w.month_scale.get(f"{when.year:04d}-{when.month:02d}", 1.0)
+        demand[h] = math.ceil(level - DEMAND_SLACK)
+        minimum[h] = w.min_replicas
+    return demand, minimum
+
+
+def reserve_demand(scenario: Scenario, w: ReserveWorkload) -> list[int]:
+    """Per hour: the cards a reserve needs (its window on its days, from start to end; a
+    window that crosses midnight belongs to the day it opens)."""
+    axis = scenario.axis
+    first, last = axis.hour_of_local(w.start), axis.hour_of_local(w.end)
+    need = [0] * axis.hours
+    for h in range(max(first, 0), min(last, axis.hours)):
+        day = axis.in_window(h, w.hours)
+        if day is not None and axis.date(day).weekday() in w.days:
+            need[h] = w.cards
+    return need
+
+
+def reserve_card_fits(scenario: Scenario, w: ReserveWorkload, card: CardType) -> bool:
+    if w.card is not None:
+        return card.id == w.card
+    return card.memory_gib.value >= (w.min_memory_gib or 0)

@@ -1,0 +1,228 @@
+"""Serve and reserve assignments (rule 6): legal replicas whose capacity, recomputed from
+the estimates, covers demand and the minimum at every hour; hourly replicas on rentals of
+their own workload, ready after setup; replicas on held cards counted in their pool."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from decimal import Decimal
+from fractions import Fraction
+
+from planner.check_new.contract import (
+    reserve_card_fits,
+    reserve_demand,
+    serve_capacity,
+    serve_demand,
+    setup_hours,
+    units_for,
+)
+from planner.check_new.ledger import Ledger
+from planner.check_new.rentals import Held, card_hour_price, hour_of
+from planner.check_new.result import CheckResult, cost_line
+from planner.domain.costs import CostTerm
+from planner.domain.plan import Plan, ReplicaAssignment, ReplicaUse
+from planner.domain.scenario import Scenario
+from planner.domain.values import PACKAGE_DAYS
+from planner.domain.workload import ReserveWorkload, ServeWorkload
+from planner.estimate.precision import supports
+
+
+def _capacity(
+    scenario: Scenario, w: ServeWorkload | ReserveWorkload, u: ReplicaUse, result: CheckResult
+) -> int | None:
+    """What one replica of this use carries, or None (and why) if it is not a legal replica."""
+    offer = scenario.offers.get(u.offer)
+    why = None
+    if offer is None or offer.card != u.card or u.mode not in offer.modes or u.mode == "spot":
+        why = f"offer {u.offer} does not rent {u.card} {u.mode} for serving (never spot)"
+    elif u.cards < 1 or (u.cards > offer.node_cards and offer.network is None):
+        why = f"{u.cards} card(s) do not fit one {offer.node_cards}-card node of {u.offer}"
+    elif u.held != (u.mode in PACKAGE_DAYS or _committed(scenario, u.offer, u.mode)):
+        why = "held must say whether it runs on package or committed cards"
+    if why is None and isinstance(w, ReserveWorkload):
+        if not reserve_card_fits(scenario, w, scenario.cards[u.card]):
+            why = f"{u.card} is not the card it reserves"
+        else:
+            return u.cards
+    if why is None and isinstance(w, ServeWorkload):
+        model = scenario.models[w.name]
+        if w.max_cards_per_replica is not None and u.cards > w.max_cards_per_replica:
+            why = f"{u.cards} cards per replica, max_cards_per_replica {w.max_cards_per_replica}"
+        elif u.precision not in w.precision or not supports(scenario.cards[u.card], u.precision):
+            why = f"precision {u.precision} is not listed or not supported by {u.card}"
+        elif model.heads % u.cards or (model.kv_heads % u.cards and u.cards % model.kv_heads):
+            why = f"{u.cards}-way tensor parallel does not split {model.heads} heads evenly"
+        else:
+            capacity = serve_capacity(scenario, w, scenario.cards[u.card], u.cards, u.precision)
+            if capacity < 1:
+                why = f"{u.cards}× {u.card} cannot carry one request"
+            elif u.capacity > capacity:
+                why = f"states {u.capacity} requests per replica; it carries {capacity}"
+            else:
+                return capacity
+    result.add("config", w.name, 1, "", why or "not a replica")
+    return None
+
+
+def _committed(scenario: Scenario, offer: str, mode: str) -> bool:
+    return any((c.offer, c.mode) == (offer, mode) for c in scenario.spec.commitments)
+
+
+def check_replicas(
+    scenario: Scenario,
+    plan: Plan,
+    held: dict[str, Held],
+    used_rentals: dict[str, str],
+    ledger: Ledger,
+    result: CheckResult,
+) -> None:
+    """Every serve and reserve workload assigned once and covered at every hour."""
+    workloads = {
+        w.name: w for w in scenario.spec.workloads if isinstance(w, ServeWorkload | ReserveWorkload)
+    }
+    seen: set[str] = set()
+    for a in plan.replica:
+        w = workloads.get(a.workload)
+        if w is None or a.workload in seen or a.kind != w.kind:
+            result.add("workload", a.workload, 1, "", "no such serve/reserve workload, or twice")
+            continue
+        seen.add(a.workload)
+        _check_one(scenario, a, w, held, used_rentals, ledger, result)
+    for name in workloads:
+        if name not in seen:
+            result.add("workload", name, 1, "", "not done: no assignment")
+
+
+def _check_one(
+    scenario: Scenario,
+    a: ReplicaAssignment,
+    w: ServeWorkload | ReserveWorkload,
+    held: dict[str, Held],
+    used_rentals: dict[str, str],
+    ledger: Ledger,
+    result: CheckResult,
+) -> None:
+    axis, currency = scenario.axis, scenario.spec.currency
+    if isinstance(w, ServeWorkload):
+        demand, minimum = serve_demand(scenario, w)
+    else:
+        demand, minimum = reserve_demand(scenario, w), [0] * axis.hours
+    carried, running = [0] * axis.hours, [0] * axis.hours
+    hourly: dict[str, dict[int, int]] = defaultdict(dict)  # offer → hour → units needed
+    share, storage = Fraction(0), Fraction(0)
+    for u in a.uses:
+        capacity = _capacity(scenario, w, u, result)
+        start, end = (
+            hour_of(scenario, result, u.start, w.name),
+            hour_of(scenario, result, u.end, w.name),
+        )
+        if capacity is None or start is None or end is None or u.replicas < 0:
+            continue
+        offer = scenario.offers[u.offer]
+        for h in range(max(start, 0), min(end, axis.hours)):
+            carried[h] += u.replicas * capacity
+            running[h] += u.replicas
+        if u.held:
+            ledger.use((u.offer, u.mode), start, end, u.replicas * u.cards)
+            share += u.replicas * u.cards * (end - start) * card_hour_price(offer, u.mode)
+            if offer.disk_price_per_gb_month is not None and w.disk_gb:
+                disks = u.replicas * (u.cards if isinstance(w, ReserveWorkload) else 1)
+                storage += _disk(offer.disk_price_per_gb_month, w.disk_gb, disks * (end - start))
+        else:
+            line = hourly[u.offer]
+            for h in range(start, end):
+                line[h] = line.get(h, 0) + u.replicas * units_for(offer, u.cards)
+    _coverage(scenario, w.name, demand, minimum, carried, running, result)
+    own = _own_rentals(scenario, w.name, hourly, held, used_rentals, ledger, result)
+    for rental in own:
+        price = rental.offer.disk_price_per_gb_month
+        if price is not None and w.disk_gb:
+            disks = rental.cards if isinstance(w, ReserveWorkload) else 1
+            storage += _disk(price, w.disk_gb, disks * (rental.end - rental.start))
+    if storage:
+        month = f"{axis.local(max(min((r.start for r in own), default=0), 0)):%Y-%m}"
+        ledger.pay(CostTerm.STORAGE, storage, month)
+    cost_line(
+        result, a.workload, a.cost, sum((r.money for r in own), Fraction(0)) + storage, currency
+    )
+    if share or a.package_share is not None:
+        cost_line(result, f"{a.workload} package share", a.package_share, share, currency)
+
+
+def _disk(price: Decimal, gigabytes: float, hours: int) -> Fraction:
+    return Fraction(price) * Fraction(gigabytes) * hours / 720
+
+
+def _coverage(
+    scenario: Scenario,
+    name: str,
+    demand: list[int],
+    minimum: list[int],
+    carried: list[int],
+    running: list[int],
+    result: CheckResult,
+) -> None:
+    short = [h for h in range(len(demand)) if carried[h] < demand[h]]
+    if short:
+        h = short[0]
+        result.add(
+            "demand",
+            name,
+            demand[h] - carried[h],
+            "requests or cards",
+            f"short by {demand[h] - carried[h]} at {scenario.axis.text(h)} "
+            f"({len(short)} hour(s) short)",
+        )
+    few = [h for h in range(len(minimum)) if running[h] < minimum[h]]
+    if few:
+        h = few[0]
+        result.add(
+            "demand",
+            name,
+            minimum[h] - running[h],
+            "replicas",
+            f"{running[h]} replica(s) below the minimum {minimum[h]} at {scenario.axis.text(h)}",
+        )
+
+
+def _own_rentals(
+    scenario: Scenario,
+    name: str,
+    hourly: dict[str, dict[int, int]],
+    held: dict[str, Held],
+    used_rentals: dict[str, str],
+    ledger: Ledger,
+    result: CheckResult,
+) -> list[Held]:
+    """Rule 6: hourly replicas run on rentals started for this workload; a rental serves
+    from the first whole hour after its setup (setup is held, billed and in stock)."""
+    own = [
+        h
+        for h in held.values()
+        if h.rental.workload == name and not h.rental.committed and h.rental.mode == "hourly"
+    ]
+    for offer_id in sorted({h.rental.offer for h in own} | set(hourly)):
+        offer = scenario.offers[offer_id]
+        ready = math.ceil(setup_hours(scenario, offer, name))
+        supply: dict[int, int] = {}
+        for h in own:
+            if h.rental.offer != offer_id:
+                continue
+            used_rentals[h.rental.id] = name
+            ledger.report(CostTerm.SETUP, setup_hours(scenario, offer, name) * h.cards)
+            for x in range(h.start + ready, h.end):
+                supply[x] = supply.get(x, 0) + h.rental.units
+        need = hourly.get(offer_id, {})
+        lacking = sorted(x for x, units in need.items() if units > supply.get(x, 0))
+        if lacking:
+            x = lacking[0]
+            result.add(
+                "rental",
+                name,
+                need[x] - supply.get(x, 0),
+                "units",
+                f"{need[x]} unit(s) of {offer_id} serve at {scenario.axis.text(x)} but "
+                f"{supply.get(x, 0)} rented and set up ({len(lacking)} hour(s) short)",
+            )
+    return own

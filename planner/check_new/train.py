@@ -1,0 +1,264 @@
+"""Train assignments (rules 1-4): a legal config, runs replayed hour by hour from the stated
+start, window, deadline and `after` order, one rental per run off held cards."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from planner.check_new.contract import SLACK, setup_hours, train_rate, units_for
+from planner.check_new.ledger import Ledger
+from planner.check_new.rentals import Held, hour_of
+from planner.check_new.result import CheckResult
+from planner.domain.costs import CostTerm
+from planner.domain.plan import Assignment, Plan
+from planner.domain.scenario import Scenario
+from planner.domain.values import PACKAGE_DAYS
+from planner.domain.workload import TrainWorkload
+from planner.estimate.core import GIB
+from planner.estimate.memory import train_memory, workload_setup
+from planner.estimate.precision import supports
+
+Runs = list[tuple[int, int]]
+
+
+@dataclass(frozen=True)
+class Placed:
+    """A train assignment the checker could read: its workload and real runs."""
+
+    assignment: Assignment
+    workload: TrainWorkload
+    runs: Runs
+    storage: Fraction
+
+
+def legal(scenario: Scenario, a: Assignment, w: TrainWorkload, result: CheckResult) -> bool:
+    """Rule 1 and the estimates: the offer sells the card and mode, the cards sit in one node
+    (unless the offer has a network), spot only for checkpointed work, memory fits."""
+    offer = scenario.offers.get(a.offer)
+    subject = a.workload
+    if offer is None or offer.card != a.card or a.mode not in offer.modes:
+        result.add("config", subject, 1, "", f"offer {a.offer} does not rent {a.card} {a.mode}")
+        return False
+    why = None
+    if a.cards < 1 or (w.max_cards is not None and a.cards > w.max_cards):
+        why = f"{a.cards} card(s) is outside 1..{w.max_cards}"
+    elif a.cards > offer.node_cards and offer.network is None:
+        why = f"{a.cards} cards exceed one {offer.node_cards}-card node; {a.offer} has no network"
+    elif a.mode == "spot" and w.checkpoint_every is None:
+        why = "spot needs checkpoint_every"
+    elif not supports(scenario.cards[a.card], w.precision):
+        why = f"{a.card} does not support {w.precision}"
+    elif a.held != (a.mode in PACKAGE_DAYS or _committed(scenario, a.offer, a.mode)):
+        why = "held must say whether it runs on package or committed cards"
+    if why:
+        result.add("config", subject, 1, "", why)
+        return False
+    setup = workload_setup(w, scenario.spec.usable_memory_fraction)
+    memory = train_memory(scenario.models[w.name], scenario.cards[a.card], a.cards, setup)
+    if not memory.fits:
+        over = -memory.headroom / GIB
+        result.add(
+            "memory", subject, over, "GiB", f"memory over by {over:.1f} GiB on {a.cards}× {a.card}"
+        )
+        return False
+    return True
+
+
+def _committed(scenario: Scenario, offer: str, mode: str) -> bool:
+    return any((c.offer, c.mode) == (offer, mode) for c in scenario.spec.commitments)
+
+
+def replay(
+    scenario: Scenario, w: TrainWorkload, first: int, compute: Fraction, setup: Fraction, held: bool
+) -> Runs | str:
+    """Rules 2-3 by walking hours: from `first`, every hour (every window hour) the job holds
+    its cards; a run pays its setup first (on held cards only once), then works; the run
+    ends with the hour in which its work is done. A reason if it cannot finish."""
+    axis = scenario.axis
+    window = w.daily_hours
+    if window is not None and axis.in_window(first, window) is None:
+        return "starts outside its daily window"
+    runs: Runs = []
+    remaining, setup_left = compute, setup
+    run_start: int | None = None
+    stalled, h, before = 0, first, compute
+    while h < axis.hours + 24 * 400:
+        if window is not None and axis.in_window(h, window) is None:
+            if run_start is not None:
+                runs.append((run_start, h))
+                run_start = None
+                stalled = stalled + 1 if remaining == before else 0
+                if stalled >= 2:
+                    return "its daily window is too short for its setup: no progress"
+            h += 1
+            continue
+        if run_start is None:
+            run_start, before = h, remaining
+            if runs and not held:
+                setup_left = setup  # each day's rental downloads again
+        spent = min(setup_left, Fraction(1))
+        setup_left -= spent
+        remaining -= min(remaining, 1 - spent)
+        h += 1
+        if remaining <= SLACK and setup_left <= SLACK:
+            runs.append((run_start, h))
+            return runs
+    return "it does not finish within 400 days of the horizon end"
+
+
+def check_train(
+    scenario: Scenario,
+    plan: Plan,
+    held: dict[str, Held],
+    used_rentals: dict[str, str],
+    ledger: Ledger,
+    result: CheckResult,
+) -> dict[str, Placed]:
+    """Every train workload assigned once, legally, on time, each run on its own rental or on
+    held cards; returns what could be placed."""
+    axis = scenario.axis
+    placed: dict[str, Placed] = {}
+    seen: set[str] = set()
+    for a in plan.train:
+        w = next((x for x in scenario.spec.workloads if x.name == a.workload), None)
+        if not isinstance(w, TrainWorkload) or a.workload in seen:
+            result.add("workload", a.workload, 1, "", "no such train workload, or assigned twice")
+            continue
+        seen.add(a.workload)
+        if not legal(scenario, a, w, result):
+            continue
+        runs = [
+            (
+                hour_of(scenario, result, r.start, a.workload),
+                hour_of(scenario, result, r.end, a.workload),
+            )
+            for r in a.runs
+        ]
+        if not runs or any(x is None or y is None for x, y in runs):
+            result.add("duration", a.workload, 1, "", "no runs on the hour grid")
+            continue
+        stated: Runs = [(x, y) for x, y in runs if x is not None and y is not None]
+        offer = scenario.offers[a.offer]
+        compute, efficiency, factor = train_rate(
+            scenario, w, offer, scenario.cards[a.card], a.cards, a.mode
+        )
+        setup = setup_hours(scenario, offer, w.name)
+        expected = replay(scenario, w, stated[0][0], compute, setup, a.held)
+        if isinstance(expected, str):
+            result.add(
+                "window" if "window" in expected else "duration", a.workload, 1, "", expected
+            )
+            continue
+        if expected != stated:
+            short = sum(y - x for x, y in expected) - sum(y - x for x, y in stated)
+            result.add(
+                "duration",
+                a.workload,
+                short,
+                "h",
+                f"runs {_fmt(scenario, stated)} should be {_fmt(scenario, expected)}",
+            )
+            continue
+        if a.hours != sum(y - x for x, y in stated):
+            result.add(
+                "duration",
+                a.workload,
+                a.hours - sum(y - x for x, y in stated),
+                "h",
+                "hours differ from its runs",
+            )
+        _timing(scenario, a, w, stated, result)
+        starts = 1 if a.held else len(stated)
+        ledger.report(CostTerm.SETUP, setup * starts * a.cards)
+        ledger.report(CostTerm.SCALING_LOSS, compute * a.cards * (1 - Fraction(efficiency)))
+        ledger.report(CostTerm.SPOT_REWORK, compute * a.cards * (1 - Fraction(factor)))
+        if a.held:
+            for x, y in stated:
+                ledger.use((a.offer, a.mode), x, y, a.cards)
+        else:
+            _rentals_of_runs(scenario, a, stated, held, used_rentals, result)
+        storage = Fraction(0)
+        if offer.disk_price_per_gb_month is not None and w.disk_gb:
+            # the whole span: disks of stopped instances keep billing (rule 9)
+            span = stated[-1][1] - stated[0][0]
+            storage = Fraction(offer.disk_price_per_gb_month) * Fraction(w.disk_gb) * span / 720
+            ledger.pay(CostTerm.STORAGE, storage, f"{axis.local(stated[0][0]):%Y-%m}")
+        placed[a.workload] = Placed(a, w, stated, storage)
+    for w in scenario.spec.workloads:
+        if isinstance(w, TrainWorkload) and w.name not in seen:
+            result.add("workload", w.name, 1, "", "not done: no assignment")
+    _dependencies(placed, result)
+    return placed
+
+
+def _timing(
+    scenario: Scenario, a: Assignment, w: TrainWorkload, runs: Runs, result: CheckResult
+) -> None:
+    axis = scenario.axis
+    earliest = axis.hour_of_local(w.earliest_start) if w.earliest_start else 0
+    if runs[0][0] < earliest:
+        result.add(
+            "window",
+            a.workload,
+            earliest - runs[0][0],
+            "h",
+            f"starts {earliest - runs[0][0]} h before its earliest start",
+        )
+    deadline = axis.hour_of_local(w.deadline) if w.deadline else axis.hours
+    if runs[-1][1] > deadline:
+        late = runs[-1][1] - deadline
+        result.add("deadline", a.workload, late, "h", f"deadline missed by {late} h")
+
+
+def _dependencies(placed: dict[str, Placed], result: CheckResult) -> None:
+    for name, p in placed.items():
+        for before in p.workload.after:
+            if before in placed:
+                gap = placed[before].runs[-1][1] - p.runs[0][0]
+                if gap > 0:
+                    result.add(
+                        "dependency", name, gap, "h", f"starts {gap} h before {before} finishes"
+                    )
+
+
+def _rentals_of_runs(
+    scenario: Scenario,
+    a: Assignment,
+    runs: Runs,
+    held: dict[str, Held],
+    used_rentals: dict[str, str],
+    result: CheckResult,
+) -> None:
+    """Rule 4: each run is its own rental of this offer and mode with enough units, held
+    exactly over the run, listed by the assignment and serving no other run."""
+    offer = scenario.offers[a.offer]
+    units = units_for(offer, a.cards)
+    for k, (x, y) in enumerate(runs):
+        match = None
+        for rental_id in a.rentals:
+            h = held.get(rental_id)
+            if h is None or rental_id in used_rentals or h.rental.committed:
+                continue
+            if (
+                (h.start, h.end, h.rental.offer, h.rental.mode) == (x, y, a.offer, a.mode)
+                and h.rental.units >= units
+                and h.rental.workload in (None, a.workload)
+            ):
+                match = h
+                break
+        if match is None:
+            result.add(
+                "rental",
+                a.workload,
+                y - x,
+                "h",
+                f"run {k + 1} ({_fmt(scenario, [(x, y)])}) has no rental of its own of "
+                f"{units} unit(s) of {a.offer} {a.mode}",
+            )
+            continue
+        used_rentals[match.rental.id] = a.workload
+
+
+def _fmt(scenario: Scenario, runs: Runs) -> str:
+    return ", ".join(f"{scenario.axis.text(x)} to {scenario.axis.text(y)}" for x, y in runs)
