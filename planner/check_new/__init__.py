@@ -19,7 +19,7 @@ from planner.check_new.rentals import stock as stock_rule
 from planner.check_new.replicas import check_replicas
 from planner.check_new.result import CheckResult, Violation, cost_line, rounded
 from planner.check_new.train import Placed, check_train
-from planner.domain.costs import PAID, REPORTED, CostTerm
+from planner.domain.costs import PAID, REPORTED, CostTerm, reported_amount
 from planner.domain.plan import CostBreakdown, Plan, Quantity
 from planner.domain.scenario import Scenario
 
@@ -101,7 +101,7 @@ def _breakdown(scenario: Scenario, ledger: Ledger, total: Fraction) -> CostBreak
         money = ledger.money.get(term)
         priced = term in (CostTerm.ROUND_UP, CostTerm.IDLE)
         reported[term] = Quantity(
-            amount=rounded(ledger.amount.get(term, Fraction(0)), "CNY"),  # to 0.01 h
+            amount=reported_amount(ledger.amount.get(term, Fraction(0))),
             cost=rounded(money or Fraction(0), currency) if priced else None,
         )
     return CostBreakdown(

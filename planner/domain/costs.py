@@ -3,7 +3,9 @@ solution's pricing, the checker's breakdown, the reports and the plan JSON."""
 
 from __future__ import annotations
 
+from decimal import Decimal
 from enum import StrEnum
+from fractions import Fraction
 
 
 class CostTerm(StrEnum):
@@ -40,3 +42,12 @@ REPORTED_UNIT = {
     CostTerm.SPOT_REWORK: "card-hours",
     CostTerm.BEYOND_HORIZON: "card-hours",
 }
+
+
+def reported_amount(hours: Fraction) -> Decimal:
+    """A reported amount of unit- or card-hours, rounded once, half-even, to 0.01 h."""
+    exact = hours * 100
+    quotient, remainder = divmod(exact.numerator, exact.denominator)
+    if 2 * remainder > exact.denominator or (2 * remainder == exact.denominator and quotient % 2):
+        quotient += 1
+    return Decimal(quotient).scaleb(-2).quantize(Decimal("0.01"))

@@ -1,0 +1,164 @@
+"""The model's one pricing of a solution, by cost term (PRODUCT.md rules 9-10): what it
+pays per term, what its money bought but did not use, and the plan's breakdown.
+
+This is the model side, priced from the problem's closed forms (configs, pools, segments);
+the checker recomputes every term by its own method, and the two must agree exactly.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from fractions import Fraction
+
+from planner.domain.costs import PAID, REPORTED, CostTerm, reported_amount
+from planner.domain.plan import CostBreakdown, Plan, Quantity
+from planner.problem import Problem
+from planner.rules import PACKAGE_MODES, held_card_hour_price, setup_hours
+from planner.solution import Solution, money
+
+
+def paid_terms(problem: Problem, solution: Solution) -> dict[CostTerm, Fraction]:
+    """Exact money per paid term; their sum is the objective."""
+    terms: dict[CostTerm, Fraction] = dict.fromkeys(PAID, Fraction(0))
+    for job in problem.jobs:
+        config = solution.config(problem, job.index)
+        if not config.held:
+            terms[CostTerm(config.mode)] += config.rental_cost
+        terms[CostTerm.STORAGE] += config.storage_cost
+    committed_packages = Fraction(0)
+    for f in problem.fixed:
+        terms[CostTerm.COMMITMENT] += f.cost
+        if f.mode in PACKAGE_MODES:
+            committed_packages += f.cost
+    bought = sum(
+        (
+            problem.pools[key].unit_price * n
+            for key, days in solution.packages.items()
+            for n in days.values()
+        ),
+        Fraction(0),
+    )
+    # committed packages are among the packages bought: paid once, as commitments
+    terms[CostTerm.PACKAGE] += bought - committed_packages
+    terms[CostTerm.HOURLY] += solution.replica_cost(problem)
+    return terms
+
+
+def reported_terms(
+    problem: Problem, solution: Solution
+) -> dict[CostTerm, tuple[Fraction, Fraction]]:
+    """(amount, money) per reported-only term."""
+    terms: dict[CostTerm, tuple[Fraction, Fraction]] = dict.fromkeys(
+        REPORTED, (Fraction(0), Fraction(0))
+    )
+
+    def add(term: CostTerm, amount: Fraction, cost: Fraction = Fraction(0)) -> None:
+        terms[term] = (terms[term][0] + amount, terms[term][1] + cost)
+
+    used: dict[tuple[str, str], dict[int, int]] = defaultdict(dict)
+    for job in problem.jobs:
+        c = solution.config(problem, job.index)
+        start = solution.starts[job.index]
+        add(CostTerm.SETUP, c.setup_hours * (1 if c.held else len(c.runs)) * c.cards)
+        add(CostTerm.SCALING_LOSS, c.compute_hours * c.cards * (1 - Fraction(c.efficiency)))
+        add(CostTerm.SPOT_REWORK, c.compute_hours * c.cards * (1 - Fraction(c.spot_factor)))
+        if c.held:
+            for offset, length in c.runs:
+                _add(used[c.pool], start + offset, start + offset + length, c.cards)
+        else:
+            extra = Fraction(c.billed_hours) - sum(length for _, length in c.runs)
+            price = Fraction(problem.offers[c.offer].billing(c.mode).price)
+            add(CostTerm.ROUND_UP, extra * c.units, extra * c.units * price)
+    for (j, k, s), count in solution.replicas.items():
+        job = problem.replica_jobs[j]
+        config = job.configs[k]
+        a, b = problem.segments[s]
+        if config.mode == "hourly":
+            rise = max(0, count - solution.replicas.get((j, k, s - 1), 0))
+            offer = problem.offers[config.offer]
+            setup = setup_hours(
+                offer, problem.scenario.models.get(job.name), _minutes(problem, job.name)
+            )
+            add(CostTerm.SETUP, rise * setup * config.cards)
+        else:
+            _add(used[(config.offer, config.mode)], a, b, count * config.cards)
+    for f in problem.fixed:
+        if f.mode not in PACKAGE_MODES:
+            extra = Fraction(f.billed_hours) - (f.end - f.start)
+            price = Fraction(problem.offers[f.offer].billing(f.mode).price)
+            add(CostTerm.ROUND_UP, extra * f.units, extra * f.units * price)
+    for key, line in _held(problem, solution).items():
+        offer = problem.offers[key[0]]
+        inside = {h: n for h, n in line.items() if 0 <= h < problem.hours}
+        idle = sum(max(0, n - used[key].get(h, 0)) for h, n in inside.items())
+        add(CostTerm.IDLE, Fraction(idle), idle * held_card_hour_price(offer, key[1]))
+        add(
+            CostTerm.BEYOND_HORIZON, Fraction(sum(n for h, n in line.items() if h >= problem.hours))
+        )
+    return terms
+
+
+def _minutes(problem: Problem, name: str) -> int | None:
+    return problem.scenario.workload(name).setup_minutes
+
+
+def _add(line: dict[int, int], start: int, end: int, cards: int) -> None:
+    for h in range(start, end):
+        line[h] = line.get(h, 0) + cards
+
+
+def _held(problem: Problem, solution: Solution) -> dict[tuple[str, str], dict[int, int]]:
+    """Cards held per pool and hour: packages bought (committed ones among them) and
+    committed hourly or spot rentals."""
+    held: dict[tuple[str, str], dict[int, int]] = defaultdict(dict)
+    for key, days in solution.packages.items():
+        cards = problem.offers[key[0]].unit_cards
+        for day, count in days.items():
+            if count:
+                start, end = problem.package(key, day)
+                _add(held[key], start, end, count * cards)
+    for f in problem.fixed:
+        if f.mode not in PACKAGE_MODES:
+            _add(
+                held[(f.offer, f.mode)],
+                f.start,
+                f.end,
+                f.units * problem.offers[f.offer].unit_cards,
+            )
+    return held
+
+
+def breakdown(problem: Problem, solution: Solution, plan: Plan) -> CostBreakdown:
+    """The plan's breakdown: paid and reported terms, and spend by the month a rental (or a
+    train job's storage) starts."""
+    currency = problem.scenario.spec.currency
+    paid = paid_terms(problem, solution)
+    by_month: dict[str, Fraction] = defaultdict(Fraction)
+    for r in plan.rentals:
+        _, exact = problem.rental_money(
+            r.mode,
+            r.offer,
+            problem.axis.hour(r.end) - problem.axis.hour(r.start),
+            r.units,
+            r.workload,
+        )
+        by_month[f"{r.start:%Y-%m}"] += exact
+    for job in problem.jobs:
+        config = solution.config(problem, job.index)
+        if config.storage_cost:
+            by_month[f"{problem.axis.local(solution.starts[job.index]):%Y-%m}"] += (
+                config.storage_cost
+            )
+    reported = {
+        term: Quantity(
+            amount=reported_amount(amount),
+            cost=money(cost, currency) if term in (CostTerm.ROUND_UP, CostTerm.IDLE) else None,
+        )
+        for term, (amount, cost) in reported_terms(problem, solution).items()
+    }
+    return CostBreakdown(
+        total=money(sum(paid.values(), Fraction(0)), currency),
+        paid={t: money(v, currency) for t, v in paid.items()},
+        reported=reported,
+        by_month={m: money(v, currency) for m, v in sorted(by_month.items())},
+    )

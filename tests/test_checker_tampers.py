@@ -1,0 +1,152 @@
+"""Tampered plans the first checker accepted, and legal plans the model never writes: the
+independent checker rejects the first by the rule broken and accepts the second."""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+from typing import Any
+
+from planner.check_new import check_plan
+from planner.domain.plan import Assignment, Plan, Rental
+from tests.planning import job, offer, solved
+
+H = dt.timedelta(hours=1)
+
+
+def _train(plan: Plan, name: str) -> Assignment:
+    return next(a for a in plan.train if a.workload == name)
+
+
+def _rental(plan: Plan, rental_id: str) -> Rental:
+    return next(r for r in plan.rentals if r.id == rental_id)
+
+
+def _replace(plan: Plan, name: str, **changes: Any) -> Plan:
+    assignments = [
+        a.model_copy(update=changes) if a.workload == name else a for a in plan.assignments
+    ]
+    return plan.model_copy(update={"assignments": assignments})
+
+
+def test_two_concurrent_runs_cannot_share_one_rental(make_scenario: Any) -> None:
+    # Stock 1: a (3 h) and b (3 h) run one after the other, 2 rentals, 60.00. Tampered: b
+    # runs beside a on a's rental, b's own rental deleted, total 30.00.
+    s = make_scenario([offer("o", hourly={"price": 10, "stock": 1})], [job("a", 3), job("b", 3)])
+    plan = solved(s).plan
+    assert plan is not None and plan.total_cost == Decimal("60.00")
+    a, b = _train(plan, "a"), _train(plan, "b")
+    runs = [r.model_copy() for r in a.runs]
+    tampered = _replace(plan, "b", start=a.start, end=a.end, runs=runs, rentals=a.rentals)
+    tampered = tampered.model_copy(
+        update={
+            "rentals": [r for r in plan.rentals if r.id not in b.rentals],
+            "total_cost": Decimal("30.00"),
+        }
+    )
+    violations = check_plan(s, tampered).violations
+    assert any(v.rule == "rental" and v.subject == "b" for v in violations)
+
+
+def test_a_train_job_cannot_run_on_a_reserve_rental(make_scenario: Any) -> None:
+    # A reserve holds one a100 09:00-12:00 on its own hourly rental; a 3-hour job pointed at
+    # that rental instead of its own is caught, however the money is restated.
+    reserve = {
+        "name": "desk",
+        "kind": "reserve",
+        "card": "a100-80g",
+        "cards": 1,
+        "hours": "09:00-12:00",
+        "start": "2026-07-01",
+        "end": "2026-07-02",
+    }
+    s = make_scenario([offer("o", hourly={"price": 10})], [job("a", 3), reserve], days=1)
+    plan = solved(s).plan
+    assert plan is not None
+    desk = next(r for r in plan.rentals if r.workload == "desk")
+    a = _train(plan, "a")
+    at = desk.start
+    tampered = _replace(
+        plan,
+        "a",
+        start=at,
+        end=at + 3 * H,
+        runs=[a.runs[0].model_copy(update={"start": at, "end": at + 3 * H})],
+        rentals=[desk.id],
+    )
+    tampered = tampered.model_copy(
+        update={"rentals": [r for r in plan.rentals if r.id not in a.rentals]}
+    )
+    violations = check_plan(s, tampered).violations
+    assert any(v.rule == "rental" and v.subject == "a" for v in violations)
+
+
+def test_a_deleted_breakdown_is_rejected(make_scenario: Any) -> None:
+    s = make_scenario([offer("o", hourly={"price": 10})], [job("a", 3)], days=1)
+    plan = solved(s).plan
+    assert plan is not None and check_plan(s, plan).ok
+    violations = check_plan(s, plan.model_copy(update={"cost_breakdown": None})).violations
+    assert [(v.rule, v.subject) for v in violations] == [("cost", "cost_breakdown")]
+
+
+def test_the_minimum_billed_hours_are_recomputed(make_scenario: Any) -> None:
+    # min_hours 3: a 1-hour job is billed 3 h = 30.00. A plan stating 1 h and 10.00 (the
+    # rule ignored) is rejected on its billed hours, its cost and its total.
+    s = make_scenario([offer("o", hourly={"price": 10, "min_hours": 3})], [job("a", 1)], days=1)
+    plan = solved(s).plan
+    assert plan is not None and plan.total_cost == Decimal("30.00")
+    [r] = plan.rentals
+    cheap = r.model_copy(update={"billed_hours": Decimal(1), "cost": Decimal("10.00")})
+    tampered = plan.model_copy(update={"rentals": [cheap], "total_cost": Decimal("10.00")})
+    subjects = {v.subject for v in check_plan(s, tampered).violations if v.rule == "cost"}
+    assert {r.id, "total"} <= subjects
+
+
+def test_an_occupied_hours_slip_is_caught(make_scenario: Any) -> None:
+    # A 5-hour job shown as a 3-hour run and rental (30.00 instead of 50.00).
+    s = make_scenario([offer("o", hourly={"price": 10})], [job("a", 5)], days=1)
+    plan = solved(s).plan
+    assert plan is not None
+    a = _train(plan, "a")
+    [r] = plan.rentals
+    short_run = a.runs[0].model_copy(update={"end": a.start + 3 * H})
+    short = r.model_copy(
+        update={"end": r.start + 3 * H, "billed_hours": Decimal(3), "cost": Decimal("30.00")}
+    )
+    tampered = _replace(plan, "a", end=a.start + 3 * H, runs=[short_run], hours=3)
+    tampered = tampered.model_copy(update={"rentals": [short], "total_cost": Decimal("30.00")})
+    [slip] = [v for v in check_plan(s, tampered).violations if v.rule == "duration"]
+    assert slip.amount == 2
+
+
+def test_a_legal_start_the_model_never_writes_is_accepted(make_scenario: Any) -> None:
+    # Window 08:00-22:00, 4 hours of work: the model starts at 08:00; started by hand at
+    # 12:00 instead, same cost, the plan is legal (rule 3 runs from any window hour).
+    s = make_scenario(
+        [offer("o", hourly={"price": 10})], [job("a", 4, daily_hours="08:00-22:00")], days=1
+    )
+    plan = solved(s).plan
+    assert plan is not None
+    a = _train(plan, "a")
+    [r] = plan.rentals
+    later = 4 * H
+    moved = _replace(
+        plan,
+        "a",
+        start=a.start + later,
+        end=a.end + later,
+        runs=[a.runs[0].model_copy(update={"start": a.start + later, "end": a.end + later})],
+    )
+    moved = moved.model_copy(
+        update={"rentals": [r.model_copy(update={"start": r.start + later, "end": r.end + later})]}
+    )
+    result = check_plan(s, moved)
+    assert result.ok, result.violations
+    # and a start outside the window is not
+    early = _replace(
+        moved,
+        "a",
+        start=a.start - 2 * H,
+        runs=[a.runs[0].model_copy(update={"start": a.start - 2 * H, "end": a.end - 2 * H})],
+    )
+    assert any(v.rule == "window" for v in check_plan(s, early).violations)
