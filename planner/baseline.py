@@ -9,7 +9,6 @@ Both are greedy, never look back, and return None where stock runs out.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -18,6 +17,7 @@ import networkx as nx
 
 from planner.configs import Config
 from planner.problem import Job, Problem
+from planner.rules import package_hours, packages_until
 from planner.serving import ReplicaJob
 from planner.solution import Solution
 
@@ -35,15 +35,17 @@ class _Ledger:
     def __post_init__(self) -> None:
         for key, pool in self.problem.pools.items():
             for c in pool.committed:
-                if pool.length:
-                    day = c.start // 24
+                if pool.days:
+                    day = self.problem.axis.day_of(c.start)
                     self.bought.setdefault(key, {})[day] = (
                         self.bought.get(key, {}).get(day, 0) + c.units
                     )
                 self.add(self.held, key, c.start, c.end, c.units)
 
     def line(self, table: dict[tuple[str, str], list[int]], key: tuple[str, str]) -> list[int]:
-        return table.setdefault(key, [0] * (self.problem.hours + 24 * 31))
+        """Hours up to 31 local days past the horizon: packages may run beyond it."""
+        axis = self.problem.axis
+        return table.setdefault(key, [0] * axis.after_days(axis.days, 31))
 
     def add(
         self,
@@ -90,14 +92,13 @@ class _Ledger:
         short = max(used[h] + config.units - held[h] for h in hours)
         if short <= 0:
             return (0, 0, 0)
-        if not pool.length:
+        if not pool.days:
             return None  # committed hourly cards cannot be topped up
-        first = start // 24
-        count = math.ceil((hours[-1] + 1 - 24 * first) / pool.length)
-        end = 24 * first + count * pool.length
-        if pool.stock is not None and any(
-            held[h] + short > pool.stock for h in range(24 * first, end)
-        ):
+        axis = self.problem.axis
+        first = axis.day_of(start)
+        count = packages_until(axis, first, pool.days, hours[-1] + 1)
+        begin, end = axis.day_start(first), axis.after_days(first, count * pool.days)
+        if pool.stock is not None and any(held[h] + short > pool.stock for h in range(begin, end)):
             return None
         return (short, first, count)
 
@@ -109,12 +110,17 @@ class _Ledger:
             )
         if packages and packages[0]:
             units, first, count = packages
-            pool = self.problem.pools[config.pool]
-            for k in range(count):
-                day = first + k * pool.length // 24
-                bought = self.bought.setdefault(config.pool, {})
-                bought[day] = bought.get(day, 0) + units
-                self.add(self.held, config.pool, 24 * day, 24 * day + pool.length, units)
+            self.buy(config.pool, first, count, units)
+
+    def buy(self, key: tuple[str, str], first: int, count: int, units: int) -> None:
+        """`count` packages of `units` back to back from local day `first`, held 00:00 to
+        00:00 in real hours."""
+        days = self.problem.pools[key].days
+        for k in range(count):
+            day = first + k * days
+            bought = self.bought.setdefault(key, {})
+            bought[day] = bought.get(day, 0) + units
+            self.add(self.held, key, *self.problem.package(key, day), units)
 
 
 def _order(problem: Problem) -> Iterator[Job]:
@@ -228,11 +234,11 @@ def _package_base(
         (
             problem.pools[(c.offer, c.mode)].unit_price
             * c.units
-            / (problem.pools[(c.offer, c.mode)].length * c.capacity),
+            / (package_hours(c.mode) * c.capacity),  # per nominal hour, to rank them
             k,
         )
         for k, c in enumerate(job.configs)
-        if (c.offer, c.mode) in problem.pools and problem.pools[(c.offer, c.mode)].length
+        if (c.offer, c.mode) in problem.pools and problem.pools[(c.offer, c.mode)].days
     ]
     if not options:
         return None
@@ -241,9 +247,8 @@ def _package_base(
     pool = problem.pools[(config.offer, config.mode)]
     count = -(-base // config.capacity)
     active = [s for s in range(len(problem.segments)) if job.active(s)]
-    first = problem.segments[active[0]][0] // 24
-    last = problem.segments[active[-1]][1]
-    packages = -(-(last - 24 * first) // pool.length)
+    first = problem.axis.day_of(problem.segments[active[0]][0])
+    packages = packages_until(problem.axis, first, pool.days, problem.segments[active[-1]][1])
     price = pool.unit_price * config.units * count * packages
     hourly = min(
         problem.replica_hour_price(c) / c.capacity for c in job.configs if c.mode == "hourly"
@@ -252,24 +257,11 @@ def _package_base(
     if price >= hourly * base * hours:
         return None
     held = ledger.line(ledger.held, (config.offer, config.mode))
-    if pool.stock is not None and any(
-        held[h] + count * config.units > pool.stock
-        for h in range(24 * first, 24 * first + packages * pool.length)
-    ):
+    axis = problem.axis
+    span = range(axis.day_start(first), axis.after_days(first, packages * pool.days))
+    if pool.stock is not None and any(held[h] + count * config.units > pool.stock for h in span):
         return None
-    for n in range(packages):
-        day = first + n * pool.length // 24
-        ledger.bought.setdefault((config.offer, config.mode), {})
-        ledger.bought[(config.offer, config.mode)][day] = (
-            ledger.bought[(config.offer, config.mode)].get(day, 0) + count * config.units
-        )
-        ledger.add(
-            ledger.held,
-            (config.offer, config.mode),
-            24 * day,
-            24 * day + pool.length,
-            count * config.units,
-        )
+    ledger.buy((config.offer, config.mode), first, packages, count * config.units)
     covered = [0] * len(problem.segments)
     for s in active:
         a, b = problem.segments[s]

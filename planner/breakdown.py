@@ -104,5 +104,4 @@ def breakdown(
 
 
 def _hour(problem: Problem, when: dt.datetime) -> int:
-    start = problem.local(0)
-    return math.floor((when - start).total_seconds() / 3600)
+    return math.floor((when.astimezone(dt.UTC) - problem.axis.instant(0)).total_seconds() / 3600)

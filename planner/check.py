@@ -37,8 +37,7 @@ class _Checker(ServingChecks):
         self.currency = scenario.spec.currency
 
     def hour(self, when: dt.datetime, subject: str) -> int:
-        local = when.astimezone(self.scenario.tz).replace(tzinfo=None)
-        seconds = (local - self.start).total_seconds()
+        seconds = (when.astimezone(dt.UTC) - self.scenario.axis.instant(0)).total_seconds()
         if seconds % 3600:
             self.result.add(
                 "time", subject, seconds % 3600 / 3600, "h", f"{when} is not a whole hour"

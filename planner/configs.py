@@ -5,8 +5,9 @@ Memory and speed come from the estimates; occupied and billed hours from planner
 
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
@@ -49,6 +50,9 @@ class Config:
     billed_hours: Decimal  # per unit, all runs (0 when held)
     rental_cost: Fraction  # units × price × billed hours
     storage_cost: Fraction  # disk for the job's span (rule 9)
+    # windowed jobs: the window openings it may start at (its runs differ between start days
+    # only across a daylight-saving change); None: any hour
+    starts: tuple[int, ...] | None = None
 
     @property
     def span(self) -> int:
@@ -100,12 +104,12 @@ def train_configs(
             ]
             for mode in modes:
                 if mode not in PACKAGE_MODES:
-                    configs.append(
-                        _config(scenario, job, w, offer, card, count, mode, False, tps, efficiency)
+                    configs += _configs(
+                        scenario, job, w, offer, card, count, mode, False, tps, efficiency
                     )
             for mode in held_modes:
-                configs.append(
-                    _config(scenario, job, w, offer, card, count, mode, True, tps, efficiency)
+                configs += _configs(
+                    scenario, job, w, offer, card, count, mode, True, tps, efficiency
                 )
     return [c for c in configs if c.runs]
 
@@ -138,7 +142,7 @@ def _tokens_per_s(
     return tps, speed.efficiency
 
 
-def _config(
+def _configs(
     scenario: Scenario,
     job: int,
     w: TrainWorkload,
@@ -149,7 +153,9 @@ def _config(
     held: bool,
     tps: float,
     efficiency: float,
-) -> Config:
+) -> list[Config]:
+    """One config, or for a windowed job one per distinct shape of its runs (the shapes
+    differ only between start days on either side of a daylight-saving change)."""
     model = scenario.models[w.name]
     compute = Fraction(w.tokens / tps / 3600).limit_denominator(10**6)
     factor = 1.0
@@ -160,40 +166,78 @@ def _config(
         )
         compute = (compute / Fraction(factor)).limit_denominator(10**6)
     setup = setup_hours(offer, model, w.setup_minutes)
+    shapes: Mapping[tuple[tuple[int, int], ...], tuple[int, ...] | None]
     if w.daily_hours is not None:
-        runs = daily_runs(compute, setup, w.daily_hours, setup_every_day=not held)
-        run_list = runs.runs if runs else ()
+        shapes = _windowed_runs(scenario, w, compute, setup, setup_every_day=not held)
     else:
-        run_list = ((0, occupied_hours(compute, setup)),)
+        shapes = {((0, occupied_hours(compute, setup)),): None}
     units = math.ceil(count / offer.unit_cards)
+    return [
+        Config(
+            job,
+            card.id,
+            count,
+            offer.id,
+            mode,
+            units,
+            held,
+            runs,
+            compute,
+            setup,
+            efficiency,
+            factor,
+            *_money(w, offer, mode, units, held, runs),
+            starts,
+        )
+        for runs, starts in shapes.items()
+    ]
+
+
+def _windowed_runs(
+    scenario: Scenario, w: TrainWorkload, compute: Fraction, setup: Fraction, setup_every_day: bool
+) -> dict[tuple[tuple[int, int], ...], tuple[int, ...]]:
+    """The runs of a windowed job started at each window opening between its own earliest
+    start and deadline, grouped by shape: shape → the openings it starts at (rule 3)."""
+    axis = scenario.axis
+    window = w.daily_hours
+    assert window is not None
+    earliest = axis.hour_of_local(w.earliest_start) if w.earliest_start else 0
+    deadline = axis.hour_of_local(w.deadline) if w.deadline else axis.hours
+    shapes: dict[tuple[tuple[int, int], ...], list[int]] = {}
+    for day in range(axis.day_of(earliest), axis.days):
+        opens, closes = axis.window(day, window)
+        if opens >= deadline:
+            break
+        if opens < earliest or closes <= opens:
+            continue  # before its earliest start, or a window lost in a spring-forward gap
+        days = (axis.window(day + k, window) for k in itertools.count())
+        runs = daily_runs(compute, setup, days, setup_every_day)
+        if runs is not None and runs.runs:
+            shapes.setdefault(runs.runs, []).append(opens)
+    return {shape: tuple(starts) for shape, starts in shapes.items()}
+
+
+def _money(
+    w: TrainWorkload,
+    offer: Offer,
+    mode: str,
+    units: int,
+    held: bool,
+    runs: tuple[tuple[int, int], ...],
+) -> tuple[Decimal, Fraction, Fraction]:
+    """(billed hours per unit, rental cost, storage cost) of one run shape."""
     billed = Decimal(0)
     rental = Fraction(0)
-    if not held and run_list:
+    if not held:
         billing = offer.billing(mode)
         assert billing is not None and hasattr(billing, "min_hours")
-        billed = sum((billed_hours(length, billing) for _, length in run_list), Decimal(0))  # type: ignore[arg-type]
+        billed = sum((billed_hours(length, billing) for _, length in runs), Decimal(0))  # type: ignore[arg-type]
         rental = Fraction(billing.price) * units * Fraction(billed)
     storage = Fraction(0)
-    if offer.disk_price_per_gb_month is not None and w.disk_gb and run_list:
-        span = DailyRuns(run_list).span  # the whole span: disks of stopped instances bill
+    if offer.disk_price_per_gb_month is not None and w.disk_gb:
+        span = DailyRuns(runs).span  # the whole span: disks of stopped instances bill
         storage = Fraction(offer.disk_price_per_gb_month) * Fraction(w.disk_gb) * span / 720
-    return Config(
-        job,
-        card.id,
-        count,
-        offer.id,
-        mode,
-        units,
-        held,
-        run_list,
-        compute,
-        setup,
-        efficiency,
-        factor,
-        billed,
-        rental,
-        storage,
-    )
+    return billed, rental, storage
 
 
 SERVE_COUNTS = (1, 2, 4, 8)

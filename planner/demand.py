@@ -22,7 +22,8 @@ def seconds_per_request(workload: ServeWorkload) -> float:
 
 
 def demand_at(workload: ServeWorkload, when: dt.datetime) -> int:
-    """Requests in flight in the local hour starting at `when` (0 outside start..end)."""
+    """Requests in flight in the hour starting at naive local wall-clock time `when` (0
+    outside start..end; `hourly_demand` decides that on the time axis)."""
     if not instant_datetime(workload.start) <= when < instant_datetime(workload.end):
         return 0
     if workload.concurrency is not None:
@@ -39,7 +40,11 @@ def demand_at(workload: ServeWorkload, when: dt.datetime) -> int:
 
 
 def hourly_demand(scenario: Scenario, workload: ServeWorkload) -> list[int]:
-    """Demand for every hour of the horizon, hour 0 first."""
-    start = dt.datetime.combine(scenario.spec.horizon.start, dt.time())
-    hours = scenario.spec.horizon.days * 24
-    return [demand_at(workload, start + dt.timedelta(hours=h)) for h in range(hours)]
+    """Demand for every real hour of the horizon, hour 0 first: the curve read at the local
+    wall-clock time of each hour (the repeated hour of a fall-back change reads the curve
+    twice; a spring-forward gap's hour is never read)."""
+    axis = scenario.axis
+    first, last = axis.hour_of_local(workload.start), axis.hour_of_local(workload.end)
+    return [
+        demand_at(workload, axis.local(h)) if first <= h < last else 0 for h in range(axis.hours)
+    ]

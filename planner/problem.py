@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from fractions import Fraction
@@ -18,12 +19,14 @@ import networkx as nx
 from planner.configs import Config, ReplicaConfig, train_configs
 from planner.domain.catalog import HourlyBilling, Offer
 from planner.domain.scenario import Scenario
-from planner.domain.values import instant_datetime
+from planner.domain.timeaxis import TimeAxis
+from planner.domain.values import PACKAGE_DAYS
 from planner.domain.workload import TrainWorkload
 from planner.rules import (
     PACKAGE_MODES,
     billed_hours,
-    package_hours,
+    package_span,
+    packages_until,
     setup_hours,
 )
 from planner.serving import ReplicaJob, replica_jobs
@@ -47,16 +50,15 @@ class Job:
     earliest: int  # first hour it may start
     deadline: int  # hour by which it must have finished
     after: tuple[int, ...]
-    window_start: int | None  # daily window opening hour, if windowed
     configs: tuple[Config, ...]
 
-    def start_range(self, config: Config) -> range:
-        """Start hours allowed for `config`: any hour, or a window's opening for windowed jobs."""
+    def start_range(self, config: Config) -> Sequence[int]:
+        """Start hours allowed for `config`: any hour, or for windowed jobs the window
+        openings the config's runs were shaped for, between earliest start and deadline."""
         last = self.deadline - config.span
-        if self.window_start is None:
+        if config.starts is None:
             return range(self.earliest, last + 1)
-        first_day = math.ceil((self.earliest - self.window_start) / 24)
-        return range(24 * first_day + self.window_start, last + 1, 24)
+        return tuple(s for s in config.starts if self.earliest <= s <= last)
 
 
 @dataclass(frozen=True)
@@ -73,7 +75,7 @@ class Pool:
     offer: str
     mode: str
     unit_price: Fraction  # per package per unit (0 for committed hourly: paid as commitment)
-    length: int  # hours one package lasts (0: not buyable, commitments only)
+    days: int  # local days one package lasts, 00:00 to 00:00 (0: not buyable, commitments only)
     stock: int | None
     committed: tuple[PoolCommitment, ...] = ()
 
@@ -119,11 +121,12 @@ class Problem:
     def rental_money(
         self, mode: str, offer: str, held: int, units: int, workload: str | None
     ) -> tuple[Decimal, Fraction]:
-        """(billed hours per unit, exact cost) of one rental: a package is paid in full for
-        its length; hourly and spot as `rental_billed` says."""
+        """(billed hours per unit, exact cost) of one rental: a package is paid in full and
+        bills its real length `held` (00:00 to 00:00 local, 23 or 25 h a day across a
+        daylight-saving change); hourly and spot as `rental_billed` says."""
         price = Fraction(self.offers[offer].billing(mode).price) * units
         if mode in PACKAGE_MODES:
-            return Decimal(package_hours(mode)), price
+            return Decimal(held), price
         billed = self.rental_billed(mode, offer, held, workload)
         return billed, price * Fraction(billed)
 
@@ -135,20 +138,29 @@ class Problem:
     def offers(self) -> dict[str, Offer]:
         return self.scenario.offers
 
+    @property
+    def axis(self) -> TimeAxis:
+        return self.scenario.axis
+
+    def package(self, key: tuple[str, str], day: int) -> tuple[int, int]:
+        """Real hours [start, end) of a package of pool `key` bought on local day `day`."""
+        return package_span(self.axis, self.pools[key].days, day)
+
     def integer(self, amount: Fraction) -> int:
         scaled = amount * self.money_scale
         assert scaled.denominator == 1, amount
         return int(scaled)
 
     def local(self, hour: int) -> dt.datetime:
-        """The aware local time of an hour index."""
-        start = dt.datetime.combine(self.scenario.spec.horizon.start, dt.time())
-        return (start + dt.timedelta(hours=hour)).replace(tzinfo=self.scenario.tz)
+        """The aware local time of an hour index (the axis's `instant`; kept for the old
+        checker)."""
+        return self.axis.instant(hour)
 
 
 def hour_of(scenario: Scenario, instant: dt.date | dt.datetime) -> int:
-    start = dt.datetime.combine(scenario.spec.horizon.start, dt.time())
-    return int((instant_datetime(instant) - start).total_seconds() // 3600)
+    """The hour index of a naive local instant (the axis's `hour_of_local`; kept for the
+    old checker)."""
+    return scenario.axis.hour_of_local(instant)
 
 
 def build_problem(scenario: Scenario, serving: bool = False) -> Problem:
@@ -163,8 +175,8 @@ def build_problem(scenario: Scenario, serving: bool = False) -> Problem:
             "plan solve plans train workloads only until serving lands; this scenario has "
             f"serve/reserve workloads: {', '.join(others)}"
         )
-    hours = scenario.spec.horizon.days * 24
-    fixed, committed = _commitments(scenario, hours)
+    hours = scenario.axis.hours
+    fixed, committed = _commitments(scenario)
     trains = [w for w in scenario.spec.workloads if isinstance(w, TrainWorkload)]
     jobs = [_job(scenario, i, w, hours, committed) for i, w in enumerate(trains)]
     jobs = _tighten(jobs)
@@ -227,9 +239,8 @@ def quote_job(scenario: Scenario, name: str) -> Job:
     if not isinstance(workload, TrainWorkload):
         raise ValueError(f"{name} is a {workload.kind} workload; quote covers train work for now")
     index = train_names(scenario).index(name)
-    hours = scenario.spec.horizon.days * 24
-    _, committed = _commitments(scenario, hours)
-    job = _job(scenario, index, workload, hours, committed)
+    _, committed = _commitments(scenario)
+    job = _job(scenario, index, workload, scenario.axis.hours, committed)
     return _replace(job, configs=tuple(c for c in job.configs if job.start_range(c)))
 
 
@@ -251,9 +262,10 @@ def quote_replicas(scenario: Scenario, name: str) -> list[dict[str, Any]]:
             cost = Fraction(offer.billing("hourly").price) * c.units * (hours + setup * rises)
             billed = f"{hours + setup * rises:,} unit-h"
         else:
-            length = package_hours(c.mode)
-            first = segments[active[0]][0] // 24 * 24
-            count = -(-(segments[active[-1]][1] - first) // length)
+            first = scenario.axis.day_of(segments[active[0]][0])
+            count = packages_until(
+                scenario.axis, first, PACKAGE_DAYS[c.mode], segments[active[-1]][1]
+            )
             cost = Fraction(offer.billing(c.mode).price) * c.units * max(need) * count
             billed = f"{max(need)} × {count} package(s)"
         rows.append(
@@ -273,20 +285,24 @@ def quote_replicas(scenario: Scenario, name: str) -> list[dict[str, Any]]:
 
 
 def _commitments(
-    scenario: Scenario, hours: int
+    scenario: Scenario,
 ) -> tuple[list[FixedRental], dict[tuple[str, str], list[PoolCommitment]]]:
+    """Committed rentals; a package commitment is `count` packages back to back from its
+    start date (00:00 local), by default enough to reach the horizon end."""
+    axis = scenario.axis
     fixed: list[FixedRental] = []
     committed: dict[tuple[str, str], list[PoolCommitment]] = {}
     for i, c in enumerate(scenario.spec.commitments):
         offer = scenario.offers[c.offer]
         billing = offer.billing(c.mode)
-        start = hour_of(scenario, c.start)
+        start = axis.hour_of_local(c.start)
         name = c.name or f"commitment-{i + 1}"
         if c.mode in PACKAGE_MODES:
-            length = package_hours(c.mode)
-            count = c.count or math.ceil((hours - start) / length)
+            days = PACKAGE_DAYS[c.mode]
+            first = axis.day_of(start)
+            count = c.count or math.ceil((axis.days - first) / days)
             for k in range(count):
-                begin = start + k * length
+                begin, end = package_span(axis, days, first + k * days)
                 fixed.append(
                     FixedRental(
                         name,
@@ -294,16 +310,16 @@ def _commitments(
                         c.mode,
                         c.units,
                         begin,
-                        begin + length,
+                        end,
                         Fraction(billing.price) * c.units,
                         Decimal(0),
                     )
                 )
                 committed.setdefault((c.offer, c.mode), []).append(
-                    PoolCommitment(begin, begin + length, c.units)
+                    PoolCommitment(begin, end, c.units)
                 )
         else:
-            end = hour_of(scenario, c.end) if c.end is not None else hours
+            end = axis.hour_of_local(c.end) if c.end is not None else axis.hours
             assert isinstance(billing, type(offer.hourly)) and billing is not None
             billed = billed_hours(end - start, billing)
             cost = Fraction(billing.price) * c.units * Fraction(billed)
@@ -319,9 +335,9 @@ def _job(
     hours: int,
     committed: dict[tuple[str, str], list[PoolCommitment]],
 ) -> Job:
-    earliest = hour_of(scenario, workload.earliest_start) if workload.earliest_start else 0
-    deadline = hour_of(scenario, workload.deadline) if workload.deadline else hours
-    window = workload.daily_hours
+    axis = scenario.axis
+    earliest = axis.hour_of_local(workload.earliest_start) if workload.earliest_start else 0
+    deadline = axis.hour_of_local(workload.deadline) if workload.deadline else hours
     configs = tuple(train_configs(scenario, index, workload, committed))
     names = train_names(scenario)
     return Job(
@@ -331,7 +347,6 @@ def _job(
         earliest,
         deadline,
         tuple(names.index(a) for a in workload.after),
-        window.start_hour if window else None,
         configs,
     )
 
@@ -383,9 +398,8 @@ def _replace(job: Job, **changes: object) -> Job:
 
 
 def local_time(scenario: Scenario, hour: int) -> str:
-    """An hour index as local time, for messages: '2026-10-05 08:00'."""
-    start = dt.datetime.combine(scenario.spec.horizon.start, dt.time())
-    return f"{start + dt.timedelta(hours=hour):%Y-%m-%d %H:%M}"
+    """An hour index as people read it (the axis's `text`; kept for the old checker)."""
+    return scenario.axis.text(hour)
 
 
 def _why_empty(scenario: Scenario, job: Job) -> str | None:
@@ -393,8 +407,8 @@ def _why_empty(scenario: Scenario, job: Job) -> str | None:
         return None
     w = job.workload
     return (
-        f"no config can run it between {local_time(scenario, job.earliest)} and "
-        f"{local_time(scenario, job.deadline)} "
+        f"no config can run it between {scenario.axis.text(job.earliest)} and "
+        f"{scenario.axis.text(job.deadline)} "
         f"(after tightening along `after`): every card/count either does not fit its memory "
         f"({w.method}, {w.precision}, sequence {w.seq_len} × micro-batch {w.micro_batch}) "
         "or is too slow for the window; try `plan quote` or `plan fit`"
@@ -418,7 +432,7 @@ def _pools(
             offer_id,
             mode,
             Fraction(billing.price) if buyable else Fraction(0),
-            package_hours(mode) if buyable else 0,
+            PACKAGE_DAYS[mode] if buyable else 0,
             billing.stock,
             tuple(committed.get((offer_id, mode), ())),
         )

@@ -12,6 +12,7 @@ from planner.domain.plan import Plan
 from planner.domain.scenario import Scenario
 from planner.domain.values import PACKAGE_DAYS, BillingMode
 from planner.problem import Problem
+from planner.rules import package_hours
 from planner.solution import Solution, money, package_share
 
 RATE_DIGITS = Decimal("0.0001")  # derived rates (per card-hour, per GB-hour) are shown to 4 places
@@ -39,7 +40,8 @@ def offer_rows(offers: list[Offer], cards: dict[str, CardType]) -> list[dict[str
                     "mode": mode,
                     "price": billing.price,
                     "price_per": _price_per(mode),
-                    "hours_per_price": 24 * PACKAGE_DAYS[mode] if mode in PACKAGE_DAYS else 1,
+                    # nominal: a catalog has no timezone (a package's real hours do)
+                    "hours_per_price": package_hours(mode) if mode in PACKAGE_DAYS else 1,
                     "card_hour_price": _rate(per_card_hour),
                     "gb_hour_price": _rate(per_card_hour / Decimal(str(card.memory_gb.value))),
                     "stock": billing.stock,
@@ -84,7 +86,7 @@ def scenario_summary(scenario: Scenario) -> dict[str, Any]:
             "start": spec.horizon.start.isoformat(),
             "end": spec.horizon.end.isoformat(),
             "days": spec.horizon.days,
-            "hours": spec.horizon.days * 24,
+            "hours": scenario.axis.hours,
         },
         "catalogs": [catalog_summary(c) for c in scenario.catalogs],
         "offers": {"count": len(scenario.offers), "by_mode": dict(sorted(modes.items()))},
@@ -118,18 +120,17 @@ def next_best(problem: Problem, solution: Solution, workload: str) -> dict[str, 
 
 def utilisation(problem: Problem, plan: Plan) -> dict[str, Any]:
     """Card-hours held and used inside the horizon per card type, in all and per day (the
-    series a chart of cards held against cards needed draws)."""
-    start = problem.local(0)
-    days = problem.hours // 24
+    series a chart of cards held against cards needed draws), by local day in real hours."""
+    axis = problem.axis
+    days = axis.days
     held: dict[str, list[int]] = {}
     used: dict[str, list[int]] = {}
 
     def add(table: dict[str, list[int]], card: str, a: Any, b: Any, cards: int) -> None:
-        first = max(0, int((a - start).total_seconds() // 3600))
-        last = min(problem.hours, int((b - start).total_seconds() // 3600))
+        first, last = max(0, axis.hour(a)), min(problem.hours, axis.hour(b))
         line = table.setdefault(card, [0] * days)
         for h in range(first, last):
-            line[h // 24] += cards
+            line[axis.day_of(h)] += cards
 
     for r in plan.rentals:
         add(held, r.card, r.start, r.end, r.cards)
@@ -149,7 +150,7 @@ def utilisation(problem: Problem, plan: Plan) -> dict[str, Any]:
             "utilisation": round(total_used / total_held, 4) if total_held else 0.0,
             "daily": [
                 {
-                    "date": f"{problem.local(24 * d):%Y-%m-%d}",
+                    "date": f"{axis.date(d):%Y-%m-%d}",
                     "held_card_hours": h,
                     "used_card_hours": used.get(card, [0] * days)[d],
                 }
@@ -165,19 +166,24 @@ def decisions(problem: Problem, plan: Plan) -> list[str]:
     lines = []
     currency = plan.currency
     rented_hours: dict[str, int] = {}
+    axis = problem.axis
+
+    def hours(a: Any, b: Any) -> int:  # on the axis: aware times of one zone subtract by wall clock
+        return axis.hour(b) - axis.hour(a)
+
     for r in plan.rentals:
         if r.mode == "hourly":
-            span = int((r.end - r.start).total_seconds() // 3600)
+            span = hours(r.start, r.end)
             rented_hours[r.offer] = rented_hours.get(r.offer, 0) + span * r.units
     bought = {
         (r.offer, r.mode): r for r in plan.rentals if r.mode in ("daily", "weekly", "monthly")
     }
     for (offer_id, mode), pool in sorted(problem.pools.items()):
-        if not pool.length:
+        if not pool.days:
             continue
         offer = problem.offers[offer_id]
         hourly = _cheapest_hourly_per_card(problem, offer.card)
-        length = pool.length
+        length = package_hours(mode)  # nominal, for the break-even
         price = f"{currency} {float(pool.unit_price):,.2f}"
         name = f"{offer_id} {mode} ({price} per {offer.unit_cards}-card unit)"
         if hourly is None:
@@ -210,13 +216,13 @@ def decisions(problem: Problem, plan: Plan) -> list[str]:
             used = sum(
                 a.hours * a.cards for a in plan.train if (a.offer, a.mode) == (offer_id, mode)
             ) + sum(
-                int((u.end - u.start).total_seconds() // 3600) * u.cards * u.replicas
+                hours(u.start, u.end) * u.cards * u.replicas
                 for r in plan.replica
                 for u in r.uses
                 if (u.offer, u.mode) == (offer_id, mode)
             )
             held = sum(
-                int((r.end - r.start).total_seconds() // 3600) * r.cards
+                hours(r.start, r.end) * r.cards
                 for r in plan.rentals
                 if (r.offer, r.mode) == (offer_id, mode)
             )

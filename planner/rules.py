@@ -1,19 +1,22 @@
 """The cost semantics of PRODUCT.md as pure functions, shared by the problem, the baselines
 and the checker: setup time, occupied hours, daily runs, billed hours, package lengths.
 
-Nothing here knows about the solver. Hours are whole hours from the horizon start.
+Nothing here knows about the solver. Hours are real elapsed hours from the horizon start
+(planner.domain.timeaxis); local days and windows come from the time axis.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 
 from planner.domain.catalog import HourlyBilling, Offer
 from planner.domain.model_card import ModelCard
-from planner.domain.values import PACKAGE_DAYS, DailyWindow
+from planner.domain.timeaxis import TimeAxis
+from planner.domain.values import PACKAGE_DAYS
 
 IMAGE_GB = 10.0  # container image pulled at each start (assumed; override with setup_minutes)
 PACKAGE_MODES = ("daily", "weekly", "monthly")
@@ -43,12 +46,30 @@ def billed_hours(held: int, billing: HourlyBilling) -> Decimal:
 
 
 def package_hours(mode: str) -> int:
+    """A package's nominal length, 24 h for each local day it lasts: the hours its price is
+    spread over (`held_card_hour_price`). Its real start and end, 23 or 25 h a day across a
+    daylight-saving change, come from the time axis (`package_span`)."""
     return 24 * PACKAGE_DAYS[mode]
 
 
+def package_span(axis: TimeAxis, days: int, day: int) -> tuple[int, int]:
+    """Real hours [start, end) of a package of `days` local days bought on local day `day`:
+    from its 00:00 to the 00:00 `days` local days later (the end may pass the horizon)."""
+    return axis.after_days(day, 0), axis.after_days(day, days)
+
+
+def packages_until(axis: TimeAxis, first_day: int, days: int, end: int) -> int:
+    """How many packages of `days` local days, back to back from `first_day`, reach hour `end`."""
+    count = 1
+    while axis.after_days(first_day, count * days) < end:
+        count += 1
+    return count
+
+
 def held_card_hour_price(offer: Offer, mode: str) -> Fraction:
-    """What one card-hour of held cards costs: a package spread over its length, or the
-    hourly price of a committed unit, per card."""
+    """What one card-hour of held cards costs: a package spread over its nominal length, or
+    the hourly price of a committed unit, per card. Nominal, so that a job's share does not
+    depend on whether the package it used spans a daylight-saving change."""
     hours = package_hours(mode) if mode in PACKAGE_MODES else 1
     return Fraction(offer.billing(mode).price) / (hours * offer.unit_cards)
 
@@ -72,22 +93,32 @@ class DailyRuns:
 
 
 def daily_runs(
-    compute: Fraction, setup: Fraction, window: DailyWindow, setup_every_day: bool
+    compute: Fraction,
+    setup: Fraction,
+    windows: Iterable[tuple[int, int]],
+    setup_every_day: bool,
 ) -> DailyRuns | None:
     """Runs in every window hour from the start until done (rule 3); on hourly and spot each
-    day's run pays its own setup, on packages only the first. None if a day cannot progress."""
+    day's run pays its own setup, on packages only the first. `windows` are the real hours
+    [open, close) of the daily window on consecutive local days, the first (non-empty) one
+    opening at the start; a window that falls wholly in a spring-forward gap is empty and
+    holds no run. None if a day cannot progress."""
     runs: list[tuple[int, int]] = []
     remaining = compute
-    day = 0
-    while remaining > 0:
-        this_setup = setup if (setup_every_day or day == 0) else Fraction(0)
-        useful = window.hours - this_setup
+    first: int | None = None
+    for opens, closes in windows:
+        if remaining <= 0:
+            break
+        first = opens if first is None else first
+        if closes <= opens:
+            continue
+        this_setup = setup if (setup_every_day or not runs) else Fraction(0)
+        useful = closes - opens - this_setup
         if useful <= 0:
             return None
         if remaining <= useful:
-            runs.append((24 * day, occupied_hours(remaining, this_setup)))
+            runs.append((opens - first, occupied_hours(remaining, this_setup)))
             break
-        runs.append((24 * day, window.hours))
+        runs.append((opens - first, closes - opens))
         remaining -= useful
-        day += 1
     return DailyRuns(tuple(runs))

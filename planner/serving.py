@@ -3,19 +3,19 @@
 A *replica job* needs, in every segment of the horizon where it is active, replicas whose
 capacity covers its demand (requests in flight for `serve`, cards for `reserve`) and at
 least its minimum count. Time is compressed into segments: the hours between two changes of
-any replica job's demand, cut at every 00:00 so package holdings stay constant within one.
+any replica job's demand, cut at every local 00:00 so package holdings stay constant within
+one. Hours are real hours on the scenario's time axis; demand follows local wall-clock time.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import itertools
 from dataclasses import dataclass
 
 from planner.configs import ReplicaConfig, replica_configs
 from planner.demand import hourly_demand
 from planner.domain.scenario import Scenario
-from planner.domain.values import instant_datetime
+from planner.domain.timeaxis import TimeAxis
 from planner.domain.workload import ReserveWorkload, ServeWorkload
 
 
@@ -76,21 +76,20 @@ def undominated(configs: list[ReplicaConfig]) -> list[ReplicaConfig]:
 def reserve_hours(scenario: Scenario, workload: ReserveWorkload) -> list[int]:
     """Cards needed at every hour: `cards` inside its hours on its days, from start to end.
     A window that crosses midnight belongs to the day it opens."""
-    start = dt.datetime.combine(scenario.spec.horizon.start, dt.time())
-    first, last = instant_datetime(workload.start), instant_datetime(workload.end)
-    window = workload.hours
+    axis = scenario.axis
+    first, last = axis.hour_of_local(workload.start), axis.hour_of_local(workload.end)
     levels = []
-    for h in range(scenario.spec.horizon.days * 24):
-        when = start + dt.timedelta(hours=h)
-        opened = when - dt.timedelta(hours=(when.hour - window.start_hour) % 24)
-        inside = window.contains(when.hour) and opened.weekday() in workload.days
-        levels.append(workload.cards if inside and first <= when < last else 0)
+    for h in range(axis.hours):
+        opened = axis.in_window(h, workload.hours)  # the local day its window opened
+        inside = opened is not None and axis.date(opened).weekday() in workload.days
+        levels.append(workload.cards if inside and first <= h < last else 0)
     return levels
 
 
-def segments_of(hours: int, series: list[list[int]]) -> list[tuple[int, int]]:
-    """Maximal hour ranges over which no series changes, cut at every 00:00."""
-    cuts = {0, hours} | set(range(0, hours, 24))
+def segments_of(axis: TimeAxis, series: list[list[int]]) -> list[tuple[int, int]]:
+    """Maximal hour ranges over which no series changes, cut at every local 00:00."""
+    hours = axis.hours
+    cuts = {0, hours} | {axis.day_start(d) for d in range(axis.days)}
     for levels in series:
         cuts |= {h for h in range(1, hours) if levels[h] != levels[h - 1]}
     return list(itertools.pairwise(sorted(cuts)))
@@ -98,17 +97,13 @@ def segments_of(hours: int, series: list[list[int]]) -> list[tuple[int, int]]:
 
 def replica_jobs(scenario: Scenario) -> tuple[list[tuple[int, int]], list[ReplicaJob]]:
     """Segments of the horizon and every serve and reserve workload as a replica job."""
-    hours = scenario.spec.horizon.days * 24
-    start = dt.datetime.combine(scenario.spec.horizon.start, dt.time())
+    axis = scenario.axis
     raw: list[tuple[str, str, list[ReplicaConfig], list[int], list[int]]] = []
     for w in scenario.spec.workloads:
         if isinstance(w, ServeWorkload):
             demand = hourly_demand(scenario, w)
-            first, last = instant_datetime(w.start), instant_datetime(w.end)
-            minimum = [
-                w.min_replicas if first <= start + dt.timedelta(hours=h) < last else 0
-                for h in range(hours)
-            ]
+            first, last = axis.hour_of_local(w.start), axis.hour_of_local(w.end)
+            minimum = [w.min_replicas if first <= h < last else 0 for h in range(axis.hours)]
             raw.append(
                 (w.name, "serve", undominated(replica_configs(scenario, w)), demand, minimum)
             )
@@ -116,7 +111,7 @@ def replica_jobs(scenario: Scenario) -> tuple[list[tuple[int, int]], list[Replic
             demand = reserve_hours(scenario, w)
             minimum = [0] * len(demand)  # people need their cards, not a replica count
             raw.append((w.name, "reserve", reserve_configs(scenario, w), demand, minimum))
-    segments = segments_of(hours, [series for *_, d, m in raw for series in (d, m)])
+    segments = segments_of(axis, [series for *_, d, m in raw for series in (d, m)])
     jobs = [
         ReplicaJob(
             name,

@@ -62,6 +62,7 @@ def money(amount: Fraction, currency: str) -> Decimal:
 def to_plan(problem: Problem, solution: Solution, status: PlanStatus) -> Plan:
     """Rentals and assignments of a solution; costs rounded once per line."""
     scenario = problem.scenario
+    axis = problem.axis
     currency = scenario.spec.currency
     rentals: list[Rental] = []
     assignments: list[Assignment | ReplicaAssignment] = []
@@ -86,9 +87,9 @@ def to_plan(problem: Problem, solution: Solution, status: PlanStatus) -> Plan:
                 offer=config.offer,
                 mode=config.mode,
                 held=config.held,
-                start=problem.local(runs[0][0]),
-                end=problem.local(runs[-1][1]),
-                runs=[Run(start=problem.local(a), end=problem.local(b)) for a, b in runs],
+                start=axis.instant(runs[0][0]),
+                end=axis.instant(runs[-1][1]),
+                runs=[Run(start=axis.instant(a), end=axis.instant(b)) for a, b in runs],
                 hours=sum(b - a for a, b in runs),
                 compute_hours=round(float(config.compute_hours), 4),
                 setup_hours=round(float(config.setup_hours), 4),
@@ -127,6 +128,7 @@ def _replica_assignment(
     own = Fraction(0)
     share = Fraction(0)
     total = [0] * len(problem.segments)
+    last_end: int | None = None  # hour the newest use ends
     for k, config in enumerate(job.configs):
         series = [solution.replicas.get((j, k, s), 0) for s in range(len(problem.segments))]
         if not any(series):
@@ -136,10 +138,11 @@ def _replica_assignment(
         open_rentals: list[int] = []  # start hours, oldest first
         for s, (a, b) in enumerate(problem.segments):
             total[s] += series[s]
+            # hour indices, not datetimes: aware times of one zone compare by wall clock
             if series[s] and (
                 not uses
                 or uses[-1].replicas != series[s]
-                or uses[-1].end != problem.local(a)
+                or last_end != a
                 or (uses[-1].offer, uses[-1].mode, uses[-1].card, uses[-1].cards)
                 != (config.offer, config.mode, config.card, config.cards)
             ):
@@ -152,13 +155,15 @@ def _replica_assignment(
                         held=held,
                         precision=config.precision,
                         capacity=config.capacity,
-                        start=problem.local(a),
-                        end=problem.local(b),
+                        start=problem.axis.instant(a),
+                        end=problem.axis.instant(b),
                         replicas=series[s],
                     )
                 )
             elif series[s]:
-                uses[-1] = uses[-1].model_copy(update={"end": problem.local(b)})
+                uses[-1] = uses[-1].model_copy(update={"end": problem.axis.instant(b)})
+            if series[s]:
+                last_end = b
             if held:
                 share += (
                     series[s] * config.cards * (b - a) * held_card_hour_price(offer, config.mode)
@@ -231,8 +236,8 @@ def _rental(
         mode=mode,
         units=units,
         cards=units * offer.unit_cards,
-        start=problem.local(start),
-        end=problem.local(end),
+        start=problem.axis.instant(start),
+        end=problem.axis.instant(end),
         billed_hours=billed,
         cost=money(cost, problem.scenario.spec.currency),
         workload=workload,
@@ -250,7 +255,7 @@ def _package_rentals(problem: Problem, solution: Solution) -> list[Rental]:
     committed: dict[tuple[str, str, int], int] = {}
     for f in problem.fixed:
         if f.mode in ("daily", "weekly", "monthly"):
-            key = (f.offer, f.mode, f.start // 24)
+            key = (f.offer, f.mode, problem.axis.day_of(f.start))
             committed[key] = committed.get(key, 0) + f.units
     rentals = []
     currency = problem.scenario.spec.currency
@@ -261,18 +266,18 @@ def _package_rentals(problem: Problem, solution: Solution) -> list[Rental]:
             extra = count - committed.get((offer_id, mode, day), 0)
             if extra <= 0:
                 continue
-            a = 24 * day
+            a, b = problem.package((offer_id, mode), day)  # 00:00 to 00:00 local: real hours
             rentals.append(
                 Rental(
-                    id=f"{offer_id}/{mode}/{problem.local(a):%Y-%m-%d}",
+                    id=f"{offer_id}/{mode}/{problem.axis.date(day):%Y-%m-%d}",
                     offer=offer_id,
                     card=offer.card,
                     mode=mode,
                     units=extra,
                     cards=extra * offer.unit_cards,
-                    start=problem.local(a),
-                    end=problem.local(a + pool.length),
-                    billed_hours=Decimal(pool.length),
+                    start=problem.axis.instant(a),
+                    end=problem.axis.instant(b),
+                    billed_hours=Decimal(b - a),
                     cost=money(pool.unit_price * extra, currency),
                 )
             )
@@ -292,8 +297,8 @@ def _commitment_rentals(problem: Problem) -> list[Rental]:
                 mode=f.mode,
                 units=f.units,
                 cards=f.units * offer.unit_cards,
-                start=problem.local(f.start),
-                end=problem.local(f.end),
+                start=problem.axis.instant(f.start),
+                end=problem.axis.instant(f.end),
                 billed_hours=f.billed_hours or Decimal(f.end - f.start),
                 cost=money(f.cost, currency),
                 committed=True,

@@ -134,19 +134,22 @@ class Constraints:
             self.model.add_cumulative(intervals, demands, stock)
 
     def held_units(self, key: tuple[str, str], hour: int) -> cp_model.LinearExpr:
-        """Units of a pool held at `hour`: packages bought covering it plus commitments."""
+        """Units of a pool held at `hour`: packages bought covering it plus commitments. A
+        package of n local days bought on day d covers local days d … d + n − 1."""
         pool = self.problem.pools[key]
         committed = sum(c.units for c in pool.committed if c.start <= hour < c.end)
-        if not pool.length:
+        if not pool.days:
             return cp_model.LinearExpr.constant(committed)
-        day, days = hour // 24, pool.length // 24
+        day = self.problem.axis.day_of(hour)
         bought = self.v.packages[key]
-        covering = [bought[d] for d in range(max(0, day - days + 1), day + 1)]
+        covering = [bought[d] for d in range(max(0, day - pool.days + 1), day + 1)]
         return cp_model.LinearExpr.sum(covering) + committed
 
     def _segments(self, key: tuple[str, str]) -> list[tuple[int, int]]:
-        """Hour ranges over which a pool's holdings cannot change."""
-        cuts = {0, self.problem.hours} | set(range(0, self.problem.hours, 24))
+        """Hour ranges over which a pool's holdings cannot change: cut at every local 00:00
+        and wherever a commitment starts or ends."""
+        axis = self.problem.axis
+        cuts = {0, self.problem.hours} | {axis.day_start(d) for d in range(axis.days)}
         for c in self.problem.pools[key].committed:
             cuts |= {min(c.start, self.problem.hours), min(c.end, self.problem.hours)}
         return list(itertools.pairwise(sorted(cuts)))
@@ -181,7 +184,7 @@ class Constraints:
     def _pool_stock(self) -> None:
         """Packages held at once (with committed units) ≤ the mode's stock (rule 7)."""
         for key, pool in self.problem.pools.items():
-            if pool.length == 0:
+            if pool.days == 0:
                 continue
             cap = pool_cap(self.problem, key)
             for a, _ in self._segments(key):
@@ -190,10 +193,10 @@ class Constraints:
     def _commitments(self) -> None:
         """Committed packages are bought: at least their units on their start days (rule 8)."""
         for key, pool in self.problem.pools.items():
-            if not pool.length:
+            if not pool.days:
                 continue
             for c in pool.committed:
-                self.model.add(self.v.packages[key][c.start // 24] >= c.units)
+                self.model.add(self.v.packages[key][self.problem.axis.day_of(c.start)] >= c.units)
 
     def _offer_cap(self) -> None:
         """All modes of an offer together ≤ its offer-wide cap, at every hour (rule 7)."""
@@ -213,12 +216,12 @@ class Constraints:
             for (pool_offer, mode), bought in self.v.packages.items():
                 if pool_offer != offer_id:
                     continue
-                length = self.problem.pools[(pool_offer, mode)].length
                 for day, count in bought.items():
-                    intervals.append(self.model.new_fixed_size_interval_var(24 * day, length, ""))
+                    a, b = self.problem.package((pool_offer, mode), day)  # real hours
+                    intervals.append(self.model.new_fixed_size_interval_var(a, b - a, ""))
                     demands.append(count)
             for (pool_offer, _), pool in self.problem.pools.items():
-                if pool_offer == offer_id and not pool.length:
+                if pool_offer == offer_id and not pool.days:
                     for c in pool.committed:
                         intervals.append(
                             self.model.new_fixed_size_interval_var(c.start, c.end - c.start, "")

@@ -44,7 +44,7 @@ def cost_expression(problem: Problem, v: Variables) -> cp_model.LinearExpr:
 def tie_expression(problem: Problem, v: Variables) -> cp_model.LinearExpr:
     """Among plans of equal cost: fewer cards, then earlier finishes, then lower offer ids
     (alphabetical rank), then earlier package purchases; each level outweighs all below."""
-    days = problem.hours // 24
+    days = problem.axis.days
     package_terms = [n * (d + 1) for bought in v.packages.values() for d, n in bought.items()]
     package_max = sum(pool_cap(problem, key) * days * (days + 1) // 2 for key in v.packages) + 1
     # replicas at the same level: fewer cards held

@@ -58,10 +58,10 @@ def make_variables(model: cp_model.CpModel, problem: Problem) -> Variables:
                     if replica.mode == "hourly":
                         v.starts[(j, k, s)] = model.new_int_var(0, most, f"up[{name}]")
     for key, pool in problem.pools.items():
-        if pool.length == 0:
+        if pool.days == 0:
             continue  # committed hourly cards: nothing to buy
         cap = pool_cap(problem, key)
-        days = range(problem.hours // 24)
+        days = range(problem.axis.days)  # one purchase per local day, at its 00:00
         v.packages[key] = {
             d: model.new_int_var(0, cap, f"packages[{key[0]},{key[1]},{d}]") for d in days
         }
