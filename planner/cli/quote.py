@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 from pathlib import Path
 from typing import Annotated, Any
@@ -11,10 +10,14 @@ import typer
 from rich.table import Table
 
 from planner.cli.common import JsonOption, human, input_errors, write_json
+from planner.configs import Config
 from planner.domain.errors import Issue, LoadError
 from planner.domain.load import load_scenario
+from planner.domain.scenario import Scenario
 from planner.domain.suggest import did_you_mean
-from planner.problem import quote_job, quote_replicas
+from planner.domain.values import PACKAGE_DAYS
+from planner.problem import Job, quote_job, quote_replicas
+from planner.rules import packages_until
 from planner.solution import money
 
 
@@ -49,9 +52,7 @@ def quote_command(
     for c in job.configs:
         if c.held:
             pool_price = Fraction(loaded.offers[c.offer].billing(c.mode).price)
-            packages = math.ceil(
-                c.span / (24 * {"daily": 1, "weekly": 7, "monthly": 30}.get(c.mode, 1))
-            )
+            packages = _packages(loaded, job, c)
             cost = pool_price * c.units * packages + c.storage_cost
             billed = f"{packages} package(s)"
         else:
@@ -82,6 +83,16 @@ def quote_command(
         "figure (speed or memory)"
     )
     write_json(rows, json_path)
+
+
+def _packages(loaded: Scenario, job: Job, c: Config) -> int:
+    """Packages bought back to back from 00:00 of the first day it may start that hold the
+    config's whole span (real hours: a local day across a daylight-saving change is 23 or
+    25 h); a committed hourly pool is counted in days."""
+    axis = loaded.axis
+    day = axis.day_of(job.start_range(c)[0])
+    days = PACKAGE_DAYS.get(c.mode, 1)
+    return packages_until(axis, day, days, axis.day_start(day) + c.span)
 
 
 def _quote_replicas(loaded: Any, workload: str, json_path: str | None) -> None:

@@ -120,8 +120,20 @@ def print_plan(console: Console, plan: Plan) -> None:
     console.print("✓ checked: the independent checker recomputed every rule and cost line.")
 
 
-def _time(value: Any) -> str:
-    return f"{value:%m-%d %H:%M}"
+def _time(value: Any, zoned: bool = False) -> str:
+    """A plan time as people read it; with its UTC offset when the plan's times have more
+    than one (a daylight-saving change: 02:30 may happen twice)."""
+    if not zoned:
+        return f"{value:%m-%d %H:%M}"
+    offset = value.strftime("%z")
+    return f"{value:%m-%d %H:%M} {offset[:3]}:{offset[3:]}"
+
+
+def _zoned(plan: Plan) -> bool:
+    """Whether the plan's times carry more than one UTC offset."""
+    times = [t for r in plan.rentals for t in (r.start, r.end)]
+    times += [t for a in plan.train for t in (a.start, a.end)]
+    return len({t.utcoffset() for t in times}) > 1
 
 
 def _rentals(plan: Plan) -> Table:
@@ -130,15 +142,17 @@ def _rentals(plan: Plan) -> Table:
         table.add_column(
             column, justify="right" if column in ("units", "billed h", "cost") else "left"
         )
-    for r in sorted(plan.rentals, key=lambda r: (r.start, r.offer, r.id)):
+    zoned = _zoned(plan)
+    # by instant: aware times of one zone compare by wall clock, wrong in a repeated hour
+    for r in sorted(plan.rentals, key=lambda r: (r.start.timestamp(), r.offer, r.id)):
         table.add_row(
             r.id + (" (committed)" if r.committed else ""),
             r.offer,
             r.card,
             r.mode,
             str(r.units),
-            _time(r.start),
-            _time(r.end),
+            _time(r.start, zoned),
+            _time(r.end, zoned),
             f"{r.billed_hours:g}",
             f"{r.cost:,.2f}",
         )
@@ -163,6 +177,7 @@ def _workloads(plan: Plan) -> Table:
             column, justify="right" if column in ("hours", "cost", "share") else "left"
         )
     total = plan.total_cost or 1
+    zoned = _zoned(plan)
     for a in plan.train:
         nb = a.next_best
         spent = a.cost + (a.package_share or 0)
@@ -171,8 +186,8 @@ def _workloads(plan: Plan) -> Table:
             f"{a.cards}× {a.card}",
             a.offer,
             a.mode + (" (held)" if a.held else ""),
-            _time(a.start),
-            _time(a.end),
+            _time(a.start, zoned),
+            _time(a.end, zoned),
             str(a.hours),
             f"{spent:,.2f}" + (" (pkg)" if a.package_share else ""),
             f"{spent / total:.0%}",
