@@ -26,6 +26,7 @@ class Constraints:
         self._cover_demand()
         self._replica_starts()
         self._select_one_config()
+        self._config_starts()
         self._deadlines()
         self._dependencies()
         self._rental_stock()
@@ -89,6 +90,20 @@ class Constraints:
             self.model.add(sum(self.v.choose[job.index]) == self.v.present[job.index])
             if self.require_all:
                 self.model.add(self.v.present[job.index] == 1)
+
+    def _config_starts(self) -> None:
+        """A chosen config starts at one of its own start hours. The start variable's domain
+        is the union over a job's configs; they differ only where a windowed job's runs take
+        another shape across a daylight-saving change (rule 3)."""
+        for job in self.problem.jobs:
+            own = [set(c.starts) if c.starts is not None else None for c in job.configs]
+            union = set().union(*(s for s in own if s is not None))
+            for k, starts in enumerate(own):
+                if starts is not None and starts != union:
+                    domain = cp_model.Domain.from_values(sorted(starts))
+                    self.model.add_linear_expression_in_domain(
+                        self.v.start[job.index], domain
+                    ).only_enforce_if(self.v.choose[job.index][k])
 
     def _deadlines(self) -> None:
         """A job finishes by its deadline (its start domain already respects earliest start)."""
