@@ -1,0 +1,227 @@
+"""Plans across daylight-saving changes: billed on real hours, windows and packages on local
+wall-clock time (planner/domain/timeaxis.py). Each case is asserted on the model alone
+(CP-SAT, decoded to a plan, no checker), then round-tripped through JSON and the checker
+by `solve`. Horizons are three local days; day 1 (the second) is the change."""
+
+from __future__ import annotations
+
+import datetime as dt
+import zoneinfo
+from decimal import Decimal
+from typing import Any
+
+import pytest
+
+from planner.check import check_plan
+from planner.cpsat.model import CpModel, SolverSettings
+from planner.domain.plan import Plan
+from planner.problem import build_problem
+from planner.solution import to_plan
+from tests.planning import job, offer, solved
+
+SETTINGS = SolverSettings(time_limit=20, workers=2, seed=0, deterministic=True)
+HOURLY = {"price": 10, "stock": 4}
+
+# (zone, first day of the horizon, the change day, real hours of the change day)
+CHANGES = [
+    ("Europe/Berlin", "2026-10-24", "2026-10-25", 25),
+    ("Europe/Berlin", "2026-03-28", "2026-03-29", 23),
+    ("America/New_York", "2026-10-31", "2026-11-01", 25),
+    ("America/New_York", "2026-03-07", "2026-03-08", 23),
+]
+IDS = ["berlin-autumn", "berlin-spring", "new-york-autumn", "new-york-spring"]
+OLD_CHECKER_PACKAGES = pytest.mark.xfail(
+    reason="old checker: a package must last 24 h × its days (planner/check.py rental_money)",
+    strict=False,
+)
+
+
+def planned(s: Any) -> Plan:
+    """The optimal plan of the model alone, decoded (no checker involved)."""
+    problem = build_problem(s, serving=True)
+    outcome = CpModel(problem).solve(SETTINGS)
+    assert outcome.status == "optimal" and outcome.solution is not None
+    return to_plan(problem, outcome.solution, outcome.status)
+
+
+def round_trip(s: Any) -> Plan:
+    """solve → JSON → Plan → check: the checker accepts it and its total is the solver's."""
+    result = solved(s)
+    assert result.plan is not None, result.reasons
+    plan = Plan.model_validate_json(result.plan.model_dump_json())
+    check = check_plan(s, plan)
+    assert check.ok, check.violations
+    assert check.total == result.objective
+    return plan
+
+
+def local(value: dt.datetime) -> str:
+    """A plan time as wall clock and offset: '2026-10-25T04:00+01:00'."""
+    return value.isoformat(timespec="minutes")
+
+
+def offset(zone: str, day: str, hour: int) -> str:
+    """The UTC offset in force at `day` `hour`:00 local time, as '+01:00'."""
+    when = dt.datetime.fromisoformat(f"{day}T{hour:02d}:00").replace(tzinfo=zoneinfo.ZoneInfo(zone))
+    return when.isoformat()[-6:]
+
+
+# --- (a) an hourly job whose run crosses the change is billed its real hours ---------------
+
+
+def hourly_case(make_scenario: Any, zone: str, first: str, change: str, length: int) -> Any:
+    # 5 real hours from 00:00 on the change day end at 04:00 (autumn) or 06:00 (spring)
+    # local time; the deadline, read at local time, allows exactly that.
+    end = 4 if length == 25 else 6
+    work = job("j", 5, earliest_start=f"{change}T00:00", deadline=f"{change}T{end:02d}:00")
+    s = make_scenario([offer("o", hourly=HOURLY)], [work], days=3, timezone=zone, start=first)
+    return s, end
+
+
+@pytest.mark.parametrize(("zone", "first", "change", "length"), CHANGES, ids=IDS)
+def test_an_hourly_run_across_the_change_bills_its_real_hours(
+    make_scenario: Any, zone: str, first: str, change: str, length: int
+) -> None:
+    s, end = hourly_case(make_scenario, zone, first, change, length)
+    plan = planned(s)
+    [rental] = plan.rentals
+    assert local(rental.start) == f"{change}T00:00{offset(zone, change, 0)}"
+    assert local(rental.end) == f"{change}T{end:02d}:00{offset(zone, change, end)}"
+    assert rental.billed_hours == 5 and plan.total_cost == Decimal("50.00")
+    assert plan.train[0].hours == 5
+
+
+@pytest.mark.parametrize(("zone", "first", "change", "length"), CHANGES, ids=IDS)
+def test_an_hourly_run_across_the_change_round_trips(
+    make_scenario: Any, zone: str, first: str, change: str, length: int
+) -> None:
+    s, _ = hourly_case(make_scenario, zone, first, change, length)
+    assert round_trip(s).total_cost == Decimal("50.00")
+
+
+# --- (b) a daily window on the change day has its real length ------------------------------
+
+
+def window_case(make_scenario: Any, zone: str, first: str, change: str, length: int) -> Any:
+    # 00:00-06:00 on the change day is 7 (autumn) or 5 (spring) real hours: a job of exactly
+    # that much work runs in one window.
+    hours = 6 + length - 24
+    work = job("j", hours, daily_hours="00:00-06:00", earliest_start=change)
+    s = make_scenario([offer("o", hourly=HOURLY)], [work], days=3, timezone=zone, start=first)
+    return s, hours
+
+
+@pytest.mark.parametrize(("zone", "first", "change", "length"), CHANGES, ids=IDS)
+def test_a_window_on_the_change_day_runs_its_real_hours(
+    make_scenario: Any, zone: str, first: str, change: str, length: int
+) -> None:
+    s, hours = window_case(make_scenario, zone, first, change, length)
+    plan = planned(s)
+    [rental] = plan.rentals
+    assert local(rental.start) == f"{change}T00:00{offset(zone, change, 0)}"
+    assert local(rental.end) == f"{change}T06:00{offset(zone, change, 6)}"
+    assert rental.billed_hours == hours and plan.total_cost == 10 * hours
+
+
+@pytest.mark.parametrize(("zone", "first", "change", "length"), CHANGES, ids=IDS)
+def test_a_window_on_the_change_day_round_trips(
+    make_scenario: Any, zone: str, first: str, change: str, length: int
+) -> None:
+    s, hours = window_case(make_scenario, zone, first, change, length)
+    assert round_trip(s).total_cost == 10 * hours
+
+
+def test_a_windowed_config_splits_by_the_shape_of_its_runs(make_scenario: Any) -> None:
+    # 12 h of work in 00:00-06:00 windows, Berlin, 24-27 October: started on the 24th or
+    # the 26th it runs 6 + 6 h a day later; started on the 25th (a 7 h window) 7 + 5 h, the
+    # second run 25 real hours after the first. One config per shape, each with its starts.
+    work = job("j", 12, daily_hours="00:00-06:00")
+    s = make_scenario(
+        [offer("o", hourly=HOURLY)], [work], days=4, timezone="Europe/Berlin", start="2026-10-24"
+    )
+    [j] = build_problem(s).jobs
+    shapes = {c.runs: tuple(j.start_range(c)) for c in j.configs}
+    assert shapes == {((0, 6), (24, 6)): (0, 49), ((0, 7), (25, 5)): (24,)}
+    assert {c.billed_hours for c in j.configs} == {12}
+    plan = round_trip(s)
+    assert [r.billed_hours for r in plan.rentals] == [6, 6]  # the earliest finish wins
+    # from the 25th on, the 7 + 5 h shape finishes first; its second run starts 00:00 CET
+    work["earliest_start"] = "2026-10-25"
+    s = make_scenario(
+        [offer("o", hourly=HOURLY)], [work], days=4, timezone="Europe/Berlin", start="2026-10-24"
+    )
+    plan = round_trip(s)
+    assert [r.billed_hours for r in plan.rentals] == [7, 5]
+    assert local(plan.rentals[1].start) == "2026-10-26T00:00+01:00"
+
+
+# --- (c) a daily package on the change day covers 23 or 25 real hours -----------------------
+
+
+def package_case(make_scenario: Any, zone: str, first: str, change: str) -> Any:
+    # only a daily package sells the card: the 5 h job on the change day buys one
+    daily = {"price": 240, "stock": 1}
+    work = job("j", 5, earliest_start=change, deadline=f"{change}T12:00")
+    return make_scenario([offer("o", daily=daily)], [work], days=3, timezone=zone, start=first)
+
+
+@pytest.mark.parametrize(("zone", "first", "change", "length"), CHANGES, ids=IDS)
+def test_a_package_on_the_change_day_holds_its_real_hours(
+    make_scenario: Any, zone: str, first: str, change: str, length: int
+) -> None:
+    plan = planned(package_case(make_scenario, zone, first, change))
+    [package] = plan.rentals
+    following = (dt.date.fromisoformat(change) + dt.timedelta(days=1)).isoformat()
+    assert local(package.start) == f"{change}T00:00{offset(zone, change, 0)}"
+    assert local(package.end) == f"{following}T00:00{offset(zone, following, 0)}"
+    assert package.billed_hours == length and package.cost == 240
+    assert plan.total_cost == 240 and plan.train[0].held
+
+
+@OLD_CHECKER_PACKAGES
+@pytest.mark.parametrize(("zone", "first", "change", "length"), CHANGES, ids=IDS)
+def test_a_package_on_the_change_day_round_trips_with_idle_on_real_hours(
+    make_scenario: Any, zone: str, first: str, change: str, length: int
+) -> None:
+    plan = round_trip(package_case(make_scenario, zone, first, change))
+    assert plan.total_cost == 240
+    assert plan.cost_breakdown["idle_package_card_hours"] == length - 5
+
+
+# --- (d) reserved cards follow an hourly curve across the change ----------------------------
+
+
+def reserve_case(make_scenario: Any, zone: str, first: str, change: str) -> Any:
+    # 2 cards 01:00-04:00 local every day: 3 real hours, but 4 on an autumn change day (one
+    # hour repeats) and 2 in spring (one hour is skipped).
+    people = {
+        "name": "devs",
+        "kind": "reserve",
+        "card": "a100-80g",
+        "cards": 2,
+        "hours": "01:00-04:00",
+        "start": first,
+        "end": (dt.date.fromisoformat(first) + dt.timedelta(days=3)).isoformat(),
+    }
+    return make_scenario([offer("o", hourly=HOURLY)], [people], days=3, timezone=zone, start=first)
+
+
+@pytest.mark.parametrize(("zone", "first", "change", "length"), CHANGES, ids=IDS)
+def test_reserved_cards_follow_local_hours_across_the_change(
+    make_scenario: Any, zone: str, first: str, change: str, length: int
+) -> None:
+    plan = planned(reserve_case(make_scenario, zone, first, change))
+    change_hours = 3 + length - 24  # 4 or 2
+    assert plan.total_cost == 10 * 2 * (3 + change_hours + 3)
+    on_change = [r for r in plan.rentals if r.start.date().isoformat() == change]
+    assert sum(r.billed_hours * r.units for r in on_change) == 2 * change_hours
+    assert {r.start.hour for r in plan.rentals} == {1}
+    assert {r.end.hour for r in plan.rentals} == {4}
+
+
+@pytest.mark.parametrize(("zone", "first", "change", "length"), CHANGES, ids=IDS)
+def test_reserved_cards_across_the_change_round_trip(
+    make_scenario: Any, zone: str, first: str, change: str, length: int
+) -> None:
+    plan = round_trip(reserve_case(make_scenario, zone, first, change))
+    assert plan.total_cost == 10 * 2 * (3 + (3 + length - 24) + 3)
