@@ -14,7 +14,10 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from planner.domain.errors import LoadError
+from planner.domain.errors import Issue, LoadError
+from planner.domain.load import load_scenario
+from planner.domain.scenario import Scenario
+from planner.domain.timeaxis import TimeAxisError
 
 # Tables are wide: when output is piped (no terminal width to respect), don't squeeze to 80.
 out = Console(highlight=False)
@@ -83,3 +86,15 @@ def input_errors(json_path: str | None = None) -> Iterator[None]:
         print_issues(exc)
         write_json({"valid": False, "errors": [i.as_dict() for i in exc.issues]}, json_path)
         raise typer.Exit(1) from None
+
+
+def load_planned(path: Path) -> Scenario:
+    """A scenario with its time axis built: a timezone whose clock change inside the horizon
+    is not a whole hour (Australia/Lord_Howe) is a problem in the input, not an internal
+    error."""
+    loaded = load_scenario(path)
+    try:
+        loaded.axis  # noqa: B018 (built here so its error is reported as the input's)
+    except TimeAxisError as exc:
+        raise LoadError([Issue(str(path), None, None, ("timezone",), str(exc))]) from None
+    return loaded

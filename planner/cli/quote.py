@@ -9,10 +9,9 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from planner.cli.common import JsonOption, human, input_errors, write_json
+from planner.cli.common import JsonOption, human, input_errors, load_planned, write_json
 from planner.configs import Config
 from planner.domain.errors import Issue, LoadError
-from planner.domain.load import load_scenario
 from planner.domain.scenario import Scenario
 from planner.domain.suggest import did_you_mean
 from planner.domain.values import PACKAGE_DAYS
@@ -28,7 +27,7 @@ def quote_command(
 ) -> None:
     """Every feasible config for one workload alone: duration and cost per billing mode."""
     with input_errors(json_path):
-        loaded = load_scenario(scenario)
+        loaded = load_planned(scenario)
         names = [w.name for w in loaded.spec.workloads]
         if workload not in names:
             raise LoadError(

@@ -10,9 +10,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from planner.cli.common import JsonOption, err, human, input_errors, write_json
+from planner.cli.common import JsonOption, err, human, input_errors, load_planned, write_json
 from planner.domain.errors import Issue, LoadError
-from planner.domain.load import load_scenario
 from planner.domain.plan import Plan
 from planner.solve import PlanRejected, SolveParams, solve
 
@@ -35,7 +34,7 @@ def solve_command(
 ) -> None:
     """Solve a scenario: the cheapest feasible plan, checked, with its costs and savings."""
     with input_errors(json_path):
-        loaded = load_scenario(scenario)
+        loaded = load_planned(scenario)
         params = SolveParams(time_limit, workers, seed, deterministic)
         try:
             header = (

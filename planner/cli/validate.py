@@ -7,8 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from planner.cli.common import JsonOption, human, input_errors, write_json
-from planner.domain.load import load_scenario
+from planner.cli.common import JsonOption, human, input_errors, load_planned, write_json
 from planner.report import scenario_summary
 
 
@@ -18,7 +17,7 @@ def validate(
 ) -> None:
     """Check a scenario and the catalogs and models it names; print a summary or every problem."""
     with input_errors(json_path):
-        loaded = load_scenario(scenario)
+        loaded = load_planned(scenario)
     summary = scenario_summary(loaded)
     _print(summary, human(json_path))
     write_json(summary, json_path)
