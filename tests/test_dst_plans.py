@@ -225,3 +225,73 @@ def test_reserved_cards_across_the_change_round_trip(
 ) -> None:
     plan = round_trip(reserve_case(make_scenario, zone, first, change))
     assert plan.total_cost == 10 * 2 * (3 + (3 + length - 24) + 3)
+
+
+# --- serving demand read at local wall-clock time --------------------------------------------
+
+
+def serve_case(make_scenario: Any, zone: str, first: str, length: int) -> Any:
+    # one replica's worth of requests in flight in one local hour every day: the hour that
+    # happens twice on an autumn change day (02:00 in Berlin, 01:00 in New York), or the
+    # one that never happens on a spring one (02:00)
+    from planner.configs import replica_configs
+
+    hour = 1 if (zone, length) == ("America/New_York", 25) else 2
+
+    service = {
+        "name": "chat",
+        "kind": "serve",
+        "model": "llama-3.1-8b",
+        "start": first,
+        "end": (dt.date.fromisoformat(first) + dt.timedelta(days=3)).isoformat(),
+        "context_tokens": 4096,
+        "min_tokens_per_s": 20,
+        "concurrency": 1,
+        "min_replicas": 0,
+        "setup_minutes": 0,
+    }
+    offers = [offer("o", hourly=HOURLY)]
+    probe = make_scenario(offers, [service], days=3, timezone=zone, start=first)
+    capacity = min(c.capacity for c in replica_configs(probe, probe.workload("chat")))
+    service["concurrency"] = {
+        f"00-{hour:02d}": 0,
+        f"{hour:02d}-{hour + 1:02d}": capacity,
+        f"{hour + 1:02d}-24": 0,
+    }
+    return make_scenario(offers, [service], days=3, timezone=zone, start=first)
+
+
+@pytest.mark.parametrize(("zone", "first", "change", "length"), CHANGES, ids=IDS)
+def test_a_serving_curve_is_read_at_local_time_across_the_change(
+    make_scenario: Any, zone: str, first: str, change: str, length: int
+) -> None:
+    s = serve_case(make_scenario, zone, first, length)
+    hours = 1 + (length - 23) + 1  # 1 + {2 or 0} + 1 real hours of demand
+    plan = planned(s)
+    assert plan.total_cost == 10 * hours
+    assert round_trip(s).total_cost == 10 * hours
+
+
+# --- the command line ----------------------------------------------------------------------
+
+
+def test_plan_tables_show_offsets_across_a_change(make_scenario: Any, cli: Any) -> None:
+    s, _ = hourly_case(make_scenario, *CHANGES[0])
+    result = cli("solve", s.path, "--workers", "2", "--deterministic")
+    assert result.exit_code == 0, result.output
+    assert "10-25 00:00 +02:00" in result.stdout and "10-25 04:00 +01:00" in result.stdout
+
+
+def test_a_half_hour_change_in_the_horizon_is_an_input_problem(
+    make_scenario: Any, cli: Any
+) -> None:
+    s = make_scenario(
+        [offer("o", hourly=HOURLY)],
+        [job("j", 5)],
+        days=3,
+        timezone="Australia/Lord_Howe",
+        start="2026-04-04",  # 02:00 → 01:30 on 5 April
+    )
+    for command in (("validate", s.path), ("solve", s.path), ("quote", s.path, "j")):
+        result = cli(*command)
+        assert result.exit_code == 1 and "fraction of an hour" in result.stderr
