@@ -131,6 +131,38 @@ def test_a_window_on_the_change_day_round_trips(
     assert round_trip(s).total_cost == 10 * hours
 
 
+def after_case(make_scenario: Any, zone: str, first: str, change: str) -> Any:
+    # a 6 h job in 00:00-06:00 windows from the day after the change: its start, 00:00
+    # local, is 23 or 25 h after a midnight a whole number of days before it, not 24 × n
+    following = (dt.date.fromisoformat(change) + dt.timedelta(days=1)).isoformat()
+    work = job("j", 6, daily_hours="00:00-06:00", earliest_start=following)
+    s = make_scenario([offer("o", hourly=HOURLY)], [work], days=3, timezone=zone, start=first)
+    return s, following
+
+
+@pytest.mark.parametrize(("zone", "first", "change", "length"), CHANGES, ids=IDS)
+def test_a_window_after_the_change_opens_at_local_midnight(
+    make_scenario: Any, zone: str, first: str, change: str, length: int
+) -> None:
+    s, following = after_case(make_scenario, zone, first, change)
+    [rental] = planned(s).rentals
+    assert local(rental.start) == f"{following}T00:00{offset(zone, following, 0)}"
+    assert local(rental.end) == f"{following}T06:00{offset(zone, following, 6)}"
+
+
+@pytest.mark.xfail(
+    reason="old checker: a daily run must start 24 × n hours after the horizon's first window "
+    "opening (planner/check.py timing)",
+    strict=False,
+)
+@pytest.mark.parametrize(("zone", "first", "change", "length"), CHANGES, ids=IDS)
+def test_a_window_after_the_change_round_trips(
+    make_scenario: Any, zone: str, first: str, change: str, length: int
+) -> None:
+    s, _ = after_case(make_scenario, zone, first, change)
+    assert round_trip(s).total_cost == 60
+
+
 def test_a_windowed_config_splits_by_the_shape_of_its_runs(make_scenario: Any) -> None:
     # 12 h of work in 00:00-06:00 windows, Berlin, 24-27 October: started on the 24th or
     # the 26th it runs 6 + 6 h a day later; started on the 25th (a 7 h window) 7 + 5 h, the
