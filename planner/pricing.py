@@ -9,12 +9,16 @@ from __future__ import annotations
 
 from collections import defaultdict
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from planner.domain.costs import PAID, REPORTED, CostTerm, reported_amount
+from planner.domain.money import money
 from planner.domain.plan import CostBreakdown, Plan, Quantity
 from planner.problem import Problem
 from planner.rules import PACKAGE_MODES, held_card_hour_price, setup_hours
-from planner.solution import Solution, money
+
+if TYPE_CHECKING:
+    from planner.solution import Solution
 
 
 def paid_terms(problem: Problem, solution: Solution) -> dict[CostTerm, Fraction]:
@@ -70,16 +74,15 @@ def reported_terms(
             price = Fraction(problem.offers[c.offer].billing(c.mode).price)
             add(CostTerm.ROUND_UP, extra * c.units, extra * c.units * price)
     for (j, k, s), count in solution.replicas.items():
-        job = problem.replica_jobs[j]
-        config = job.configs[k]
+        replica_job = problem.replica_jobs[j]
+        config = replica_job.configs[k]
         a, b = problem.segments[s]
         if config.mode == "hourly":
             rise = max(0, count - solution.replicas.get((j, k, s - 1), 0))
             offer = problem.offers[config.offer]
-            setup = setup_hours(
-                offer, problem.scenario.models.get(job.name), _minutes(problem, job.name)
-            )
-            add(CostTerm.SETUP, rise * setup * config.cards)
+            name = replica_job.name
+            setup = setup_hours(offer, problem.scenario.models.get(name), _minutes(problem, name))
+            add(CostTerm.SETUP, rise * setup * config.units * offer.unit_cards)
         else:
             _add(used[(config.offer, config.mode)], a, b, count * config.cards)
     for f in problem.fixed:

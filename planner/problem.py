@@ -109,11 +109,8 @@ class Problem:
     replica_setup: dict[tuple[str, str], int] = field(default_factory=dict)  # (job, offer) → h
 
     def rental_billed(self, mode: str, offer: str, held: int, workload: str | None) -> Decimal:
-        """Billed hours of an hourly or spot rental: a serve/reserve replica pays its held
-        hours plus ceil(setup); any other rental ceil(max(held, minimum) ÷ increment) ×
-        increment (rule 4)."""
-        if workload is not None and (workload, offer) in self.replica_setup:
-            return Decimal(held + self.replica_setup[(workload, offer)])
+        """Billed hours of an hourly or spot rental: ceil(max(held, minimum) ÷ increment) ×
+        increment (rule 4). A replica's rental holds its setup hours before it serves."""
         billing = self.offers[offer].billing(mode)
         assert isinstance(billing, HourlyBilling)
         return billed_hours(held, billing)

@@ -8,12 +8,13 @@ from fractions import Fraction
 from typing import Any
 
 from planner.domain.catalog import CardType, Catalog, Offer
-from planner.domain.plan import Plan
+from planner.domain.money import money
+from planner.domain.plan import Assignment, CardUse, DayUse, NextBest, Plan
 from planner.domain.scenario import Scenario
 from planner.domain.values import PACKAGE_DAYS, BillingMode
 from planner.problem import Problem
 from planner.rules import package_hours
-from planner.solution import Solution, money, package_share
+from planner.solution import Solution, package_share
 
 RATE_DIGITS = Decimal("0.0001")  # derived rates (per card-hour, per GB-hour) are shown to 4 places
 
@@ -101,7 +102,27 @@ def scenario_summary(scenario: Scenario) -> dict[str, Any]:
 # --- plans -----------------------------------------------------------------------------------
 
 
-def next_best(problem: Problem, solution: Solution, workload: str) -> dict[str, Any] | None:
+def annotate(problem: Problem, solution: Solution, plan: Plan) -> Plan:
+    """A checked plan with what people read beside it: each train workload's next-best
+    config, utilisation per card type, one line per package option, the assumed figures.
+    None of it changes what the plan orders or costs."""
+    assignments = [
+        a.model_copy(update={"next_best": next_best(problem, solution, a.workload)})
+        if isinstance(a, Assignment)
+        else a
+        for a in plan.assignments
+    ]
+    return plan.model_copy(
+        update={
+            "assignments": assignments,
+            "utilisation": utilisation(problem, plan),
+            "decisions": decisions(problem, plan),
+            "assumptions": plan_assumptions(problem, plan),
+        }
+    )
+
+
+def next_best(problem: Problem, solution: Solution, workload: str) -> NextBest | None:
     """The cheapest other config of a workload on its own price (packages not re-planned)."""
     job = next(j for j in problem.jobs if j.name == workload)
     chosen = job.configs[solution.configs[job.index]]
@@ -111,14 +132,14 @@ def next_best(problem: Problem, solution: Solution, workload: str) -> dict[str, 
     best = min(others, key=lambda c: (c.cost, c.cards, c.span, c.offer))
     currency = problem.scenario.spec.currency
     spent = chosen.cost + (package_share(problem, chosen) if chosen.held else 0)
-    return {
-        "config": best.label(),
-        "cost": money(best.cost, currency),
-        "extra_cost": money(best.cost - spent, currency),
-    }
+    return NextBest(
+        config=best.label(),
+        cost=money(best.cost, currency),
+        extra_cost=money(best.cost - spent, currency),
+    )
 
 
-def utilisation(problem: Problem, plan: Plan) -> dict[str, Any]:
+def utilisation(problem: Problem, plan: Plan) -> dict[str, CardUse]:
     """Card-hours held and used inside the horizon per card type, in all and per day (the
     series a chart of cards held against cards needed draws), by local day in real hours."""
     axis = problem.axis
@@ -140,24 +161,24 @@ def utilisation(problem: Problem, plan: Plan) -> dict[str, Any]:
     for replica in plan.replica:
         for u in replica.uses:
             add(used, u.card, u.start, u.end, u.cards * u.replicas)
-    result: dict[str, Any] = {}
+    result: dict[str, CardUse] = {}
     for card in sorted(held):
         total_held = sum(held[card])
         total_used = min(sum(used.get(card, [0])), total_held)
-        result[card] = {
-            "held_card_hours": total_held,
-            "used_card_hours": total_used,
-            "utilisation": round(total_used / total_held, 4) if total_held else 0.0,
-            "daily": [
-                {
-                    "date": f"{axis.date(d):%Y-%m-%d}",
-                    "held_card_hours": h,
-                    "used_card_hours": used.get(card, [0] * days)[d],
-                }
+        result[card] = CardUse(
+            held_card_hours=total_held,
+            used_card_hours=total_used,
+            utilisation=round(total_used / total_held, 4) if total_held else 0.0,
+            daily=[
+                DayUse(
+                    date=f"{axis.date(d):%Y-%m-%d}",
+                    held_card_hours=h,
+                    used_card_hours=used.get(card, [0] * days)[d],
+                )
                 for d, h in enumerate(held[card])
                 if h or used.get(card, [0] * days)[d]
             ],
-        }
+        )
     return result
 
 

@@ -17,8 +17,8 @@ from planner.domain.catalog import HourlyBilling, Offer
 from planner.domain.model_card import ModelCard
 from planner.domain.timeaxis import TimeAxis
 from planner.domain.values import PACKAGE_DAYS
+from planner.estimate.core import IMAGE_GB
 
-IMAGE_GB = 10.0  # container image pulled at each start (assumed; override with setup_minutes)
 PACKAGE_MODES = ("daily", "weekly", "monthly")
 
 

@@ -10,7 +10,7 @@ from decimal import Decimal
 from fractions import Fraction
 
 from planner.configs import Config
-from planner.domain.money import from_minor, to_minor
+from planner.domain.money import money
 from planner.domain.plan import Assignment, Plan, Rental, ReplicaAssignment, ReplicaUse, Run
 from planner.problem import Problem
 from planner.rules import held_card_hour_price
@@ -29,15 +29,10 @@ class Solution:
         return problem.jobs[job].configs[self.configs[job]]
 
     def cost(self, problem: Problem) -> Fraction:
-        """Exact money of the solution."""
-        total = sum((self.config(problem, j.index).cost for j in problem.jobs), Fraction(0))
-        for key, bought in self.packages.items():
-            total += problem.pools[key].unit_price * sum(bought.values())
-        total += sum(
-            (f.cost for f in problem.fixed if f.mode not in ("daily", "weekly", "monthly")),
-            Fraction(0),
-        )
-        return total + self.replica_cost(problem)
+        """Exact money of the solution: the sum of its paid terms (planner.pricing)."""
+        from planner.pricing import paid_terms  # pricing reads solutions: import when used
+
+        return sum(paid_terms(problem, self).values(), Fraction(0))
 
     def replica_cost(self, problem: Problem) -> Fraction:
         """Hourly replicas: held hours, plus ceil(setup) hours per rental start, per unit."""
@@ -52,11 +47,6 @@ class Solution:
             hours = count * (b - a) + rise * problem.replica_setup[(job.name, config.offer)]
             total += problem.replica_hour_price(config) * hours
         return total
-
-
-def money(amount: Fraction, currency: str) -> Decimal:
-    """An exact amount rounded once, half-even, to the currency's minor unit."""
-    return from_minor(to_minor(amount, currency), currency)
 
 
 def to_plan(problem: Problem, solution: Solution, status: PlanStatus) -> Plan:
@@ -170,7 +160,8 @@ def _replica_assignment(
                 )
                 continue
             while len(open_rentals) < series[s]:
-                open_rentals.append(a)
+                # held from ceil(setup) hours before it serves (rules 6-7: setup is held)
+                open_rentals.append(a - problem.replica_setup[(job.name, config.offer)])
             while len(open_rentals) > series[s]:
                 rental = _rental(
                     problem,

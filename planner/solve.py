@@ -1,4 +1,8 @@
-"""Solve a scenario: problem → baselines → CP-SAT (hinted) → plan → independent check."""
+"""Solve a scenario: problem → baselines → CP-SAT (hinted) → plan → independent check.
+
+`solve` returns a typed `Result`; every plan in it has passed the checker. Reporting
+(decisions, utilisation, next-best configs) comes after, in `planner.report`.
+"""
 
 from __future__ import annotations
 
@@ -6,20 +10,29 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
+from enum import StrEnum
 from fractions import Fraction
 
 from planner.baseline import greedy
-from planner.check import check_plan
+from planner.check import CheckResult, check_plan
 from planner.cpsat.model import CpModel, SolverSettings
-from planner.domain.plan import Assignment, Plan
+from planner.domain.costs import CostTerm
+from planner.domain.money import money
+from planner.domain.plan import Plan, SolverInfo
 from planner.domain.scenario import Scenario
+from planner.pricing import breakdown
 from planner.problem import Infeasible, Problem, build_problem
-from planner.report import decisions, next_best, plan_assumptions, utilisation
-from planner.solution import Solution, money, to_plan
-from planner.violations import CheckResult
+from planner.solution import Solution, to_plan
 
 # incumbent, bound (exact money), gap, elapsed seconds
 OnProgress = Callable[[Fraction, Fraction, float, float], None]
+
+
+class Status(StrEnum):
+    OPTIMAL = "optimal"  # proven cheapest
+    FEASIBLE = "feasible"  # a checked plan, not proven cheapest
+    INFEASIBLE = "infeasible"  # proven: no plan exists
+    UNKNOWN = "unknown"  # no plan found within the limits
 
 
 class PlanRejected(Exception):
@@ -71,10 +84,16 @@ class SolveParams:
 
 @dataclass(frozen=True)
 class Result:
-    status: str  # optimal | feasible | infeasible | unknown
-    plan: Plan | None
-    problem: Problem | None
+    """What a solve produced: a checked plan (or why there is none), in problem terms too."""
+
+    status: Status
+    plan: Plan | None = None
+    problem: Problem | None = None
+    solution: Solution | None = None
     objective: Fraction | None = None  # exact money
+    bound: Fraction | None = None
+    seconds: float = 0.0
+    terms: dict[CostTerm, Fraction] = field(default_factory=dict)  # the objective's, by term
     reasons: list[str] = field(default_factory=list)
     size: dict[str, int] = field(default_factory=dict)
 
@@ -84,7 +103,7 @@ def solve(scenario: Scenario, params: SolveParams, on_progress: OnProgress | Non
     try:
         problem = build_problem(scenario, serving=True)
     except Infeasible as exc:
-        return Result("infeasible", None, None, reasons=exc.reasons)
+        return Result(Status.INFEASIBLE, reasons=exc.reasons)
     naive, naive_why = greedy(problem, careful=False)
     heuristic, heuristic_why = greedy(problem, careful=True)
     model = CpModel(problem)
@@ -102,48 +121,51 @@ def solve(scenario: Scenario, params: SolveParams, on_progress: OnProgress | Non
     if outcome.solution is None and outcome.status == "unknown" and hints:
         # the solver found nothing better in time: the checked baseline is still a plan
         best = min(hints, key=lambda s: s.cost(problem))
-        outcome = replace(
-            outcome,
-            status="feasible",
-            solution=best,
-            objective=problem.integer(best.cost(problem)),
-            bound=None,
-        )
+        outcome = replace(outcome, status="feasible", solution=best, bound=None, terms={})
     if outcome.solution is None:
-        reasons = [f"no plan found within {params.time_limit:g} s"]
-        if outcome.status == "infeasible":
-            core = CpModel(problem, require_all=False).explain(params.settings())
-            together = f" together: {', '.join(core)}" if core else ""
-            reasons = [
-                f"the solver proved that no plan fits every deadline, window, "
-                f"dependency and stock limit{together}"
-            ]
-        return Result(outcome.status, None, problem, reasons=reasons, size=outcome.size)
-    # The plan's exact cost. Below a proven optimum the solver may leave slack (a rental
-    # start counted where none happens), so its objective can only be higher, never lower.
-    solver_objective = Fraction(outcome.objective or 0, scale)
-    objective = outcome.solution.cost(problem)
-    if objective > solver_objective:
-        raise PlanRejected(_mismatch(objective, solver_objective, problem.scenario.spec.currency))
+        return _no_plan(problem, model, outcome.status, params, outcome.size)
+    solution = outcome.solution
+    objective = solution.cost(problem)
+    if outcome.objective is not None and objective > Fraction(outcome.objective, scale):
+        # below a proven optimum the solver may leave slack, never a lower objective
+        raise PlanRejected(_mismatch(objective, Fraction(outcome.objective, scale), scenario))
     bound = None if outcome.bound is None else max(Fraction(outcome.bound, scale), Fraction(0))
-    plan = _finish(problem, outcome.solution, outcome.status, naive, heuristic)
-    notes = {k: v for k, v in (("naive", naive_why), ("heuristic", heuristic_why)) if v}
-    plan = plan.model_copy(update={"baseline_notes": notes})
-    gap = None if bound is None else float((objective - bound) / objective) if objective else 0.0
+    status = Status(outcome.status)
+    plan = to_plan(problem, solution, status.value)
     plan = plan.model_copy(
         update={
-            "gap": None if gap is None else round(gap, 6),
+            "cost_breakdown": breakdown(problem, solution, plan),
+            "naive_cost": _baseline_cost(problem, naive),
+            "heuristic_cost": _baseline_cost(problem, heuristic),
+            "baseline_notes": {
+                k: v for k, v in (("naive", naive_why), ("heuristic", heuristic_why)) if v
+            },
+            "gap": None
+            if bound is None
+            else round(float((objective - bound) / objective), 6)
+            if objective
+            else 0.0,
             "bound": None if bound is None else money(bound, plan.currency),
             "solve_seconds": round(outcome.seconds, 3),
-            "solver": {
-                "workers": params.settings().workers,
-                "seed": params.seed,
-                "time_limit": params.time_limit,
-                "deterministic": params.deterministic,
-                **outcome.size,
-            },
+            "solver": SolverInfo(
+                workers=params.settings().workers,
+                seed=params.seed,
+                time_limit=params.time_limit,
+                deterministic=params.deterministic,
+                variables=outcome.size.get("variables", 0),
+                constraints=outcome.size.get("constraints", 0),
+            ),
         }
     )
+    _accept(scenario, plan, objective)
+    terms = {t: Fraction(v, scale) for t, v in outcome.terms.items()}
+    return Result(
+        status, plan, problem, solution, objective, bound, outcome.seconds, terms, [], outcome.size
+    )
+
+
+def _accept(scenario: Scenario, plan: Plan, objective: Fraction) -> None:
+    """The checker's verdict: every rule holds and its total is the solver's objective."""
     check = check_plan(scenario, plan)
     if check.ok and check.total != objective:
         check.add(
@@ -156,57 +178,39 @@ def solve(scenario: Scenario, params: SolveParams, on_progress: OnProgress | Non
         )
     if not check.ok:
         raise PlanRejected(check)
-    return Result(outcome.status, plan, problem, objective, size=outcome.size)
 
 
-def _mismatch(exact: Fraction, solver: Fraction, currency: str) -> CheckResult:
+def _no_plan(
+    problem: Problem, model: CpModel, status: str, params: SolveParams, size: dict[str, int]
+) -> Result:
+    reasons = [f"no plan found within {params.time_limit:g} s"]
+    if status == "infeasible":
+        core = CpModel(problem, require_all=False).explain(params.settings())
+        together = f" together: {', '.join(core)}" if core else ""
+        reasons = [
+            "the solver proved that no plan fits every deadline, window, "
+            f"dependency and stock limit{together}"
+        ]
+    return Result(Status(status), problem=problem, reasons=reasons, size=size)
+
+
+def _mismatch(exact: Fraction, solver: Fraction, scenario: Scenario) -> CheckResult:
     result = CheckResult()
     result.add(
         "cost",
         "total",
         float(exact - solver),
-        currency,
+        scenario.spec.currency,
         f"the plan costs {float(exact)} but the solver's objective is {float(solver)}",
     )
     return result
 
 
-def _finish(
-    problem: Problem,
-    solution: Solution,
-    status: str,
-    naive: Solution | None,
-    heuristic: Solution | None,
-) -> Plan:
-    """The plan with its baselines, checked breakdown, utilisation and decision lines."""
-    plan = to_plan(problem, solution, status)
-    currency = plan.currency
-    check = check_plan(problem.scenario, plan)
-    assignments = [
-        a.model_copy(update={"next_best": next_best(problem, solution, a.workload)})
-        if isinstance(a, Assignment)
-        else a
-        for a in plan.assignments
-    ]
-    return plan.model_copy(
-        update={
-            "naive_cost": _baseline_cost(problem, naive, currency),
-            "heuristic_cost": _baseline_cost(problem, heuristic, currency),
-            "cost_breakdown": check.breakdown,
-            "assignments": assignments,
-            "utilisation": utilisation(problem, plan),
-            "decisions": decisions(problem, plan),
-            "assumptions": plan_assumptions(problem, plan),
-        }
-    )
-
-
-def _baseline_cost(problem: Problem, solution: Solution | None, currency: str) -> Decimal | None:
+def _baseline_cost(problem: Problem, solution: Solution | None) -> Decimal | None:
     """A baseline's cost, if it found a plan, after the checker accepts it."""
     if solution is None:
         return None
     plan = to_plan(problem, solution, "feasible")
-    check = check_plan(problem.scenario, plan)
-    if not check.ok:
-        raise PlanRejected(check)
-    return money(solution.cost(problem), currency)
+    plan = plan.model_copy(update={"cost_breakdown": breakdown(problem, solution, plan)})
+    _accept(problem.scenario, plan, solution.cost(problem))
+    return plan.total_cost

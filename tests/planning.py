@@ -8,6 +8,7 @@ Setup is 0 unless an offer or job says otherwise.
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ import yaml
 
 from planner.domain.load import load_scenario
 from planner.domain.scenario import Scenario
+from planner.report import annotate
 from planner.solve import Result, SolveParams, solve
 
 TOKENS_PER_HOUR = 3_600_000
@@ -77,5 +79,10 @@ def scenario(
 
 
 def solved(s: Scenario, seconds: float = 20.0) -> Result:
-    """Solve deterministically (fixed seed and workers, deterministic time budget)."""
-    return solve(s, SolveParams(time_limit=seconds, workers=2, seed=0, deterministic=True))
+    """Solve deterministically (fixed seed and workers, deterministic time budget); the
+    checked plan annotated for people, as `plan solve` shows it."""
+    result = solve(s, SolveParams(time_limit=seconds, workers=2, seed=0, deterministic=True))
+    if result.plan is None:
+        return result
+    assert result.problem is not None and result.solution is not None
+    return replace(result, plan=annotate(result.problem, result.solution, result.plan))

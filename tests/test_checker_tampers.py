@@ -7,7 +7,7 @@ import datetime as dt
 from decimal import Decimal
 from typing import Any
 
-from planner.check_new import check_plan
+from planner.check import check_plan
 from planner.domain.plan import Assignment, Plan, Rental
 from tests.planning import job, offer, solved
 

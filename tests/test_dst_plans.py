@@ -14,6 +14,7 @@ import pytest
 
 from planner.check import check_plan
 from planner.cpsat.model import CpModel, SolverSettings
+from planner.domain.costs import CostTerm
 from planner.domain.plan import Plan
 from planner.problem import build_problem
 from planner.solution import to_plan
@@ -30,10 +31,6 @@ CHANGES = [
     ("America/New_York", "2026-03-07", "2026-03-08", 23),
 ]
 IDS = ["berlin-autumn", "berlin-spring", "new-york-autumn", "new-york-spring"]
-OLD_CHECKER_PACKAGES = pytest.mark.xfail(
-    reason="old checker: a package must last 24 h × its days (planner/check.py rental_money)",
-    strict=False,
-)
 
 
 def planned(s: Any) -> Plan:
@@ -150,11 +147,6 @@ def test_a_window_after_the_change_opens_at_local_midnight(
     assert local(rental.end) == f"{following}T06:00{offset(zone, following, 6)}"
 
 
-@pytest.mark.xfail(
-    reason="old checker: a daily run must start 24 × n hours after the horizon's first window "
-    "opening (planner/check.py timing)",
-    strict=False,
-)
 @pytest.mark.parametrize(("zone", "first", "change", "length"), CHANGES, ids=IDS)
 def test_a_window_after_the_change_round_trips(
     make_scenario: Any, zone: str, first: str, change: str, length: int
@@ -210,14 +202,13 @@ def test_a_package_on_the_change_day_holds_its_real_hours(
     assert plan.total_cost == 240 and plan.train[0].held
 
 
-@OLD_CHECKER_PACKAGES
 @pytest.mark.parametrize(("zone", "first", "change", "length"), CHANGES, ids=IDS)
 def test_a_package_on_the_change_day_round_trips_with_idle_on_real_hours(
     make_scenario: Any, zone: str, first: str, change: str, length: int
 ) -> None:
     plan = round_trip(package_case(make_scenario, zone, first, change))
     assert plan.total_cost == 240
-    assert plan.cost_breakdown["idle_package_card_hours"] == length - 5
+    assert plan.cost_breakdown.reported[CostTerm.IDLE].amount == length - 5
 
 
 # --- (d) reserved cards follow an hourly curve across the change ----------------------------

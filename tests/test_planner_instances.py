@@ -6,6 +6,7 @@ from decimal import Decimal
 from typing import Any
 
 from planner.check import check_plan
+from planner.domain.costs import CostTerm
 from tests.planning import job, offer, solved
 
 HOURLY = {"price": 10, "stock": 4}
@@ -24,7 +25,7 @@ def test_a_90_minute_job_pays_two_hours(make_scenario: Any) -> None:
     plan = only(solved(make_scenario([offer("o", hourly=HOURLY)], [job("j", 1.5)])))
     assert plan.total_cost == Decimal("20.00")
     assert plan.rentals[0].billed_hours == 2
-    assert plan.cost_breakdown["round_up_unit_hours"] == 0  # held 2 h, billed 2 h
+    assert plan.cost_breakdown.reported[CostTerm.ROUND_UP].amount == 0  # held 2 h, billed 2 h
 
 
 def test_minimum_and_increment_round_up(make_scenario: Any) -> None:
@@ -32,8 +33,8 @@ def test_minimum_and_increment_round_up(make_scenario: Any) -> None:
     hourly = {**HOURLY, "min_hours": 3}
     plan = only(solved(make_scenario([offer("o", hourly=hourly)], [job("j", 2)])))
     assert plan.total_cost == Decimal("30.00")
-    assert plan.cost_breakdown["round_up_unit_hours"] == 1
-    assert plan.cost_breakdown["round_up_cost"] == Decimal("10.00")
+    assert plan.cost_breakdown.reported[CostTerm.ROUND_UP].amount == 1
+    assert plan.cost_breakdown.reported[CostTerm.ROUND_UP].cost == Decimal("10.00")
     # 5 h held, increment 2 h → billed ceil(5 / 2) × 2 = 6 h = 60.
     hourly = {**HOURLY, "increment_hours": 2}
     plan = only(solved(make_scenario([offer("o", hourly=hourly)], [job("j", 5)])))
@@ -54,7 +55,7 @@ def test_setup_is_paid_per_start_on_hourly(make_scenario: Any) -> None:
     o = {**offer("o", hourly=HOURLY), "setup_minutes": 30}
     plan = only(solved(make_scenario([o], [{**job("j", 2), "setup_minutes": None}])))
     assert plan.total_cost == Decimal("30.00")
-    assert plan.cost_breakdown["setup_card_hours"] == 0.5
+    assert plan.cost_breakdown.reported[CostTerm.SETUP].amount == 0.5
 
 
 def test_package_wins_once_use_passes_break_even(make_scenario: Any) -> None:
@@ -66,8 +67,8 @@ def test_package_wins_once_use_passes_break_even(make_scenario: Any) -> None:
     long = only(solved(make_scenario(offers, [job("j", 21)])))
     assert long.total_cost == Decimal("200.00") and long.assignments[0].mode == "daily"
     assert long.assignments[0].start.hour == 0  # a package starts at 00:00
-    assert long.cost_breakdown["idle_package_card_hours"] == 3
-    assert long.cost_breakdown["idle_package_cost"] == Decimal("25.00")
+    assert long.cost_breakdown.reported[CostTerm.IDLE].amount == 3
+    assert long.cost_breakdown.reported[CostTerm.IDLE].cost == Decimal("25.00")
     assert any("o daily" in line and "bought" in line for line in long.decisions)
     assert long.assignments[0].package_share == Decimal("175.00")  # 21 card-hours × 200/24
 
@@ -146,7 +147,7 @@ def test_spot_rework_and_price(make_scenario: Any) -> None:
     offers = [offer("o", hourly=HOURLY, spot=spot)]
     plan = only(solved(make_scenario(offers, [job("j", 6, checkpoint_every="60m")])))
     assert plan.assignments[0].mode == "spot" and plan.total_cost == Decimal("45.00")
-    assert plan.cost_breakdown["spot_rework_card_hours"] == 3.0
+    assert plan.cost_breakdown.reported[CostTerm.SPOT_REWORK].amount == 3.0
     # without a checkpoint interval the job is not spot-eligible
     plan = only(solved(make_scenario(offers, [job("j", 6)])))
     assert plan.assignments[0].mode == "hourly" and plan.total_cost == Decimal("60.00")
@@ -165,7 +166,7 @@ def test_scaling_loss_is_reported(make_scenario: Any) -> None:
     )
     a = plan.assignments[0]
     assert a.cards == 2
-    loss = plan.cost_breakdown["scaling_loss_card_hours"]
+    loss = plan.cost_breakdown.reported[CostTerm.SCALING_LOSS].amount
     assert 0 < loss < 0.1 * 10
 
 
@@ -174,7 +175,7 @@ def test_packages_beyond_the_horizon_are_reported(make_scenario: Any) -> None:
     offers = [offer("o", hourly=HOURLY, weekly={"price": 100, "stock": 1})]
     plan = only(solved(make_scenario(offers, [job("j", 50)], days=3)))
     assert plan.total_cost == Decimal("100.00")
-    assert plan.cost_breakdown["beyond_horizon_package_card_hours"] == 4 * 24
+    assert plan.cost_breakdown.reported[CostTerm.BEYOND_HORIZON].amount == 4 * 24
 
 
 def test_monthly_spend_books_packages_in_their_start_month(make_scenario: Any) -> None:
@@ -183,7 +184,7 @@ def test_monthly_spend_books_packages_in_their_start_month(make_scenario: Any) -
     offers = [offer("o", hourly=HOURLY, daily={"price": 100, "stock": 1})]
     j = job("j", 30, earliest_start="2026-07-31")
     plan = only(solved(make_scenario(offers, [j], days=40)))
-    assert plan.cost_breakdown["by_month"] == {
+    assert plan.cost_breakdown.by_month == {
         "2026-07": Decimal("100.00"),
         "2026-08": Decimal("100.00"),
     }
@@ -196,7 +197,7 @@ def test_commitments_are_paid_and_used(make_scenario: Any) -> None:
     plan = only(solved(make_scenario(offers, [job("j", 20)], commitments=commitment)))
     assert plan.total_cost == Decimal("70.00")
     assert plan.assignments[0].held and any(r.committed for r in plan.rentals)
-    assert plan.cost_breakdown["commitments"] == Decimal("70.00")
+    assert plan.cost_breakdown.paid[CostTerm.COMMITMENT] == Decimal("70.00")
 
 
 def test_storage_bills_the_whole_span(make_scenario: Any) -> None:
@@ -204,7 +205,7 @@ def test_storage_bills_the_whole_span(make_scenario: Any) -> None:
     o = {**offer("o", hourly=HOURLY), "disk_price_per_gb_month": 72}
     plan = only(solved(make_scenario([o], [job("j", 5, disk_gb=10)])))
     assert plan.total_cost == Decimal("55.00")
-    assert plan.cost_breakdown["storage"] == Decimal("5.00")
+    assert plan.cost_breakdown.paid[CostTerm.STORAGE] == Decimal("5.00")
 
 
 def test_offer_wide_cap_limits_all_modes(make_scenario: Any) -> None:

@@ -12,12 +12,12 @@ from rich.table import Table
 from planner.cli.common import JsonOption, human, input_errors, load_planned, write_json
 from planner.configs import Config
 from planner.domain.errors import Issue, LoadError
+from planner.domain.money import money
 from planner.domain.scenario import Scenario
 from planner.domain.suggest import did_you_mean
 from planner.domain.values import PACKAGE_DAYS
 from planner.problem import Job, quote_job, quote_replicas
 from planner.rules import packages_until
-from planner.solution import money
 
 
 def quote_command(

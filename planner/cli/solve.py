@@ -11,8 +11,10 @@ from rich.console import Console
 from rich.table import Table
 
 from planner.cli.common import JsonOption, err, human, input_errors, load_planned, write_json
+from planner.domain.costs import REPORTED_UNIT
 from planner.domain.errors import Issue, LoadError
 from planner.domain.plan import Plan
+from planner.report import annotate
 from planner.solve import PlanRejected, SolveParams, solve
 
 
@@ -56,9 +58,11 @@ def solve_command(
             {"scenario": loaded.name, "status": result.status, "reasons": result.reasons}, json_path
         )
         raise typer.Exit(2 if result.status == "infeasible" else 3)
+    assert result.problem is not None and result.solution is not None
+    plan = annotate(result.problem, result.solution, result.plan)  # after the check
     console = human(json_path)
-    print_plan(console, result.plan)
-    write_json(result.plan.model_dump(), json_path)
+    print_plan(console, plan)
+    write_json(plan.model_dump(), json_path)
 
 
 def _progress(currency: str, header: str) -> Any:
@@ -94,7 +98,7 @@ def print_plan(console: Console, plan: Plan) -> None:
     console.print(
         f"[bold]{plan.scenario}[/]: {plan.status}, total {c} {plan.total_cost:,.2f} "
         f"(bound {bound}, gap {gap}, {plan.solve_seconds:.2f} s, "
-        f"{plan.solver.get('variables', '?')} variables)"
+        f"{plan.solver.variables if plan.solver else '?'} variables)"
     )
     notes = plan.baseline_notes
     console.print(
@@ -190,7 +194,7 @@ def _workloads(plan: Plan) -> Table:
             str(a.hours),
             f"{spent:,.2f}" + (" (pkg)" if a.package_share else ""),
             f"{spent / total:.0%}",
-            f"{nb['config']} ({nb['extra_cost']:+,.2f})" if nb else "-",
+            f"{nb.config} ({nb.extra_cost:+,.2f})" if nb else "-",
         )
     return table
 
@@ -218,14 +222,21 @@ def _replicas(plan: Plan) -> Table:
 
 def _breakdown(plan: Plan) -> Table:
     table = Table(title="Cost breakdown", title_justify="left")
-    table.add_column("line")
-    table.add_column("value", justify="right")
-    for key, value in plan.cost_breakdown.items():
-        if isinstance(value, dict):
-            value = ", ".join(f"{k}: {v:,.2f}" for k, v in value.items())
-        elif not isinstance(value, str):
-            value = f"{value:,.2f}"
-        table.add_row(key.replace("_", " "), value)
+    table.add_column("term")
+    table.add_column("amount", justify="right")
+    table.add_column(plan.currency, justify="right")
+    b = plan.cost_breakdown
+    if b is None:
+        return table
+    for term, value in b.paid.items():
+        table.add_row(f"paid: {term.value.replace('_', ' ')}", "", f"{value:,.2f}")
+    table.add_row("[bold]total[/]", "", f"[bold]{b.total:,.2f}[/]")
+    for term, q in b.reported.items():
+        amount = f"{q.amount:,.2f} {REPORTED_UNIT[term]}"
+        cost = "" if q.cost is None else f"{q.cost:,.2f}"
+        table.add_row(f"reported: {term.value.replace('_', ' ')}", amount, cost)
+    for month, value in b.by_month.items():
+        table.add_row(f"spend in {month}", "", f"{value:,.2f}")
     return table
 
 
@@ -236,8 +247,8 @@ def _utilisation(plan: Plan) -> Table:
     for card, u in plan.utilisation.items():
         table.add_row(
             card,
-            f"{u['held_card_hours']:,}",
-            f"{u['used_card_hours']:,}",
-            f"{u['utilisation']:.0%}",
+            f"{u.held_card_hours:,}",
+            f"{u.used_card_hours:,}",
+            f"{u.utilisation:.0%}",
         )
     return table

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from ortools.sat.python import cp_model
 
 from planner.cpsat.constraints import Constraints
-from planner.cpsat.objective import cost_expression, tie_expression
+from planner.cpsat.objective import cost_terms, tie_expression
 from planner.cpsat.variables import make_variables, pool_cap
+from planner.domain.costs import CostTerm
 from planner.problem import Problem
 from planner.solution import Solution
 
@@ -40,6 +41,7 @@ class Outcome:
     bound: int | None
     seconds: float
     size: dict[str, int]
+    terms: dict[CostTerm, int] = field(default_factory=dict)  # scaled money per paid term
 
 
 class _Progress(cp_model.CpSolverSolutionCallback):
@@ -59,7 +61,8 @@ class CpModel:
         self.model = cp_model.CpModel()
         self.v = make_variables(self.model, problem)
         Constraints(self.model, problem, self.v, require_all).add_constraints()
-        self.cost = cost_expression(problem, self.v)
+        self.terms = cost_terms(problem, self.v)
+        self.cost = cp_model.LinearExpr.sum(list(self.terms.values()))
 
     def size(self) -> dict[str, int]:
         proto = self.model.proto
@@ -119,10 +122,11 @@ class CpModel:
             return Outcome(name, None, None, None, time.perf_counter() - started, self.size())
         objective = round(solver.objective_value)  # a float: 1.9999999999999996 means 2
         bound = round(solver.best_objective_bound)
-        solution = self._decode(solver)
+        solution, terms = self._decode(solver)
         if status == cp_model.OPTIMAL:
-            solution = self._break_ties(settings, objective, solution)
-        return Outcome(name, solution, objective, bound, time.perf_counter() - started, self.size())
+            solution, terms = self._break_ties(settings, objective, solution, terms)
+        seconds = time.perf_counter() - started
+        return Outcome(name, solution, objective, bound, seconds, self.size(), terms)
 
     def explain(self, settings: SolverSettings) -> list[str] | None:
         """Names of workloads that cannot all be planned together (an infeasible core over
@@ -135,7 +139,9 @@ class CpModel:
         core = set(solver.sufficient_assumptions_for_infeasibility())
         return [job.name for job in self.problem.jobs if self.v.present[job.index].index in core]
 
-    def _break_ties(self, settings: SolverSettings, objective: int, best: Solution) -> Solution:
+    def _break_ties(
+        self, settings: SolverSettings, objective: int, best: Solution, terms: dict[CostTerm, int]
+    ) -> tuple[Solution, dict[CostTerm, int]]:
         """Among plans of the optimal cost, the least by the tie order (PRODUCT.md rule 12)."""
         self.model.add(self.cost == objective)
         self.model.minimize(tie_expression(self.problem, self.v))
@@ -144,7 +150,7 @@ class CpModel:
         status = solver.solve(self.model)
         if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             return self._decode(solver)
-        return best
+        return best, terms
 
     def _solver(self, settings: SolverSettings, limit: float) -> cp_model.CpSolver:
         solver = cp_model.CpSolver()
@@ -160,7 +166,8 @@ class CpModel:
             params.max_time_in_seconds = limit
         return solver
 
-    def _decode(self, solver: cp_model.CpSolver) -> Solution:
+    def _decode(self, solver: cp_model.CpSolver) -> tuple[Solution, dict[CostTerm, int]]:
+        """The solution the solver holds, and the value of each paid term there."""
         configs = tuple(
             next(k for k, x in enumerate(choose) if solver.boolean_value(x))
             for choose in self.v.choose
@@ -171,9 +178,10 @@ class CpModel:
             for key, bought in self.v.packages.items()
         }
         replicas = {key: int(solver.value(r)) for key, r in self.v.replicas.items()}
-        return Solution(
+        solution = Solution(
             configs,
             starts,
             {k: b for k, b in packages.items() if b},
             {key: n for key, n in replicas.items() if n},
         )
+        return solution, {t: int(solver.value(expr)) for t, expr in self.terms.items()}

@@ -6,39 +6,42 @@ from __future__ import annotations
 from ortools.sat.python import cp_model
 
 from planner.cpsat.variables import Variables, pool_cap, replica_bound
+from planner.domain.costs import PAID, CostTerm
 from planner.problem import Problem
+from planner.rules import PACKAGE_MODES
 
 
-def cost_expression(problem: Problem, v: Variables) -> cp_model.LinearExpr:
-    """Rentals and storage of the chosen configs + packages bought + commitments' fixed cost.
+def cost_terms(problem: Problem, v: Variables) -> dict[CostTerm, cp_model.LinearExpr]:
+    """Money per paid term (integers at the problem's money scale); their sum is the objective.
 
-    Committed packages are among the packages bought, so only hourly commitments are added
-    as a constant here.
+    Committed packages are among the packages bought: the package term subtracts them and
+    the commitment term counts every commitment once.
     """
-    terms: list[cp_model.LinearExprT] = []
+    terms: dict[CostTerm, list[cp_model.LinearExprT]] = {t: [] for t in PAID}
     for job in problem.jobs:
         for x, config in zip(v.choose[job.index], job.configs, strict=True):
-            if config.cost:
-                terms.append(x * problem.integer(config.cost))
+            if config.rental_cost:
+                terms[CostTerm(config.mode)].append(x * problem.integer(config.rental_cost))
+            if config.storage_cost:
+                terms[CostTerm.STORAGE].append(x * problem.integer(config.storage_cost))
     for key, bought in v.packages.items():
         price = problem.integer(problem.pools[key].unit_price)
-        terms += [n * price for n in bought.values()]
+        terms[CostTerm.PACKAGE] += [n * price for n in bought.values()]
     for (j, k, s), replicas in v.replicas.items():
         replica_job = problem.replica_jobs[j]
         replica = replica_job.configs[k]
         if replica.mode == "hourly":  # held hours plus ceil(setup) per start, per unit
             hour = problem.integer(problem.replica_hour_price(replica))
             a, b = problem.segments[s]
-            terms.append(replicas * (b - a) * hour)
+            terms[CostTerm.HOURLY].append(replicas * (b - a) * hour)
             setup = problem.replica_setup[(replica_job.name, replica.offer)]
             if setup:
-                terms.append(v.starts[(j, k, s)] * setup * hour)
-    fixed = sum(
-        problem.integer(f.cost)
-        for f in problem.fixed
-        if f.mode not in ("daily", "weekly", "monthly")
-    )
-    return sum(terms) + fixed  # type: ignore[return-value]
+                terms[CostTerm.HOURLY].append(v.starts[(j, k, s)] * setup * hour)
+    for f in problem.fixed:
+        terms[CostTerm.COMMITMENT].append(problem.integer(f.cost))
+        if f.mode in PACKAGE_MODES:
+            terms[CostTerm.PACKAGE].append(-problem.integer(f.cost))
+    return {t: cp_model.LinearExpr.sum(exprs) for t, exprs in terms.items()}
 
 
 def tie_expression(problem: Problem, v: Variables) -> cp_model.LinearExpr:

@@ -57,3 +57,8 @@ def from_minor(minor: int, currency: str) -> Decimal:
     """Integer minor units back to a decimal amount with the currency's digits."""
     digits = MINOR_DIGITS[currency]
     return Decimal(minor).scaleb(-digits).quantize(Decimal(1).scaleb(-digits))
+
+
+def money(amount: Decimal | Fraction | int, currency: str) -> Decimal:
+    """An exact amount rounded once, half-even, to the currency's minor unit."""
+    return from_minor(to_minor(amount, currency), currency)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from decimal import Decimal
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -37,6 +37,14 @@ class Run(_PlanModel):
     end: dt.datetime
 
 
+class NextBest(_PlanModel):
+    """The cheapest other config of a train workload, priced alone."""
+
+    config: str
+    cost: Decimal
+    extra_cost: Decimal
+
+
 class Assignment(_PlanModel):
     """Where and when one workload runs."""
 
@@ -56,7 +64,7 @@ class Assignment(_PlanModel):
     cost: Decimal  # its own rentals and storage (held cards are costed as rentals)
     package_share: Decimal | None = None  # held card-hours used × the package's card-hour price
     rentals: list[str] = []
-    next_best: dict[str, Any] | None = None
+    next_best: NextBest | None = None
 
 
 class ReplicaUse(_PlanModel):
@@ -118,6 +126,30 @@ class CostBreakdown(_PlanModel):
         return self
 
 
+class DayUse(_PlanModel):
+    date: str
+    held_card_hours: int
+    used_card_hours: int
+
+
+class CardUse(_PlanModel):
+    """Card-hours held and used inside the horizon, for one card type."""
+
+    held_card_hours: int
+    used_card_hours: int
+    utilisation: float
+    daily: list[DayUse]
+
+
+class SolverInfo(_PlanModel):
+    workers: int
+    seed: int
+    time_limit: float
+    deterministic: bool
+    variables: int
+    constraints: int
+
+
 AnyAssignment = Annotated[Assignment | ReplicaAssignment, Field(discriminator="kind")]
 
 
@@ -134,8 +166,8 @@ class Plan(_PlanModel):
     solve_seconds: float = 0.0
     rentals: list[Rental]
     assignments: list[AnyAssignment]
-    cost_breakdown: dict[str, Any] = {}
-    utilisation: dict[str, Any] = {}
+    cost_breakdown: CostBreakdown | None = None
+    utilisation: dict[str, CardUse] = {}
     decisions: list[str] = []
     assumptions: list[str] = []  # assumed and low-confidence figures the plan rests on
 
@@ -147,4 +179,4 @@ class Plan(_PlanModel):
     def replica(self) -> list[ReplicaAssignment]:
         return [a for a in self.assignments if isinstance(a, ReplicaAssignment)]
 
-    solver: dict[str, Any] = {}
+    solver: SolverInfo | None = None

@@ -12,8 +12,8 @@ from pydantic import Field, field_validator, model_validator
 
 from planner.domain.catalog import CardType, Catalog, Frozen, Offer
 from planner.domain.model_card import ModelCard
-from planner.domain.timeaxis import TimeAxis
 from planner.domain.money import MINOR_DIGITS
+from planner.domain.timeaxis import TimeAxis
 from planner.domain.values import Name, Slug
 from planner.domain.workload import Commitment, Workload
 

@@ -13,12 +13,12 @@ from __future__ import annotations
 from decimal import Decimal
 from fractions import Fraction
 
-from planner.check_new.ledger import Ledger
-from planner.check_new.rentals import Held, book, card_hour_price, commitments, pools, read_rentals
-from planner.check_new.rentals import stock as stock_rule
-from planner.check_new.replicas import check_replicas
-from planner.check_new.result import CheckResult, Violation, cost_line, rounded
-from planner.check_new.train import Placed, check_train
+from planner.check.ledger import Ledger
+from planner.check.rentals import Held, book, card_hour_price, commitments, pools, read_rentals
+from planner.check.rentals import stock as stock_rule
+from planner.check.replicas import check_replicas
+from planner.check.result import CheckResult, Violation, cost_line, rounded
+from planner.check.train import Placed, check_train
 from planner.domain.costs import PAID, REPORTED, CostTerm, reported_amount
 from planner.domain.plan import CostBreakdown, Plan, Quantity
 from planner.domain.scenario import Scenario

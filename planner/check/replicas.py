@@ -9,7 +9,7 @@ from collections import defaultdict
 from decimal import Decimal
 from fractions import Fraction
 
-from planner.check_new.contract import (
+from planner.check.contract import (
     reserve_card_fits,
     reserve_demand,
     serve_capacity,
@@ -17,9 +17,9 @@ from planner.check_new.contract import (
     setup_hours,
     units_for,
 )
-from planner.check_new.ledger import Ledger
-from planner.check_new.rentals import Held, card_hour_price, hour_of
-from planner.check_new.result import CheckResult, cost_line
+from planner.check.ledger import Ledger
+from planner.check.rentals import Held, card_hour_price, hour_of
+from planner.check.result import CheckResult, cost_line
 from planner.domain.costs import CostTerm
 from planner.domain.plan import Plan, ReplicaAssignment, ReplicaUse
 from planner.domain.scenario import Scenario

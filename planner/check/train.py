@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from planner.check_new.contract import SLACK, setup_hours, train_rate, units_for
-from planner.check_new.ledger import Ledger
-from planner.check_new.rentals import Held, hour_of
-from planner.check_new.result import CheckResult
+from planner.check.contract import SLACK, setup_hours, train_rate, units_for
+from planner.check.ledger import Ledger
+from planner.check.rentals import Held, hour_of
+from planner.check.result import CheckResult
 from planner.domain.costs import CostTerm
 from planner.domain.plan import Assignment, Plan
 from planner.domain.scenario import Scenario

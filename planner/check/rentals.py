@@ -7,9 +7,9 @@ from collections import Counter
 from dataclasses import dataclass
 from fractions import Fraction
 
-from planner.check_new.contract import billed, package_days
-from planner.check_new.ledger import Ledger
-from planner.check_new.result import CheckResult
+from planner.check.contract import billed, package_days
+from planner.check.ledger import Ledger
+from planner.check.result import CheckResult
 from planner.domain.catalog import HourlyBilling, Offer
 from planner.domain.costs import CostTerm
 from planner.domain.plan import Rental
@@ -193,7 +193,7 @@ def book(scenario: Scenario, held: list[Held], ledger: Ledger) -> None:
 def stock(scenario: Scenario, ledger: Ledger, result: CheckResult) -> None:
     """Rule 7: units held of an offer and mode ≤ that mode's stock at every hour, and all
     modes together ≤ the offer-wide cap."""
-    from planner.check_new.ledger import worst
+    from planner.check.ledger import worst
 
     axis = scenario.axis
     totals: dict[str, dict[int, int]] = {}
