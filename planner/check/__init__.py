@@ -56,7 +56,9 @@ def check_plan(scenario: Scenario, plan: Plan) -> CheckResult:
     stock_rule(scenario, ledger, result)
     pools(scenario, ledger, result)
     _train_lines(scenario, placed, held, result)
-    result.total = sum((ledger.money[t] for t in PAID), Fraction(0))
+    result.money = {t: ledger.money.get(t, Fraction(0)) for t in PAID}
+    result.amounts = {t: ledger.amount.get(t, Fraction(0)) for t in REPORTED}
+    result.total = sum(result.money.values(), Fraction(0))
     result.breakdown = _breakdown(scenario, ledger, result.total)
     currency = scenario.spec.currency
     cost_line(result, "total", plan.total_cost, result.total, currency)

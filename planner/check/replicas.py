@@ -38,8 +38,10 @@ def _capacity(
         why = f"offer {u.offer} does not rent {u.card} {u.mode} for serving (never spot)"
     elif u.cards < 1 or (u.cards > offer.node_cards and offer.network is None):
         why = f"{u.cards} card(s) do not fit one {offer.node_cards}-card node of {u.offer}"
-    elif u.held != (u.mode in PACKAGE_DAYS or _committed(scenario, u.offer, u.mode)):
-        why = "held must say whether it runs on package or committed cards"
+    elif u.held and not (u.mode in PACKAGE_DAYS or _committed(scenario, u.offer, u.mode)):
+        why = f"held cards of {u.offer} {u.mode}: neither a package nor a commitment"
+    elif not u.held and u.mode in PACKAGE_DAYS:
+        why = f"a {u.mode} package is held cards: held must be true"
     if why is None and isinstance(w, ReserveWorkload):
         if not reserve_card_fits(scenario, w, scenario.cards[u.card]):
             why = f"{u.card} is not the card it reserves"

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
 
+from planner.domain.costs import CostTerm
 from planner.domain.money import from_minor, to_minor
 from planner.domain.plan import CostBreakdown
 
@@ -29,6 +30,8 @@ class CheckResult:
     violations: list[Violation] = field(default_factory=list)
     total: Fraction = Fraction(0)  # exact money recomputed from the plan
     breakdown: CostBreakdown | None = None  # recomputed; None when the plan cannot be priced
+    money: dict[CostTerm, Fraction] = field(default_factory=dict)  # exact, per paid term
+    amounts: dict[CostTerm, Fraction] = field(default_factory=dict)  # exact, per reported term
 
     @property
     def ok(self) -> bool:

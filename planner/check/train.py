@@ -49,8 +49,10 @@ def legal(scenario: Scenario, a: Assignment, w: TrainWorkload, result: CheckResu
         why = "spot needs checkpoint_every"
     elif not supports(scenario.cards[a.card], w.precision):
         why = f"{a.card} does not support {w.precision}"
-    elif a.held != (a.mode in PACKAGE_DAYS or _committed(scenario, a.offer, a.mode)):
-        why = "held must say whether it runs on package or committed cards"
+    elif a.held and not (a.mode in PACKAGE_DAYS or _committed(scenario, a.offer, a.mode)):
+        why = f"held cards of {a.offer} {a.mode}: neither a package nor a commitment"
+    elif not a.held and a.mode in PACKAGE_DAYS:
+        why = f"a {a.mode} package is held cards: held must be true"
     if why:
         result.add("config", subject, 1, "", why)
         return False

@@ -84,6 +84,23 @@ class Constraints:
         self._usage[key] = usage
         return usage
 
+    def replica_setup_usage(
+        self, key: tuple[str, str]
+    ) -> list[tuple[cp_model.IntervalVar, cp_model.LinearExprT]]:
+        """Units that hourly replica rentals hold while they set up: ceil(setup) hours before
+        each segment where a config's count rises (rules 6-7: setup hours are held)."""
+        usage: list[tuple[cp_model.IntervalVar, cp_model.LinearExprT]] = []
+        for (j, k, s), up in self.v.starts.items():
+            job = self.problem.replica_jobs[j]
+            c = job.configs[k]
+            setup = self.problem.replica_setup[(job.name, c.offer)]
+            if (c.offer, c.mode) != key or not setup:
+                continue
+            a = self.problem.segments[s][0]
+            interval = self.model.new_fixed_size_interval_var(a - setup, setup, "")
+            usage.append((interval, up * c.units))
+        return usage
+
     def _select_one_config(self) -> None:
         """Each present job runs on exactly one config (rule 1); every job is present."""
         for job in self.problem.jobs:
@@ -129,6 +146,9 @@ class Constraints:
             for _, interval, held in self.replica_usage(key):
                 intervals.append(interval)
                 demands.append(held)
+            for interval, setting_up in self.replica_setup_usage(key):
+                intervals.append(interval)
+                demands.append(setting_up)
         for job in self.problem.jobs:
             for k, config in enumerate(job.configs):
                 if not config.held:
@@ -149,16 +169,18 @@ class Constraints:
             self.model.add_cumulative(intervals, demands, stock)
 
     def held_units(self, key: tuple[str, str], hour: int) -> cp_model.LinearExpr:
-        """Units of a pool held at `hour`: packages bought covering it plus commitments. A
-        package of n local days bought on day d covers local days d … d + n − 1."""
+        """Units of a pool held at `hour`: packages bought covering it (commitments among
+        them), or committed units. A package of n local days bought on day d covers local
+        days d … d + n − 1."""
         pool = self.problem.pools[key]
-        committed = sum(c.units for c in pool.committed if c.start <= hour < c.end)
-        if not pool.days:
+        if not pool.days:  # committed hourly or spot units
+            committed = sum(c.units for c in pool.committed if c.start <= hour < c.end)
             return cp_model.LinearExpr.constant(committed)
+        # committed packages are among the packages bought (`_commitments`): not added again
         day = self.problem.axis.day_of(hour)
         bought = self.v.packages[key]
         covering = [bought[d] for d in range(max(0, day - pool.days + 1), day + 1)]
-        return cp_model.LinearExpr.sum(covering) + committed
+        return cp_model.LinearExpr.sum(covering)
 
     def _segments(self, key: tuple[str, str]) -> list[tuple[int, int]]:
         """Hour ranges over which a pool's holdings cannot change: cut at every local 00:00
@@ -228,6 +250,9 @@ class Constraints:
             for _, interval, held in self.replica_usage((offer_id, "hourly")):
                 intervals.append(interval)
                 demands.append(held)
+            for interval, setting_up in self.replica_setup_usage((offer_id, "hourly")):
+                intervals.append(interval)
+                demands.append(setting_up)
             for (pool_offer, mode), bought in self.v.packages.items():
                 if pool_offer != offer_id:
                     continue

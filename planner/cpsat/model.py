@@ -104,10 +104,12 @@ class CpModel:
             )
         for (key, hour), free in self.v.free.items():  # a complete hint is followed exactly
             pool = self.problem.pools[key]
-            held = sum(c.units for c in pool.committed if c.start <= hour < c.end)
-            day = self.problem.axis.day_of(hour)
-            chosen = solution.packages.get(key, {})
-            held += sum(chosen.get(d, 0) for d in range(day - pool.days + 1, day + 1))
+            if pool.days:  # committed packages are among those bought
+                day = self.problem.axis.day_of(hour)
+                chosen = solution.packages.get(key, {})
+                held = sum(chosen.get(d, 0) for d in range(day - pool.days + 1, day + 1))
+            else:
+                held = sum(c.units for c in pool.committed if c.start <= hour < c.end)
             self.model.add_hint(free, pool_cap(self.problem, key) - held)
 
     def solve(self, settings: SolverSettings, progress: Progress | None = None) -> Outcome:
