@@ -1,0 +1,1117 @@
+"""How often the independent checker catches a bug in the model: a mutation score.
+
+Each mutant is one deliberate bug in model-side code (rules, configs, problem, serving,
+demand, solution, baselines, the CP-SAT encoding; never the checker). For each mutant the
+repository's `planner/` package is copied into a fresh folder, patched there, and a child
+process (PYTHONPATH = that folder, then the repository root for `tests`) solves a fixed set
+of instances and checks every plan. A mutant is
+
+  caught      the checker reports a violation for at least one instance's plan;
+  self-test   `solve` refused the plan by its own objective/cost consistency test (not the
+              checker);
+  crashed     any other exception (or the child timed out);
+  survived    every plan was accepted and at least one plan, total or status differs from
+              the unmutated run (a plan missing where the unmutated run had one counts here:
+              a checker of plans cannot see plans that were never made);
+  equivalent  every instance's plan JSON (minus timing and model-size fields) equals the
+              unmutated run's;
+  not applied the patch's old text is not found exactly once.
+
+score = caught ÷ (mutants − equivalent − not applied).
+
+    python benchmarks/mutation.py [--repo PATH] [--only NAME[,NAME…]] [--list] [--json OUT]
+
+Figures from a run are recorded in benchmarks/RESULTS.md ("Checker mutation score").
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent.parent
+DATA_FOLDERS = ("models", "catalogs", "scenarios")
+CHILD_TIMEOUT_S = 300.0
+HAND_LIMIT_S = 10.0  # deterministic time units; every hand instance is optimal well within
+Q3_LIMIT_S = 2.0  # q3-train: optimal at 2 units on the development machine (2 workers)
+
+
+# --- mutants ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    file: str  # relative to the repository root
+    old: str  # must occur exactly once in the file
+    new: str
+    bug: str  # one line: what is wrong after the patch
+
+
+BILLED = "    return math.ceil(hours / billing.increment_hours) * billing.increment_hours"
+OCCUPIED = "    return max(1, math.ceil(compute + setup))"
+SPOT = "        compute = (compute / Fraction(factor)).limit_denominator(10**6)"
+
+MUTANTS: tuple[Mutant, ...] = (
+    # --- planner/rules.py: PRODUCT.md's cost rules as pure functions ----------------------
+    Mutant(
+        "billed-hours-plus-one",
+        "planner/rules.py",
+        BILLED,
+        BILLED + " + 1",
+        "every hourly/spot rental is billed one hour more than the rule says",
+    ),
+    Mutant(
+        "min-hours-ignored",
+        "planner/rules.py",
+        "    hours = max(Decimal(held), billing.min_hours)",
+        "    hours = Decimal(held)",
+        "billed hours ignore the offer's minimum (min_hours)",
+    ),
+    Mutant(
+        "increment-ignored",
+        "planner/rules.py",
+        BILLED,
+        "    return Decimal(math.ceil(hours))",
+        "billed hours ignore the billing increment (rounded to whole hours only)",
+    ),
+    Mutant(
+        "setup-rounded-separately",
+        "planner/rules.py",
+        OCCUPIED,
+        "    return max(1, math.ceil(compute) + math.ceil(setup))",
+        "occupied hours round compute and setup separately (setup added after rounding)",
+    ),
+    Mutant(
+        "occupied-without-minimum-one",
+        "planner/rules.py",
+        OCCUPIED,
+        "    return math.ceil(compute + setup)",
+        "drops max(1, …) from occupied hours (never reached: work is positive) — equivalent",
+    ),
+    Mutant(
+        "window-end-off-by-one",
+        "planner/rules.py",
+        "        useful = window.hours - this_setup",
+        "        useful = window.hours + 1 - this_setup",
+        "a daily window does one hour more work than it has hours (window edge off by one)",
+    ),
+    Mutant(
+        "monthly-29-days",
+        "planner/rules.py",
+        "    return 24 * PACKAGE_DAYS[mode]",
+        '    return 24 * (PACKAGE_DAYS[mode] - (mode == "monthly"))',
+        "a monthly package lasts 29 days everywhere (rules.package_hours)",
+    ),
+    # --- planner/configs.py: a job's configs, runs and money -------------------------------
+    Mutant(
+        "config-billed-plus-one",
+        "planner/configs.py",
+        "billed_hours(length, billing) for _, length in run_list",
+        "billed_hours(length + 1, billing) for _, length in run_list",
+        "a train config's rental cost bills each run one hour more",
+    ),
+    Mutant(
+        "setup-dropped",
+        "planner/configs.py",
+        "    setup = setup_hours(offer, model, w.setup_minutes)",
+        "    setup = Fraction(0)",
+        "train configs take no setup time",
+    ),
+    Mutant(
+        "spot-factor-dropped",
+        "planner/configs.py",
+        SPOT,
+        "        compute = compute.limit_denominator(10**6)",
+        "spot runs take no rework: compute hours not divided by the spot factor",
+    ),
+    Mutant(
+        "spot-rework-twice",
+        "planner/configs.py",
+        SPOT,
+        "        compute = (compute / Fraction(factor) ** 2).limit_denominator(10**6)",
+        "spot rework applied twice",
+    ),
+    Mutant(
+        "storage-dropped",
+        "planner/configs.py",
+        "storage = Fraction(offer.disk_price_per_gb_month) * Fraction(w.disk_gb) * span / 720",
+        "storage = Fraction(0) * span",
+        "storage (disk_gb × disk price) is never charged",
+    ),
+    Mutant(
+        "storage-running-hours-only",
+        "planner/configs.py",
+        "span = DailyRuns(run_list).span",
+        "span = DailyRuns(run_list).hours",
+        "storage billed for running hours only, not the whole span (stopped disks bill)",
+    ),
+    Mutant(
+        "memory-fit-ignored",
+        "planner/configs.py",
+        "fits[key] = train_memory(model, card, count, setup).fits",
+        "fits[key] = True",
+        "train configs skip the memory check (fits = True)",
+    ),
+    Mutant(
+        "usable-memory-fraction-one",
+        "planner/configs.py",
+        "setup = workload_setup(w, scenario.spec.usable_memory_fraction)",
+        "setup = workload_setup(w, 1.0)",
+        "train memory fit uses all of a card's memory (usable fraction 1.0)",
+    ),
+    Mutant(
+        "measured-scaling-efficiency-ignored",
+        "planner/configs.py",
+        "        count,\n        speed.efficiency,\n        w.precision,",
+        "        count,\n        measured_eff,\n        w.precision,",
+        "measured throughput scales linearly with cards (scaling efficiency ignored)",
+    ),
+    Mutant(
+        "measured-total-read-per-card",
+        "planner/configs.py",
+        "        w.measured.cards,\n        measured_eff,",
+        "        1,\n        measured_eff,",
+        "a measured tokens/s over N cards is read as the figure of one card",
+    ),
+    Mutant(
+        "train-units-rounded-down",
+        "planner/configs.py",
+        "    units = math.ceil(count / offer.unit_cards)\n    billed = Decimal(0)",
+        "    units = count // offer.unit_cards\n    billed = Decimal(0)",
+        "a train config's units are cards ÷ unit_cards rounded down (0 units for 1 card of 2)",
+    ),
+    Mutant(
+        "replica-capacity-plus-one",
+        "planner/configs.py",
+        "card.id, count, offer.id, mode, units, precision, capacity, speed",
+        "card.id, count, offer.id, mode, units, precision, capacity + 1, speed",
+        "a serve replica carries one request more than its memory and speed allow",
+    ),
+    Mutant(
+        "spot-without-checkpoint",
+        "planner/configs.py",
+        'modes = [m for m in offer.modes if m != "spot" or w.checkpoint_every is not None]',
+        "modes = list(offer.modes)",
+        "jobs without checkpoints are offered spot (the config builder asserts against it)",
+    ),
+    # --- planner/problem.py: windows, dependencies, pools, commitments ---------------------
+    Mutant(
+        "deadline-plus-one",
+        "planner/problem.py",
+        "deadline = hour_of(scenario, workload.deadline) if workload.deadline else hours",
+        "deadline = hour_of(scenario, workload.deadline) + 1 if workload.deadline else hours",
+        "a job may finish one hour after its deadline",
+    ),
+    Mutant(
+        "earliest-minus-one",
+        "planner/problem.py",
+        "hour_of(scenario, workload.earliest_start) if workload.earliest_start else 0",
+        "hour_of(scenario, workload.earliest_start) - 1 if workload.earliest_start else 0",
+        "a job may start one hour before its earliest start",
+    ),
+    Mutant(
+        "window-start-plus-one",
+        "planner/problem.py",
+        "window.start_hour if window else None,",
+        "window.start_hour + 1 if window else None,",
+        "windowed runs start one hour after the window opens",
+    ),
+    Mutant(
+        "after-dropped",
+        "planner/problem.py",
+        "tuple(names.index(a) for a in workload.after),",
+        "(),",
+        "dependencies (`after`) are dropped from the problem",
+    ),
+    Mutant(
+        "after-tightening-too-strict",
+        "planner/problem.py",
+        "[jobs[p].earliest + _shortest(jobs[p]) for p in job.after]",
+        "[jobs[p].earliest + _shortest(jobs[p]) + 1 for p in job.after]",
+        "a dependent job's earliest start is pushed one hour too far (refuses valid plans)",
+    ),
+    Mutant(
+        "pool-monthly-29-days",
+        "planner/problem.py",
+        "package_hours(mode) if buyable else 0,",
+        'package_hours(mode) - 24 * (mode == "monthly") if buyable else 0,',
+        "the model's monthly package pool lasts 29 days",
+    ),
+    Mutant(
+        "package-price-90pc",
+        "planner/problem.py",
+        "Fraction(billing.price) if buyable else Fraction(0),",
+        "Fraction(billing.price) * Fraction(9, 10) if buyable else Fraction(0),",
+        "packages cost the model 90% of their price",
+    ),
+    Mutant(
+        "hourly-commitment-billed-short",
+        "planner/problem.py",
+        "billed = billed_hours(end - start, billing)",
+        "billed = billed_hours(end - start - 1, billing)",
+        "an hourly commitment is billed one hour short",
+    ),
+    Mutant(
+        "committed-package-units-not-in-pool",
+        "planner/problem.py",
+        "PoolCommitment(begin, begin + length, c.units)",
+        "PoolCommitment(begin, begin + length, 0)",
+        "committed package units are not in the pool the jobs draw from",
+    ),
+    Mutant(
+        "replica-setup-not-billed",
+        "planner/problem.py",
+        "return math.ceil(setup_hours(scenario.offers[offer_id], model, workload.setup_minutes))",
+        "return 0",
+        "hourly serve/reserve replicas bill no setup hour per start",
+    ),
+    Mutant(
+        "money-scale-doubled",
+        "planner/problem.py",
+        "scale = math.lcm(*(a.denominator for a in amounts)) if amounts else 1",
+        "scale = 2 * math.lcm(*(a.denominator for a in amounts)) if amounts else 2",
+        "the solver's money integers at twice the scale (a refactor that should be equivalent)",
+    ),
+    # --- planner/serving.py, planner/demand.py: serve and reserve demand --------------------
+    Mutant(
+        "demand-hour-shifted",
+        "planner/demand.py",
+        "[demand_at(workload, start + dt.timedelta(hours=h)) for h in range(hours)]",
+        "[demand_at(workload, start + dt.timedelta(hours=h + 1)) for h in range(hours)]",
+        "the demand curve is read one hour late",
+    ),
+    Mutant(
+        "growth-ignored",
+        "planner/demand.py",
+        "    level *= (1 + workload.growth_per_month) ** months",
+        "    level *= 1.0",
+        "monthly demand growth is ignored",
+    ),
+    Mutant(
+        "demand-rounding-slack-looser",
+        "planner/demand.py",
+        "ROUNDING_SLACK = 1e-9",
+        "ROUNDING_SLACK = 1e-7",
+        "a looser float slack before ceil (should be equivalent on whole-number curves)",
+    ),
+    Mutant(
+        "min-replicas-dropped",
+        "planner/serving.py",
+        "w.min_replicas if first <= start + dt.timedelta(hours=h) < last else 0",
+        "0 if first <= start + dt.timedelta(hours=h) < last else 0",
+        "serve workloads lose their min_replicas (in the replica jobs)",
+    ),
+    # --- planner/cpsat/: the CP-SAT encoding ------------------------------------------------
+    Mutant(
+        "min-replicas-not-enforced",
+        "planner/cpsat/constraints.py",
+        "                if job.minimum[s]:",
+        "                if False:",
+        "the CP-SAT model does not enforce min_replicas",
+    ),
+    Mutant(
+        "after-not-enforced",
+        "planner/cpsat/constraints.py",
+        "                self.model.add(self.v.start[job.index] >= self.v.end[before])",
+        "                pass",
+        "the CP-SAT model does not enforce `after` (only the tightened windows remain)",
+    ),
+    Mutant(
+        "stock-off-by-one",
+        "planner/cpsat/constraints.py",
+        "self.model.add_cumulative(intervals, demands, stock)",
+        "self.model.add_cumulative(intervals, demands, stock + 1)",
+        "hourly/spot stock allows one unit more (≤ stock + 1)",
+    ),
+    Mutant(
+        "pool-capacity-plus-one",
+        "planner/cpsat/constraints.py",
+        "self.model.add_cumulative(intervals, demands, cap)",
+        "self.model.add_cumulative(intervals, demands, cap + 1)",
+        "jobs on package cards may use one unit more than is held",
+    ),
+    Mutant(
+        "pool-stock-redundant-relaxed",
+        "planner/cpsat/constraints.py",
+        "self.model.add(self.held_units(key, a) <= cap)",
+        "self.model.add(self.held_units(key, a) <= cap + 1)",
+        "package stock row relaxed by one (redundant with free's domain) — equivalent",
+    ),
+    Mutant(
+        "offer-cap-ignored",
+        "planner/cpsat/constraints.py",
+        "            if offer.max_units is None:",
+        "            if True:",
+        "the offer-wide cap (max_units) is not enforced",
+    ),
+    Mutant(
+        "commitments-not-in-objective",
+        "planner/cpsat/objective.py",
+        "    return sum(terms) + fixed  # type: ignore[return-value]",
+        "    return sum(terms)  # type: ignore[return-value]",
+        "the objective leaves out hourly commitments' fixed cost",
+    ),
+    Mutant(
+        "replica-setup-not-in-objective",
+        "planner/cpsat/objective.py",
+        "            if setup:",
+        "            if False:",
+        "the objective leaves out hourly replicas' setup hours",
+    ),
+    Mutant(
+        "tie-weights-scaled",
+        "planner/cpsat/objective.py",
+        "for key in v.packages) + 1",
+        "for key in v.packages) + 2",
+        "tie-break weights grow but keep their order — equivalent",
+    ),
+    # --- planner/solution.py: the plan from a solution -------------------------------------
+    Mutant(
+        "solution-cost-without-commitments",
+        "planner/solution.py",
+        '(f.cost for f in problem.fixed if f.mode not in ("daily", "weekly", "monthly")),',
+        "(f.cost for f in problem.fixed if False),",
+        "the plan's total leaves out hourly commitments",
+    ),
+    Mutant(
+        "money-rounds-up",
+        "planner/solution.py",
+        "    return from_minor(to_minor(amount, currency), currency)",
+        '    return from_minor(__import__("math").ceil(amount * 100), currency)',
+        "every money line rounds up instead of half-even (solution.money)",
+    ),
+    Mutant(
+        "rental-cost-rounds-up",
+        "planner/solution.py",
+        "cost=money(cost, problem.scenario.spec.currency),",
+        "cost=from_minor(-(-cost * 100 // 1), problem.scenario.spec.currency),",
+        "each hourly rental's cost line rounds up instead of half-even",
+    ),
+    Mutant(
+        "package-starts-at-01",
+        "planner/solution.py",
+        "            a = 24 * day\n",
+        "            a = 24 * day + 1\n",
+        "bought packages are written as starting at 01:00",
+    ),
+    Mutant(
+        "replica-rentals-capped-at-one",
+        "planner/solution.py",
+        "while len(open_rentals) < series[s]:",
+        "while len(open_rentals) < min(series[s], 1):",
+        "serve rentals not matched to replicas: at most one rental per config",
+    ),
+    # --- planner/baseline.py ------------------------------------------------------------------
+    Mutant(
+        "baseline-stock-off-by-one",
+        "planner/baseline.py",
+        "if stock is not None and line[h] + held[h] + config.units > stock:",
+        "if stock is not None and line[h] + held[h] + config.units > stock + 1:",
+        "the greedy baselines allow one unit over stock",
+    ),
+)
+
+
+# --- instances (built and solved in the child) --------------------------------------------
+
+SEEDS = ("seed-13b-finetune", "seed-70b-serving", "seed-70b-catalog", "q3-train")
+HOURLY = {"price": 10, "stock": 4}
+
+
+def _hand_instances() -> dict[str, Any]:
+    """Small hand-worked instances (tests/test_planner_instances.py, test_serving_model.py);
+    each value builds (offers, workloads, extra scenario fields)."""
+    from tests.planning import job, offer
+
+    def o(id: str = "o", **fields: Any) -> dict[str, Any]:
+        return offer(id, hourly=HOURLY, **fields)
+
+    spot = {"price": 5, "preemptions_per_hour": 0.5, "restart_minutes": 30, "stock": 2}
+    setup_30 = {"setup_minutes": 30}
+    return {
+        # 1.5 h → 2 h billed = 20
+        "ninety-minutes": ([o()], [job("j", 1.5)], {}),
+        # 2 h held, minimum 3 h → 30
+        "min-hours": ([offer("o", hourly={**HOURLY, "min_hours": 3})], [job("j", 2)], {}),
+        # 5 h held, increment 2 h → 6 h = 60
+        "increment": ([offer("o", hourly={**HOURLY, "increment_hours": 2})], [job("j", 5)], {}),
+        # 1.5 h of work + 30 min setup → ceil(2.0) = 2 h = 20
+        "setup": (
+            [{**o(), **setup_30}],
+            [{**job("j", 1.5), "setup_minutes": None}],
+            {},
+        ),
+        # 20 h of work in 08:00-22:00 from 07-02, 30 min setup a day: 14 h + 7 h runs; storage
+        # 10 GB × 0.1/h over the 31 h span
+        "window": (
+            [{**o(), **setup_30, "disk_price_per_gb_month": 72}],
+            [
+                {
+                    **job("j", 20, daily_hours="08:00-22:00", earliest_start="2026-07-02"),
+                    "setup_minutes": None,
+                    "disk_gb": 10,
+                }
+            ],
+            {},
+        ),
+        # a daily package (200) beats 21 h of hourly (210)
+        "package": ([o(daily={"price": 200, "stock": 4})], [job("j", 21)], {}),
+        # two 10 h jobs share one daily package (150) on one card
+        "share-package": (
+            [o(daily={"price": 150, "stock": 1})],
+            [job("a", 10), job("b", 10)],
+            {"days": 1},
+        ),
+        # stock 1: two 10 h jobs back to back by 20:00
+        "stock": (
+            [offer("o", hourly={"price": 10, "stock": 1})],
+            [job(n, 10, deadline="2026-07-01T20:00") for n in "ab"],
+            {},
+        ),
+        # stock 1: two 10 h jobs cannot both finish by 15:00 (infeasible)
+        "stock-infeasible": (
+            [offer("o", hourly={"price": 10, "stock": 1})],
+            [job(n, 10, deadline="2026-07-01T15:00") for n in "ab"],
+            {},
+        ),
+        # 10 h of work between 01:00 and 10:00: one card cannot, two can (dearer)
+        "deadline": (
+            [o()],
+            [
+                job(
+                    "j",
+                    10,
+                    max_cards=2,
+                    earliest_start="2026-07-01T01:00",
+                    deadline="2026-07-01T10:00",
+                )
+            ],
+            {},
+        ),
+        # b waits for a (a from 03:00)
+        "after": (
+            [o()],
+            [job("a", 5, earliest_start="2026-07-01T03:00"), job("b", 2, after=["a"])],
+            {},
+        ),
+        # spot rework 2/3: 6 h of work occupy 9 h at 5 = 45 < 60 hourly
+        "spot": ([o(spot=spot)], [job("j", 6, checkpoint_every="60m")], {}),
+        # a weekly package (100) over a 3-day horizon
+        "weekly-beyond": ([o(weekly={"price": 100, "stock": 1})], [job("j", 50)], {"days": 3}),
+        # daily packages across July/August
+        "months": (
+            [o(daily={"price": 100, "stock": 1})],
+            [job("j", 30, earliest_start="2026-07-31")],
+            {"days": 40},
+        ),
+        # a committed weekly package (70) carries a 20 h job
+        "commit-weekly": (
+            [o(weekly={"price": 70, "stock": 2})],
+            [job("j", 20)],
+            {
+                "commitments": [
+                    {"offer": "o", "mode": "weekly", "units": 1, "start": "2026-07-01", "count": 1}
+                ]
+            },
+        ),
+        # a committed hourly unit for 48 h (480) carries a 20 h job
+        "commit-hourly": (
+            [offer("o", hourly={"price": 10, "stock": 2})],
+            [job("j", 20)],
+            {
+                "commitments": [
+                    {
+                        "offer": "o",
+                        "mode": "hourly",
+                        "units": 1,
+                        "start": "2026-07-01",
+                        "end": "2026-07-03",
+                    }
+                ]
+            },
+        ),
+        # disk 10 GB at 72 per GB-month for a 5 h job: 5; total 55
+        "storage": (
+            [{**o(), "disk_price_per_gb_month": 72}],
+            [job("j", 5, disk_gb=10)],
+            {},
+        ),
+        # at most one unit of the offer at once
+        "offer-cap": (
+            [{**offer("o", hourly={"price": 10, "stock": 2}), "max_units": 1}],
+            [job("a", 5), job("b", 5)],
+            {},
+        ),
+        # equal prices: the lower offer id wins
+        "ties": ([o("b-offer"), o("a-offer")], [job("j", 3)], {}),
+        # a cheap RTX 4090 cannot hold this LoRA (seq 4096 × micro-batch 8); the A100 can
+        "memory": (
+            [o(), offer("small", card="rtx4090", hourly={"price": 3, "stock": 4})],
+            [job("j", 5, seq_len=4096, micro_batch=8)],
+            {},
+        ),
+        # a full fine-tune that fits 2 cards only with all of their memory (usable 0.9 → 4)
+        "usable-memory": (
+            [o()],
+            [job("j", 10, method="full", seq_len=4096, micro_batch=8, max_cards=8)],
+            {},
+        ),
+        # a two-card machine (unit_cards 2) next to one-card units
+        "machine": (
+            [o(), {**offer("m", hourly={"price": 15, "stock": 2}), "unit_cards": 2}],
+            [job("j", 10, max_cards=2)],
+            {},
+        ),
+        # a price below the minor unit: 3 h × 3.335 = 10.005 → 10.00 (half-even)
+        "sub-cent": ([offer("o", hourly={"price": 3.335, "stock": 4})], [job("j", 3)], {}),
+    }
+
+
+def _reserve(name: str, cards: int, hours: str = "00:00-24:00", **fields: Any) -> dict[str, Any]:
+    return {
+        "name": name,
+        "kind": "reserve",
+        "card": "a100-80g",
+        "cards": cards,
+        "hours": hours,
+        "start": "2026-07-01",
+        "end": "2026-07-31",
+        **fields,
+    }
+
+
+def _serve(**fields: Any) -> dict[str, Any]:
+    return {
+        "name": "chat",
+        "kind": "serve",
+        "model": "llama-3.1-8b",
+        "start": "2026-07-01",
+        "end": "2026-07-31",
+        "context_tokens": 4096,
+        "min_tokens_per_s": 20,
+        "concurrency": 1,
+        "min_replicas": 0,
+        "setup_minutes": 0,
+        **fields,
+    }
+
+
+def _serving_instances(one_card: int) -> dict[str, Any]:
+    """Serve and reserve instances; `one_card` is what one 1-card A100 replica carries."""
+    from tests.planning import job, offer
+
+    monthly = [offer("o", hourly={"price": 10, "stock": 8}, monthly={"price": 3000, "stock": 2})]
+    weekly = [
+        {
+            **offer("o", hourly={"price": 10, "stock": 8}, weekly={"price": 900, "stock": 8}),
+            "setup_minutes": 30,
+        }
+    ]
+    curve = {"00-08": one_card, "08-20": 3 * one_card, "20-24": 0}
+    return {
+        # 1 card 09:00-17:00 for two days, hourly: 160
+        "reserve-hourly": (
+            [offer("o", hourly={"price": 10, "stock": 8})],
+            [_reserve("devs", 1, "09:00-17:00", end="2026-07-03")],
+            {"days": 2},
+        ),
+        # a base card on a weekly package; day cards pay 1 h setup a start → packages too
+        "reserve-weekly-setup": (
+            weekly,
+            [
+                _reserve("base", 1, end="2026-07-08"),
+                _reserve("day", 2, "08:00-20:00", end="2026-07-08"),
+            ],
+            {"days": 7},
+        ),
+        # a serve curve on hourly replicas across July/August: 50% monthly growth, at least 2
+        # replicas, 30 min setup (1 h billed per rental start)
+        "serve-curve": (
+            [{**offer("o", hourly={"price": 10, "stock": 16}), "setup_minutes": 30}],
+            [
+                _serve(
+                    start="2026-07-30",
+                    end="2026-08-03",
+                    concurrency=curve,
+                    min_replicas=2,
+                    growth_per_month=0.5,
+                    setup_minutes=None,
+                )
+            ],
+            {"start": "2026-07-30", "days": 4},
+        ),
+        # day serving on two monthly packages; a night LoRA job on the same cards
+        "serve-night-job": (
+            monthly,
+            [
+                _serve(concurrency={"00-08": 0, "08-20": 2 * one_card, "20-24": 0}),
+                job(
+                    "lora",
+                    10,
+                    checkpoint_every="30m",
+                    earliest_start="2026-07-02",
+                    deadline="2026-07-20",
+                ),
+            ],
+            {"days": 30},
+        ),
+    }
+
+
+# --- the child: solve and check every instance under the planner on PYTHONPATH ------------
+
+SELF_TEST_MARK = "but the solver's objective is"  # planner.solve._mismatch's message
+
+
+class _Adapter:
+    """Every call into the planner under test, in one place: the checker is being moved to
+    a package `planner/check/` exposing `check_plan(scenario, plan)` with `.ok` and
+    `.violations`; `planner.check.check_plan` is that in both layouts."""
+
+    def __init__(self) -> None:
+        import importlib
+
+        self.check_plan = importlib.import_module("planner.check").check_plan
+        solve_module = importlib.import_module("planner.solve")
+        self.solve, self.params = solve_module.solve, solve_module.SolveParams
+        self.rejected = getattr(solve_module, "PlanRejected", ())
+        self.load = importlib.import_module("planner.domain.load").load_scenario
+        self.last: dict[str, Any] = {}
+        try:  # record the raw CP-SAT outcome, to check a plan the self-test refused
+            model = importlib.import_module("planner.cpsat.model").CpModel
+            original = model.solve
+            last = self.last
+
+            def recording(model_self: Any, *args: Any, **kwargs: Any) -> Any:
+                outcome = original(model_self, *args, **kwargs)
+                last.update(problem=model_self.problem, outcome=outcome)
+                return outcome
+
+            model.solve = recording
+        except (ImportError, AttributeError):
+            pass
+
+    @staticmethod
+    def verdict(check: Any) -> tuple[bool, list[str]]:
+        violations = [str(v) for v in getattr(check, "violations", []) or []]
+        return bool(getattr(check, "ok", not violations)), violations
+
+    def raw_plan_verdict(self, scenario: Any) -> str:
+        """What the checker says of the plan the self-test refused, or why unknown."""
+        try:
+            from planner.solution import to_plan
+
+            outcome = self.last["outcome"]
+            plan = to_plan(self.last["problem"], outcome.solution, outcome.status)
+            ok, violations = self.verdict(self.check_plan(scenario, plan))
+        except Exception as exc:
+            return f"unknown ({type(exc).__name__}: {exc})"
+        return "accepts it" if ok else f"rejects it: {violations[0]}"
+
+    def run(self, scenario: Any, limit: float) -> dict[str, Any]:
+        """One instance: solve, then check the plan directly; the outcome as plain data."""
+        self.last.clear()
+        params = self.params(time_limit=limit, workers=2, seed=0, deterministic=True)
+        try:
+            result = self.solve(scenario, params)
+        except self.rejected as exc:
+            _, violations = self.verdict(getattr(exc, "check", None))
+            violations = violations or [str(exc)]
+            if any(SELF_TEST_MARK in v for v in violations):
+                return {
+                    "outcome": "self-test",
+                    "violations": violations,
+                    "checker_alone": self.raw_plan_verdict(scenario),
+                }
+            return {"outcome": "checker", "violations": violations}
+        if result.plan is None:
+            return {"outcome": "no-plan", "status": result.status, "reasons": result.reasons}
+        ok, violations = self.verdict(self.check_plan(scenario, result.plan))
+        if not ok:
+            return {"outcome": "checker", "violations": violations}
+        plan = result.plan.model_dump(mode="json")
+        plan.pop("solve_seconds", None)  # timing
+        for size in ("variables", "constraints"):  # model size: not part of the plan
+            plan.get("solver", {}).pop(size, None)
+        return {
+            "outcome": "plan",
+            "status": result.status,
+            "total": plan.get("total_cost"),
+            "plan": plan,
+        }
+
+
+def _write_scenario(
+    folder: Path,
+    offers: list[dict[str, Any]],
+    workloads: list[dict[str, Any]],
+    start: str = "2026-07-01",
+    days: int = 10,
+    **extra: Any,
+) -> Path:
+    """A scenario of `days` days from `start` on a synthetic catalog (as tests/planning.py)."""
+    import datetime as dt
+
+    import yaml
+
+    folder.mkdir(parents=True)
+    catalog = {"name": "synthetic", "currency": "CNY", "source": "tests", "offers": offers}
+    (folder / "catalog.yaml").write_text(yaml.safe_dump(catalog, sort_keys=False))
+    end = dt.date.fromisoformat(start) + dt.timedelta(days=days)
+    data = {
+        "name": "tiny",
+        "currency": "CNY",
+        "timezone": "Asia/Shanghai",
+        "horizon": {"start": start, "end": end.isoformat()},
+        "catalog": "catalog.yaml",
+        "workloads": workloads,
+        **extra,
+    }
+    path = folder / "scenario.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def _one_card_capacity(adapter: _Adapter, folder: Path) -> int:
+    """What one 1-card hourly A100 replica of the serve workload carries (as the tests do)."""
+    from planner.configs import replica_configs
+    from tests.planning import offer
+
+    path = _write_scenario(
+        folder, [offer("o", hourly={"price": 10, "stock": 8})], [_serve()], days=30
+    )
+    probe = adapter.load(path)
+    [config] = [
+        c
+        for c in replica_configs(probe, probe.workload("chat"))
+        if c.cards == 1 and c.mode == "hourly"
+    ]
+    return int(config.capacity)
+
+
+def _error(exc: Exception, folder: Path) -> str:
+    """An exception as one line, with the innermost frame of the planner under test."""
+    import traceback
+
+    frames = [
+        f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith(str(folder))
+    ]
+    where = (
+        f" at {Path(frames[-1].filename).relative_to(folder)}:{frames[-1].lineno}" if frames else ""
+    )
+    return f"{type(exc).__name__}{where}: {exc}".rstrip(": ")
+
+
+def child(repo: Path, folder: Path, out: Path, only: list[str] | None) -> None:
+    """Solve and check every instance; write each outcome to `out` as soon as it is known."""
+    import planner
+
+    origin = Path(planner.__file__).resolve()
+    if folder.resolve() not in origin.parents:
+        raise SystemExit(f"planner imported from {origin}, not from {folder}")
+    tempfile.tempdir = str(folder)  # helpers that make temporary folders make them here
+    adapter = _Adapter()
+    results: dict[str, Any] = {}
+
+    def record(name: str, build: Any, limit: float) -> None:
+        if only and name not in only:
+            return
+        started = time.perf_counter()
+        try:
+            results[name] = adapter.run(build(), limit)
+        except Exception as exc:
+            results[name] = {"outcome": "crash", "error": _error(exc, folder)}
+        results[name]["seconds"] = round(time.perf_counter() - started, 2)
+        out.write_text(json.dumps(results))
+
+    scenarios = repo / "scenarios"
+    record("seed-13b-finetune", lambda: adapter.load(scenarios / "seed-13b-finetune.yaml"), 20)
+    record("seed-70b-serving", lambda: adapter.load(scenarios / "seed-70b-serving.yaml"), 20)
+
+    def seed_70b_catalog() -> Any:
+        # seed-70b-serving at 191 requests in flight: the catalog's 8 × A100 machine wins
+        copy = folder / "seed-70b-191"
+        copy.mkdir()
+        for name in ("seed-70b-serving.yaml", "seed-70b-catalog.yaml"):
+            shutil.copy(scenarios / name, copy / name)
+        path = copy / "seed-70b-serving.yaml"
+        path.write_text(path.read_text().replace("concurrency: 40", "concurrency: 191"))
+        return adapter.load(path)
+
+    record("seed-70b-catalog", seed_70b_catalog, 20)
+    record("q3-train", lambda: adapter.load(scenarios / "q3-train.yaml"), Q3_LIMIT_S)
+    hand = _hand_instances()
+    try:
+        hand.update(_serving_instances(_one_card_capacity(adapter, folder / "probe")))
+    except Exception as exc:
+        results["serving-probe"] = {"outcome": "crash", "error": _error(exc, folder)}
+        out.write_text(json.dumps(results))
+    for name, (offers, workloads, extra) in hand.items():
+        record(
+            name,
+            lambda n=name, o=offers, w=workloads, x=extra: adapter.load(
+                _write_scenario(folder / n, o, w, **x)
+            ),
+            HAND_LIMIT_S,
+        )
+
+
+# --- the parent: copy, patch, run, classify -----------------------------------------------
+
+
+@dataclass
+class Verdict:
+    mutant: str
+    file: str
+    bug: str
+    verdict: str  # caught | self-test | crashed | survived | equivalent | not applied
+    detail: str  # which instance and violation caught it, or what differs
+    seconds: float
+
+
+def _patch(root: Path, mutant: Mutant) -> str | None:
+    """Apply `mutant` under `root`; why not, if its old text is not there exactly once."""
+    path = root / mutant.file
+    if not path.is_file():
+        return f"{mutant.file} does not exist"
+    text = path.read_text(encoding="utf-8")
+    count = text.count(mutant.old)
+    if count != 1:
+        return f"old text found {count} times in {mutant.file}"
+    path.write_text(text.replace(mutant.old, mutant.new), encoding="utf-8")
+    return None
+
+
+def _prepare(repo: Path, folder: Path, mutant: Mutant | None) -> str | None:
+    """A copy of the repository's planner/ (and links to its data folders) in `folder`."""
+    folder.mkdir(parents=True)
+    shutil.copytree(
+        repo / "planner", folder / "planner", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    for name in DATA_FOLDERS:  # planner.paths finds them next to the package
+        if (repo / name).is_dir():
+            (folder / name).symlink_to(repo / name, target_is_directory=True)
+    return None if mutant is None else _patch(folder, mutant)
+
+
+def _run_child(
+    repo: Path, folder: Path, only: list[str] | None, timeout: float
+) -> tuple[dict[str, Any], str | None]:
+    """The child's outcomes per instance, and an error if it died or timed out."""
+    out = folder / "outcomes.json"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), str(repo)])}
+    env.pop("PYTHONHOME", None)
+    command = [sys.executable, str(Path(__file__).resolve()), "--child", str(folder)]
+    command += ["--repo", str(repo), "--out", str(out)]
+    if only:
+        command += ["--instances", ",".join(only)]
+    error = None
+    try:
+        done = subprocess.run(
+            command, env=env, cwd=folder, capture_output=True, text=True, timeout=timeout
+        )
+        if done.returncode:
+            lines = (done.stderr or done.stdout).strip().splitlines()
+            error = f"child exited {done.returncode}: {lines[-1] if lines else ''}"
+    except subprocess.TimeoutExpired:
+        error = f"timed out after {timeout:g} s"
+    outcomes = json.loads(out.read_text()) if out.is_file() else {}
+    return outcomes, error
+
+
+def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    keys = ("outcome", "status", "plan", "reasons")
+    return all(a.get(k) == b.get(k) for k in keys)
+
+
+def _difference(name: str, ref: dict[str, Any], got: dict[str, Any]) -> str:
+    if got.get("outcome") != ref.get("outcome"):
+        if got.get("outcome") == "no-plan":
+            return f"{name}: {got.get('status')} where the unmutated run has a plan"
+        return f"{name}: a plan ({got.get('total')}) where the unmutated run has none"
+    if got.get("total") != ref.get("total"):
+        return f"{name}: total {ref.get('total')} → {got.get('total')}"
+    if got.get("status") != ref.get("status"):
+        return f"{name}: status {ref.get('status')} → {got.get('status')}"
+    plan, old = got.get("plan") or {}, ref.get("plan") or {}
+    fields = [k for k in sorted(set(plan) | set(old)) if plan.get(k) != old.get(k)]
+    return f"{name}: same total, differs in {', '.join(fields) or 'reasons'}"
+
+
+def classify(
+    mutant: Mutant, outcomes: dict[str, Any], error: str | None, reference: dict[str, Any]
+) -> tuple[str, str]:
+    """(verdict, detail) of one mutant's outcomes against the unmutated run's."""
+    by_kind: dict[str, list[str]] = {}
+    for name, o in outcomes.items():
+        by_kind.setdefault(o["outcome"], []).append(name)
+    if "checker" in by_kind:
+        name = by_kind["checker"][0]
+        more = len(by_kind["checker"]) - 1
+        also = f" (+{more} more instance{'s' * (more > 1)})" if more else ""
+        return "caught", f"{name}: {outcomes[name]['violations'][0]}{also}"
+    if "self-test" in by_kind:
+        name = by_kind["self-test"][0]
+        o = outcomes[name]
+        return "self-test", f"{name}: {o['violations'][0]}; the checker {o['checker_alone']}"
+    if "crash" in by_kind or error or set(outcomes) != set(reference):
+        name = next(iter(by_kind.get("crash", [])), None)
+        if name is not None:
+            return "crashed", f"{name}: {outcomes[name]['error']}"
+        missing = sorted(set(reference) - set(outcomes))
+        return "crashed", error or f"no outcome for {', '.join(missing)}"
+    differing = [n for n in reference if not _same(reference[n], outcomes[n])]
+    if not differing:
+        return "equivalent", "every plan equals the unmutated run's"
+    # name an instance whose total or status moved, if any: the clearest evidence
+    moved = [n for n in differing if _moved(reference[n], outcomes[n])]
+    first = (moved or differing)[0]
+    more = f" (+{len(differing) - 1} more)" if len(differing) > 1 else ""
+    return "survived", _difference(first, reference[first], outcomes[first]) + more
+
+
+def _moved(ref: dict[str, Any], got: dict[str, Any]) -> bool:
+    return any(ref.get(k) != got.get(k) for k in ("outcome", "status", "total"))
+
+
+def _git_head(repo: Path) -> str | None:
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True
+        )
+    except OSError:
+        return None
+    return done.stdout.strip() or None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repo", type=Path, default=HERE, help="repository root to mutate")
+    parser.add_argument("--only", help="mutant name(s), comma-separated")
+    parser.add_argument("--instances", help="instance name(s), comma-separated (all if absent)")
+    parser.add_argument("--list", action="store_true", help="list the mutants and exit")
+    parser.add_argument("--json", type=Path, help="write the verdicts as JSON here")
+    parser.add_argument("--timeout", type=float, default=CHILD_TIMEOUT_S, help="per mutant, s")
+    parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    repo = args.repo.resolve()
+    instances = args.instances.split(",") if args.instances else None
+    if args.child:
+        child(repo, args.child, args.out, instances)
+        return
+    if args.list:
+        for m in MUTANTS:
+            text = (repo / m.file).read_text(encoding="utf-8") if (repo / m.file).is_file() else ""
+            applies = "" if text.count(m.old) == 1 else "  [patch does not apply]"
+            print(f"{m.name:38} {m.file:30} {m.bug}{applies}")
+        return
+    names = {m.name for m in MUTANTS}
+    if len(names) != len(MUTANTS):
+        raise SystemExit("mutant names must be distinct")
+    chosen = list(MUTANTS)
+    if args.only:
+        wanted = args.only.split(",")
+        unknown = sorted(set(wanted) - names)
+        if unknown:
+            raise SystemExit(f"no such mutant: {', '.join(unknown)} (see --list)")
+        chosen = [m for m in MUTANTS if m.name in wanted]
+    work = Path(tempfile.mkdtemp(prefix="gpuplan-mutation-"))
+    started = time.perf_counter()
+    try:
+        verdicts, reference = _run_all(repo, work, chosen, instances, args.timeout)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    seconds = time.perf_counter() - started
+    _report(repo, verdicts, reference, seconds, args.json)
+
+
+def _run_all(
+    repo: Path,
+    work: Path,
+    chosen: list[Mutant],
+    instances: list[str] | None,
+    timeout: float,
+) -> tuple[list[Verdict], dict[str, Any]]:
+    print(f"unmutated run of {repo} …", file=sys.stderr, flush=True)
+    _prepare(repo, work / "reference", None)
+    reference, error = _run_child(repo, work / "reference", instances, timeout)
+    bad = {n: o for n, o in reference.items() if o["outcome"] not in ("plan", "no-plan")}
+    if error or bad or not reference:
+        raise SystemExit(f"the unmutated run failed: {error or bad or 'no outcomes'}")
+    shutil.rmtree(work / "reference")
+    verdicts = []
+    for i, mutant in enumerate(chosen):
+        print(f"[{i + 1}/{len(chosen)}] {mutant.name} …", file=sys.stderr, flush=True)
+        folder = work / f"mutant-{i:02d}"
+        began = time.perf_counter()
+        why = _prepare(repo, folder, mutant)
+        if why is not None:
+            verdict, detail = "not applied", f"patch does not apply: {why}"
+        else:
+            outcomes, error = _run_child(repo, folder, instances, timeout)
+            verdict, detail = classify(mutant, outcomes, error, reference)
+        shutil.rmtree(folder, ignore_errors=True)
+        took = round(time.perf_counter() - began, 1)
+        verdicts.append(Verdict(mutant.name, mutant.file, mutant.bug, verdict, detail, took))
+        print(f"    {verdict}: {detail}", file=sys.stderr, flush=True)
+    return verdicts, reference
+
+
+def score(verdicts: list[Verdict]) -> tuple[int, int]:
+    """(caught by the checker, mutants − equivalent − not applied)."""
+    caught = sum(v.verdict == "caught" for v in verdicts)
+    counted = sum(v.verdict not in ("equivalent", "not applied") for v in verdicts)
+    return caught, counted
+
+
+def _report(
+    repo: Path,
+    verdicts: list[Verdict],
+    reference: dict[str, Any],
+    seconds: float,
+    json_path: Path | None,
+) -> None:
+    print("| mutant | bug | verdict | caught by / differs |")
+    print("|---|---|---|---|")
+    for v in verdicts:
+        detail = v.detail.replace("|", "\\|")
+        print(f"| {v.mutant} | {v.bug} | {v.verdict} | {detail} |")
+    caught, counted = score(verdicts)
+    tally: dict[str, int] = {}
+    for v in verdicts:
+        tally[v.verdict] = tally.get(v.verdict, 0) + 1
+    percent = 100 * caught / counted if counted else 0.0
+    print(
+        f"\nscore: {caught} of {counted} caught by the checker ({percent:.1f}%); "
+        + ", ".join(f"{n} {k}" for k, n in sorted(tally.items()))
+        + f"; {len(reference)} instances, {seconds:.0f} s"
+    )
+    if json_path is not None:
+        data = {
+            "repo": str(repo),
+            "commit": _git_head(repo),
+            "seconds": round(seconds, 1),
+            "instances": {
+                n: {k: o.get(k) for k in ("outcome", "status", "total", "seconds")}
+                for n, o in reference.items()
+            },
+            "score": {"caught": caught, "counted": counted, "percent": round(percent, 1)},
+            "tally": tally,
+            "mutants": [asdict(v) for v in verdicts],
+        }
+        json_path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+if __name__ == "__main__":
+    main()
