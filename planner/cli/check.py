@@ -9,9 +9,8 @@ import typer
 from pydantic import ValidationError
 
 from planner.check import check_plan
-from planner.cli.common import JsonOption, err, human, input_errors, write_json
+from planner.cli.common import JsonOption, err, human, input_errors, load_planned, write_json
 from planner.domain.errors import Issue, LoadError
-from planner.domain.load import load_scenario
 from planner.domain.plan import Plan
 
 
@@ -24,7 +23,7 @@ def check_command(
 ) -> None:
     """Recompute every rule and cost line of a saved plan against its scenario."""
     with input_errors(json_path):
-        loaded = load_scenario(scenario)
+        loaded = load_planned(scenario)
         try:
             plan = Plan.model_validate_json(plan_file.read_text(encoding="utf-8"))
         except OSError as exc:

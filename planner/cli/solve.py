@@ -12,7 +12,6 @@ from rich.table import Table
 
 from planner.cli.common import JsonOption, err, human, input_errors, load_planned, write_json
 from planner.domain.costs import REPORTED_UNIT
-from planner.domain.errors import Issue, LoadError
 from planner.domain.plan import Plan
 from planner.report import annotate
 from planner.solve import PlanRejected, SolveParams, solve
@@ -44,8 +43,6 @@ def solve_command(
                 f"worker(s), limit {time_limit:g} s …"
             )
             result = solve(loaded, params, _progress(loaded.spec.currency, header))
-        except ValueError as exc:  # serve/reserve workloads before the serving issue lands
-            raise LoadError([Issue(str(scenario), None, None, ("workloads",), str(exc))]) from None
         except PlanRejected as exc:
             err.print(
                 f"[bold red]internal error:[/] the plan failed the independent checker: {exc}"
