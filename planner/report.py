@@ -196,9 +196,7 @@ def decisions(problem: Problem, plan: Plan) -> list[str]:
         if r.mode == "hourly":
             span = hours(r.start, r.end)
             rented_hours[r.offer] = rented_hours.get(r.offer, 0) + span * r.units
-    bought = {
-        (r.offer, r.mode): r for r in plan.rentals if r.mode in ("daily", "weekly", "monthly")
-    }
+    bought = {(r.offer, r.mode): r for r in plan.rentals if r.mode in PACKAGE_DAYS}
     for (offer_id, mode), pool in sorted(problem.pools.items()):
         if not pool.days:
             continue

@@ -19,7 +19,7 @@ from planner.domain.timeaxis import TimeAxis
 from planner.domain.values import PACKAGE_DAYS
 from planner.estimate.core import IMAGE_GB
 
-PACKAGE_MODES = ("daily", "weekly", "monthly")
+PACKAGE_MODES = tuple(PACKAGE_DAYS)  # daily, weekly, monthly
 
 
 def setup_hours(

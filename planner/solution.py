@@ -13,7 +13,7 @@ from planner.configs import Config
 from planner.domain.money import money
 from planner.domain.plan import Assignment, Plan, Rental, ReplicaAssignment, ReplicaUse, Run
 from planner.problem import Problem
-from planner.rules import held_card_hour_price
+from planner.rules import PACKAGE_MODES, held_card_hour_price
 
 PlanStatus = str
 
@@ -245,7 +245,7 @@ def package_share(problem: Problem, config: Config) -> Fraction:
 def _package_rentals(problem: Problem, solution: Solution) -> list[Rental]:
     committed: dict[tuple[str, str, int], int] = {}
     for f in problem.fixed:
-        if f.mode in ("daily", "weekly", "monthly"):
+        if f.mode in PACKAGE_MODES:
             key = (f.offer, f.mode, problem.axis.day_of(f.start))
             committed[key] = committed.get(key, 0) + f.units
     rentals = []

@@ -11,6 +11,7 @@ from planner.domain.catalog import Frozen
 from planner.domain.model_card import ModelCard
 from planner.domain.recipes import TrainKnobs, check_recipe, recipe_knobs
 from planner.domain.values import (
+    PACKAGE_DAYS,
     BillingMode,
     Curve,
     DailyWindow,
@@ -191,7 +192,7 @@ class Commitment(Frozen):
 
     @model_validator(mode="after")
     def _shape(self) -> Commitment:
-        package = self.mode in ("daily", "weekly", "monthly")
+        package = self.mode in PACKAGE_DAYS
         if package and self.end is not None:
             raise ValueError(f"a {self.mode} commitment is sized by count, not end")
         if not package and self.count is not None:
