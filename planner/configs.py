@@ -268,6 +268,8 @@ def replica_configs(scenario: Scenario, workload: ServeWorkload) -> list[Replica
         for count in SERVE_COUNTS:
             if count > offer.node_cards and offer.network is None:
                 continue
+            if workload.max_cards_per_replica and count > workload.max_cards_per_replica:
+                continue
             if model.heads % count or (model.kv_heads % count and count % model.kv_heads):
                 continue  # tensor parallel must split the heads evenly
             key = (card.id, count)

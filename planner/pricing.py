@@ -45,6 +45,7 @@ def paid_terms(problem: Problem, solution: Solution) -> dict[CostTerm, Fraction]
     # committed packages are among the packages bought: paid once, as commitments
     terms[CostTerm.PACKAGE] += bought - committed_packages
     terms[CostTerm.HOURLY] += solution.replica_cost(problem)
+    terms[CostTerm.STORAGE] += solution.replica_storage(problem)
     return terms
 
 
@@ -146,6 +147,12 @@ def breakdown(problem: Problem, solution: Solution, plan: Plan) -> CostBreakdown
             r.workload,
         )
         by_month[f"{r.start:%Y-%m}"] += exact
+    for j, replica_job in enumerate(problem.replica_jobs):
+        storage = solution.replica_storage(problem, j)
+        if storage:  # booked in the month the workload starts (inside the horizon)
+            start = problem.scenario.workload(replica_job.name).start  # type: ignore[union-attr]
+            first = max(problem.axis.hour_of_local(start), 0)
+            by_month[f"{problem.axis.local(first):%Y-%m}"] += storage
     for job in problem.jobs:
         config = solution.config(problem, job.index)
         if config.storage_cost:

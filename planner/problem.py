@@ -127,6 +127,11 @@ class Problem:
         billed = self.rental_billed(mode, offer, held, workload)
         return billed, price * Fraction(billed)
 
+    def replica_disk_hour(self, job: str, config: ReplicaConfig) -> Fraction:
+        """Storage one replica pays per held hour (rule 9): the offer's disk price per
+        GB-month of 720 h × `disk_gb`, per replica (serve) or per card (reserve)."""
+        return _disk_hour(self.scenario, job, config)
+
     def replica_hour_price(self, config: ReplicaConfig) -> Fraction:
         """What one hourly replica of `config` costs per hour (its units × the hourly price)."""
         return Fraction(self.offers[config.offer].billing("hourly").price) * config.units
@@ -186,6 +191,7 @@ def build_problem(scenario: Scenario, serving: bool = False) -> Problem:
     amounts = [c.cost for j in jobs for c in j.configs]
     amounts += [p.unit_price for p in pools.values()] + [f.cost for f in fixed]
     amounts += [Fraction(o.hourly.price) for o in scenario.offers.values() if o.hourly]
+    amounts += [_disk_hour(scenario, r.name, c) for r in replicas for c in r.configs]
     scale = math.lcm(*(a.denominator for a in amounts)) if amounts else 1
     rank = {offer: i for i, offer in enumerate(sorted(scenario.offers))}
     setup = {
@@ -207,6 +213,15 @@ def build_problem(scenario: Scenario, serving: bool = False) -> Problem:
         tuple(replicas),
         setup,
     )
+
+
+def _disk_hour(scenario: Scenario, job: str, config: ReplicaConfig) -> Fraction:
+    price = scenario.offers[config.offer].disk_price_per_gb_month
+    workload = scenario.workload(job)
+    if price is None or not workload.disk_gb:
+        return Fraction(0)
+    disks = config.cards if workload.kind == "reserve" else 1
+    return Fraction(price) * Fraction(workload.disk_gb) * disks / 720
 
 
 def _billable(scenario: Scenario, job: ReplicaJob) -> ReplicaJob:

@@ -48,6 +48,26 @@ class Solution:
             total += problem.replica_hour_price(config) * hours
         return total
 
+    def replica_storage(self, problem: Problem, job: int | None = None) -> Fraction:
+        """Disks of serve replicas and reserved cards while held (rule 9): every held
+        hour, and on hourly rentals their setup hours too. One replica job, or all."""
+        total = Fraction(0)
+        for (j, k, s), count in self.replicas.items():
+            if job is not None and j != job:
+                continue
+            replica_job = problem.replica_jobs[j]
+            config = replica_job.configs[k]
+            disk = problem.replica_disk_hour(replica_job.name, config)
+            if not disk:
+                continue
+            a, b = problem.segments[s]
+            hours = count * (b - a)
+            if config.mode == "hourly":
+                rise = max(0, count - self.replicas.get((j, k, s - 1), 0))
+                hours += rise * problem.replica_setup[(replica_job.name, config.offer)]
+            total += disk * hours
+        return total
+
 
 def to_plan(problem: Problem, solution: Solution, status: PlanStatus) -> Plan:
     """Rentals and assignments of a solution; costs rounded once per line."""
@@ -200,7 +220,7 @@ def _replica_assignment(
         peak_replicas=max(total, default=0),
         mean_replicas=round(mean, 3),
         configs=labels,
-        cost=money(own, currency),
+        cost=money(own + solution.replica_storage(problem, j), currency),
         package_share=money(share, currency) if share else None,
         rentals=[r.id for r in rentals],
     )

@@ -143,7 +143,8 @@ def _check_one(
             disks = rental.cards if isinstance(w, ReserveWorkload) else 1
             storage += _disk(price, w.disk_gb, disks * (rental.end - rental.start))
     if storage:
-        month = f"{axis.local(max(min((r.start for r in own), default=0), 0)):%Y-%m}"
+        # booked in the month the workload starts (inside the horizon)
+        month = f"{axis.local(max(axis.hour_of_local(w.start), 0)):%Y-%m}"
         ledger.pay(CostTerm.STORAGE, storage, month)
     cost_line(
         result, a.workload, a.cost, sum((r.money for r in own), Fraction(0)) + storage, currency

@@ -30,13 +30,18 @@ def cost_terms(problem: Problem, v: Variables) -> dict[CostTerm, cp_model.Linear
     for (j, k, s), replicas in v.replicas.items():
         replica_job = problem.replica_jobs[j]
         replica = replica_job.configs[k]
+        a, b = problem.segments[s]
+        disk = problem.integer(problem.replica_disk_hour(replica_job.name, replica))
+        if disk:  # disks bill while the replica is held, setup hours included
+            terms[CostTerm.STORAGE].append(replicas * (b - a) * disk)
         if replica.mode == "hourly":  # held hours plus ceil(setup) per start, per unit
             hour = problem.integer(problem.replica_hour_price(replica))
-            a, b = problem.segments[s]
             terms[CostTerm.HOURLY].append(replicas * (b - a) * hour)
             setup = problem.replica_setup[(replica_job.name, replica.offer)]
             if setup:
                 terms[CostTerm.HOURLY].append(v.starts[(j, k, s)] * setup * hour)
+                if disk:
+                    terms[CostTerm.STORAGE].append(v.starts[(j, k, s)] * setup * disk)
     for f in problem.fixed:
         terms[CostTerm.COMMITMENT].append(problem.integer(f.cost))
         if f.mode in PACKAGE_MODES:

@@ -1,0 +1,83 @@
+"""Serving rules the model used to simplify away, now planned and checked: storage for
+replicas and reserved cards (rule 9), `max_cards_per_replica`, setup hours held in stock."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from planner.check import check_plan
+from planner.configs import replica_configs
+from planner.domain.costs import CostTerm
+from planner.domain.workload import ServeWorkload
+from tests.planning import offer, solved
+
+
+def _reserve(cards: int, hours: str, **fields: Any) -> dict[str, Any]:
+    return {
+        "name": "desk",
+        "kind": "reserve",
+        "card": "a100-80g",
+        "cards": cards,
+        "hours": hours,
+        "start": "2026-07-01",
+        "end": "2026-07-02",
+        **fields,
+    }
+
+
+def test_reserved_cards_pay_their_disks_while_held(make_scenario: Any) -> None:
+    # 2 cards 09:00-12:00, hourly 10, no setup: 2 × 3 h × 10 = 60.00. Disk 72 per GB-month
+    # of 720 h, 10 GB per card: 1.00 per card-hour × 6 card-hours = 6.00. Total 66.00.
+    o = {**offer("o", hourly={"price": 10}), "disk_price_per_gb_month": 72}
+    s = make_scenario([o], [_reserve(2, "09:00-12:00", disk_gb=10)], days=1)
+    plan = solved(s).plan
+    assert plan is not None and plan.total_cost == Decimal("66.00")
+    assert plan.cost_breakdown is not None
+    assert plan.cost_breakdown.paid[CostTerm.STORAGE] == Decimal("6.00")
+    [desk] = plan.replica
+    assert desk.cost == Decimal("66.00")  # its rentals and its disks
+    # a plan that leaves the disks out is refused by the checker
+    cheap = plan.model_copy(update={"total_cost": Decimal("60.00")})
+    assert any(v.subject == "total" for v in check_plan(s, cheap).violations)
+
+
+def test_setup_hours_are_held_and_stocked(make_scenario: Any) -> None:
+    # Setup 60 min: the card serving 09:00-12:00 is rented 08:00-12:00 (4 h = 40.00).
+    o = {**offer("o", hourly={"price": 10, "stock": 1}), "setup_minutes": 60}
+    s = make_scenario([o], [_reserve(1, "09:00-12:00")], days=1)
+    plan = solved(s).plan
+    assert plan is not None and plan.total_cost == Decimal("40.00")
+    [rental] = plan.rentals
+    assert (rental.start.hour, rental.end.hour, rental.billed_hours) == (8, 12, 4)
+    # A second reserve 06:00-09:00 is rented 05:00-09:00: its last hour is the first one's
+    # setup hour, so stock 1 cannot hold both (a rental serves one workload); stock 2 can.
+    early = {**_reserve(1, "06:00-09:00"), "name": "early"}
+    assert solved(make_scenario([o], [_reserve(1, "09:00-12:00"), early], days=1)).plan is None
+    o2 = {**o, "hourly": {"price": 10, "stock": 2}}
+    plan = solved(make_scenario([o2], [_reserve(1, "09:00-12:00"), early], days=1)).plan
+    assert plan is not None and plan.total_cost == Decimal("80.00")
+
+
+def test_max_cards_per_replica_limits_the_configs(make_scenario: Any) -> None:
+    serve = {
+        "name": "chat",
+        "kind": "serve",
+        "model": "llama-3.1-8b",
+        "start": "2026-07-01",
+        "end": "2026-07-02",
+        "context_tokens": 4096,
+        "min_tokens_per_s": 20,
+        "concurrency": 10,
+    }
+    offers = [offer("o", hourly={"price": 10})]
+    s = make_scenario(offers, [serve], days=1)
+    w = s.workload("chat")
+    assert isinstance(w, ServeWorkload)
+    assert {c.cards for c in replica_configs(s, w)} == {1, 2, 4, 8}
+    limited = make_scenario(offers, [{**serve, "max_cards_per_replica": 1}], days=1)
+    w = limited.workload("chat")
+    assert isinstance(w, ServeWorkload)
+    assert {c.cards for c in replica_configs(limited, w)} == {1}
+    plan = solved(limited).plan
+    assert plan is not None and all(u.cards == 1 for a in plan.replica for u in a.uses)
