@@ -165,7 +165,9 @@ def test_schema_describes_the_files(cli: Any) -> None:
     result = cli("schema")
     assert result.exit_code == 0
     schemas = json.loads(result.stdout)
-    assert set(schemas) == {"scenario", "catalog", "patch", "model", "cards"}
+    assert set(schemas) == {"scenario", "catalog", "patch", "model", "cards", "plan"}
+    breakdown = schemas["plan"]["$defs"]["CostBreakdown"]
+    assert set(breakdown["required"]) == {"total", "paid", "reported", "by_month"}
     assert {"name", "horizon", "workloads"} <= set(schemas["scenario"]["required"])
     assert "required" not in json.dumps(schemas["patch"])  # a patch names only what changes
     one = json.loads(cli("schema", "catalog").stdout)

@@ -1,4 +1,5 @@
-"""`plan schema`: JSON Schema of scenario, catalog, patch and model-card files."""
+"""`plan schema`: JSON Schema of scenario, catalog, patch, model-card, card-spec and plan
+files."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import typer
 from planner.cli.common import JsonOption, to_json, write_json
 from planner.domain.catalog import CardSpecs, Catalog
 from planner.domain.model_card import ModelCard
+from planner.domain.plan import Plan
 from planner.domain.scenario import ScenarioFile
 
 
@@ -21,6 +23,7 @@ class Kind(StrEnum):
     patch = "patch"
     model = "model"
     cards = "cards"
+    plan = "plan"
 
 
 def _optional_everywhere(schema: Any) -> Any:
@@ -40,6 +43,7 @@ def schemas() -> dict[str, Any]:
         "patch": _optional_everywhere(scenario),
         "model": ModelCard.model_json_schema(),
         "cards": CardSpecs.model_json_schema(),
+        "plan": Plan.model_json_schema(),
     }
 
 
@@ -47,7 +51,7 @@ def schema_command(
     kind: Annotated[Kind, typer.Argument(help="Which file's schema.")] = Kind.all,
     json_path: JsonOption = None,
 ) -> None:
-    """Print the JSON Schema of scenario, catalog, patch, model-card or card-spec files."""
+    """Print the JSON Schema of scenario, catalog, patch, model-card, card-spec or plan files."""
     everything = schemas()
     result = everything if kind is Kind.all else everything[kind.value]
     if json_path is None:
