@@ -6,9 +6,10 @@ repository's `planner/` package is copied into a fresh folder, patched there, an
 process (PYTHONPATH = that folder, then the repository root for `tests`) solves a fixed set
 of instances and checks every plan. A mutant is
 
-  caught      the checker reports a violation for at least one instance's plan;
-  self-test   `solve` refused the plan by its own objective/cost consistency test (not the
-              checker);
+  caught      the checker reports a violation for at least one instance's plan (where
+              `solve`'s own self-test refused a plan first, the checker is asked alone);
+  self-test   `solve` refused the plan by its own objective/cost consistency test, and the
+              checker alone accepts that plan;
   crashed     any other exception (or the child timed out);
   survived    every plan was accepted and at least one plan, total or status differs from
               the unmutated run (a plan missing where the unmutated run had one counts here:
@@ -43,6 +44,7 @@ DATA_FOLDERS = ("models", "catalogs", "scenarios")
 CHILD_TIMEOUT_S = 300.0
 HAND_LIMIT_S = 10.0  # deterministic time units; every hand instance is optimal well within
 Q3_LIMIT_S = 2.0  # q3-train: optimal at 2 units on the development machine (2 workers)
+DETAIL_CHARS = 240  # a verdict's detail in the Markdown table (in full in --json)
 
 
 # --- mutants ------------------------------------------------------------------------------
@@ -101,23 +103,24 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "window-end-off-by-one",
         "planner/rules.py",
-        "        useful = window.hours - this_setup",
-        "        useful = window.hours + 1 - this_setup",
+        "        useful = closes - opens - this_setup",
+        "        useful = closes - opens + 1 - this_setup",
         "a daily window does one hour more work than it has hours (window edge off by one)",
     ),
     Mutant(
         "monthly-29-days",
         "planner/rules.py",
-        "    return 24 * PACKAGE_DAYS[mode]",
-        '    return 24 * (PACKAGE_DAYS[mode] - (mode == "monthly"))',
-        "a monthly package lasts 29 days everywhere (rules.package_hours)",
+        "    return axis.after_days(day, 0), axis.after_days(day, days)",
+        "    return axis.after_days(day, 0), axis.after_days(day, days - (days == 30))",
+        "a monthly package lasts 29 days everywhere (rules.package_span: pools and commitments;"
+        " package lengths moved there from package_hours with the time axis)",
     ),
     # --- planner/configs.py: a job's configs, runs and money -------------------------------
     Mutant(
         "config-billed-plus-one",
         "planner/configs.py",
-        "billed_hours(length, billing) for _, length in run_list",
-        "billed_hours(length + 1, billing) for _, length in run_list",
+        "billed_hours(length, billing) for _, length in runs",
+        "billed_hours(length + 1, billing) for _, length in runs",
         "a train config's rental cost bills each run one hour more",
     ),
     Mutant(
@@ -151,8 +154,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "storage-running-hours-only",
         "planner/configs.py",
-        "span = DailyRuns(run_list).span",
-        "span = DailyRuns(run_list).hours",
+        "span = DailyRuns(runs).span",
+        "span = DailyRuns(runs).hours",
         "storage billed for running hours only, not the whole span (stopped disks bill)",
     ),
     Mutant(
@@ -186,8 +189,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "train-units-rounded-down",
         "planner/configs.py",
-        "    units = math.ceil(count / offer.unit_cards)\n    billed = Decimal(0)",
-        "    units = count // offer.unit_cards\n    billed = Decimal(0)",
+        "    units = math.ceil(count / offer.unit_cards)\n    return [",
+        "    units = count // offer.unit_cards\n    return [",
         "a train config's units are cards ÷ unit_cards rounded down (0 units for 1 card of 2)",
     ),
     Mutant(
@@ -208,23 +211,24 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "deadline-plus-one",
         "planner/problem.py",
-        "deadline = hour_of(scenario, workload.deadline) if workload.deadline else hours",
-        "deadline = hour_of(scenario, workload.deadline) + 1 if workload.deadline else hours",
+        "deadline = axis.hour_of_local(workload.deadline) if workload.deadline else hours",
+        "deadline = axis.hour_of_local(workload.deadline) + 1 if workload.deadline else hours",
         "a job may finish one hour after its deadline",
     ),
     Mutant(
         "earliest-minus-one",
         "planner/problem.py",
-        "hour_of(scenario, workload.earliest_start) if workload.earliest_start else 0",
-        "hour_of(scenario, workload.earliest_start) - 1 if workload.earliest_start else 0",
+        "axis.hour_of_local(workload.earliest_start) if workload.earliest_start else 0",
+        "axis.hour_of_local(workload.earliest_start) - 1 if workload.earliest_start else 0",
         "a job may start one hour before its earliest start",
     ),
     Mutant(
         "window-start-plus-one",
-        "planner/problem.py",
-        "window.start_hour if window else None,",
-        "window.start_hour + 1 if window else None,",
-        "windowed runs start one hour after the window opens",
+        "planner/configs.py",
+        "shapes.setdefault(runs.runs, []).append(opens)",
+        "shapes.setdefault(runs.runs, []).append(opens + 1)",
+        "windowed runs start one hour after the window opens (window openings moved from"
+        " problem.py to configs._windowed_runs with the time axis)",
     ),
     Mutant(
         "after-dropped",
@@ -243,9 +247,9 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "pool-monthly-29-days",
         "planner/problem.py",
-        "package_hours(mode) if buyable else 0,",
-        'package_hours(mode) - 24 * (mode == "monthly") if buyable else 0,',
-        "the model's monthly package pool lasts 29 days",
+        "PACKAGE_DAYS[mode] if buyable else 0,",
+        'PACKAGE_DAYS[mode] - (mode == "monthly") if buyable else 0,',
+        "the model's monthly package pool lasts 29 days (pools now count local days)",
     ),
     Mutant(
         "package-price-90pc",
@@ -264,9 +268,10 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "committed-package-units-not-in-pool",
         "planner/problem.py",
-        "PoolCommitment(begin, begin + length, c.units)",
-        "PoolCommitment(begin, begin + length, 0)",
-        "committed package units are not in the pool the jobs draw from",
+        "PoolCommitment(begin, end, c.units)",
+        "PoolCommitment(begin, end, 0)",
+        "committed package units are not in the pool the jobs draw from (committed packages"
+        " now count among those bought, so the model also need not buy them)",
     ),
     Mutant(
         "replica-setup-not-billed",
@@ -286,8 +291,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "demand-hour-shifted",
         "planner/demand.py",
-        "[demand_at(workload, start + dt.timedelta(hours=h)) for h in range(hours)]",
-        "[demand_at(workload, start + dt.timedelta(hours=h + 1)) for h in range(hours)]",
+        "demand_at(workload, axis.local(h)) if first <= h < last else 0",
+        "demand_at(workload, axis.local(h) + dt.timedelta(hours=1)) if first <= h < last else 0",
         "the demand curve is read one hour late",
     ),
     Mutant(
@@ -307,8 +312,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "min-replicas-dropped",
         "planner/serving.py",
-        "w.min_replicas if first <= start + dt.timedelta(hours=h) < last else 0",
-        "0 if first <= start + dt.timedelta(hours=h) < last else 0",
+        "minimum = [w.min_replicas if first <= h < last else 0 for h in range(axis.hours)]",
+        "minimum = [0 if first <= h < last else 0 for h in range(axis.hours)]",
         "serve workloads lose their min_replicas (in the replica jobs)",
     ),
     # --- planner/cpsat/: the CP-SAT encoding ------------------------------------------------
@@ -357,9 +362,11 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "commitments-not-in-objective",
         "planner/cpsat/objective.py",
-        "    return sum(terms) + fixed  # type: ignore[return-value]",
-        "    return sum(terms)  # type: ignore[return-value]",
-        "the objective leaves out hourly commitments' fixed cost",
+        "        terms[CostTerm.COMMITMENT].append(problem.integer(f.cost))",
+        "        terms[CostTerm.COMMITMENT].append(\n"
+        "            problem.integer(f.cost) * (f.mode in PACKAGE_MODES)\n"
+        "        )",
+        "the objective leaves out hourly commitments' fixed cost (now the commitment term)",
     ),
     Mutant(
         "replica-setup-not-in-objective",
@@ -378,30 +385,32 @@ MUTANTS: tuple[Mutant, ...] = (
     # --- planner/solution.py: the plan from a solution -------------------------------------
     Mutant(
         "solution-cost-without-commitments",
-        "planner/solution.py",
-        '(f.cost for f in problem.fixed if f.mode not in ("daily", "weekly", "monthly")),',
-        "(f.cost for f in problem.fixed if False),",
-        "the plan's total leaves out hourly commitments",
+        "planner/pricing.py",
+        "        terms[CostTerm.COMMITMENT] += f.cost",
+        "        terms[CostTerm.COMMITMENT] += f.cost if f.mode in PACKAGE_MODES else 0",
+        "the plan's total leaves out hourly commitments (a solution's money moved from"
+        " Solution.cost to pricing.paid_terms)",
     ),
     Mutant(
         "money-rounds-up",
-        "planner/solution.py",
+        "planner/domain/money.py",
         "    return from_minor(to_minor(amount, currency), currency)",
-        '    return from_minor(__import__("math").ceil(amount * 100), currency)',
-        "every money line rounds up instead of half-even (solution.money)",
+        '    return from_minor(__import__("math").ceil(Fraction(amount) * 100), currency)',
+        "every money line the model writes rounds up instead of half-even (`money`, moved"
+        " from solution.py to domain/money.py; the checker rounds with its own `rounded`)",
     ),
     Mutant(
         "rental-cost-rounds-up",
         "planner/solution.py",
         "cost=money(cost, problem.scenario.spec.currency),",
-        "cost=from_minor(-(-cost * 100 // 1), problem.scenario.spec.currency),",
+        "cost=money(Fraction(-(-cost * 100 // 1), 100), problem.scenario.spec.currency),",
         "each hourly rental's cost line rounds up instead of half-even",
     ),
     Mutant(
         "package-starts-at-01",
         "planner/solution.py",
-        "            a = 24 * day\n",
-        "            a = 24 * day + 1\n",
+        "            a, b = problem.package((offer_id, mode), day)",
+        "            a, b = (x + 1 for x in problem.package((offer_id, mode), day))",
         "bought packages are written as starting at 01:00",
     ),
     Mutant(
@@ -419,6 +428,164 @@ MUTANTS: tuple[Mutant, ...] = (
         "if stock is not None and line[h] + held[h] + config.units > stock + 1:",
         "the greedy baselines allow one unit over stock",
     ),
+    # --- added after the independent checker: the code the refactor brought ------------------
+    # planner/rules.py: setup, the time axis (package spans, daily runs)
+    Mutant(
+        "setup-bytes-as-bits",
+        "planner/rules.py",
+        "    return Fraction(gigabytes * 8 / offer.link_gbps / 3600)",
+        "    return Fraction(gigabytes / offer.link_gbps / 3600)",
+        "setup downloads gigabytes as gigabits (× 8 dropped): setup 8 times too short",
+    ),
+    Mutant(
+        "workload-setup-minutes-ignored",
+        "planner/rules.py",
+        "    minutes = workload_setup_minutes if workload_setup_minutes is not None else offer",
+        "    minutes = None if workload_setup_minutes is not None else offer",
+        "a workload's own setup_minutes is ignored (the download time is used instead)",
+    ),
+    Mutant(
+        "daily-setup-once-on-hourly",
+        "planner/rules.py",
+        "        this_setup = setup if (setup_every_day or not runs) else Fraction(0)",
+        "        this_setup = setup if not runs else Fraction(0)",
+        "a windowed job on hourly/spot pays setup on its first day only, not each day's rental",
+    ),
+    Mutant(
+        "package-span-24h-days",
+        "planner/rules.py",
+        "    return axis.after_days(day, 0), axis.after_days(day, days)",
+        "    return axis.after_days(day, 0), axis.after_days(day, 0) + 24 * days",
+        "a package lasts 24 h per day even across a daylight-saving change (not to local 00:00)",
+    ),
+    Mutant(
+        "package-card-hour-price-29-days",
+        "planner/rules.py",
+        "    return 24 * PACKAGE_DAYS[mode]",
+        '    return 24 * (PACKAGE_DAYS[mode] - (mode == "monthly"))',
+        "a monthly package's card-hour price is spread over 29 days (rules.package_hours: the"
+        " old monthly-29-days patch, which since the time axis only prices shares and idle)",
+    ),
+    # planner/configs.py
+    Mutant(
+        "max-cards-ignored",
+        "planner/configs.py",
+        "            if (w.max_cards and count > w.max_cards) or (",
+        "            if (False) or (",
+        "a train job may use more cards than its max_cards",
+    ),
+    Mutant(
+        "windows-every-24h",
+        "planner/configs.py",
+        "        days = (axis.window(day + k, window) for k in itertools.count())",
+        "        days = ((opens + 24 * k, closes + 24 * k) for k in itertools.count())",
+        "a windowed job's later windows are 24 × n real hours after its first (the old rule),"
+        " not at local wall-clock time across a daylight-saving change",
+    ),
+    # planner/cpsat/constraints.py
+    Mutant(
+        "replica-setup-not-held-in-stock",
+        "planner/cpsat/constraints.py",
+        "            if (c.offer, c.mode) != key or not setup:",
+        "            if True:",
+        "hourly replica rentals' setup hours are not held against stock or the offer cap"
+        " (Constraints.replica_setup_usage empty; the bug the independent checker found)",
+    ),
+    Mutant(
+        "committed-package-counted-twice",
+        "planner/cpsat/constraints.py",
+        "        return cp_model.LinearExpr.sum(covering)",
+        "        return cp_model.LinearExpr.sum(covering) + sum(\n"
+        "            c.units for c in pool.committed if c.start <= hour < c.end\n"
+        "        )",
+        "committed packages counted twice in a pool's held units (Constraints.held_units; the"
+        " bug the independent checker found)",
+    ),
+    Mutant(
+        "config-starts-not-enforced",
+        "planner/cpsat/constraints.py",
+        "                if starts is not None and starts != union:",
+        "                if False:",
+        "a windowed job's config may start at another config's window opening (run shape"
+        " paired with the wrong start across a daylight-saving change)",
+    ),
+    # planner/demand.py
+    Mutant(
+        "demand-read-at-standard-time",
+        "planner/demand.py",
+        "demand_at(workload, axis.local(h)) if first <= h < last else 0",
+        "demand_at(workload, axis.local(0) + dt.timedelta(hours=h)) if first <= h < last else 0",
+        "the demand curve is read at the horizon start's UTC offset, not local wall-clock time",
+    ),
+    # planner/solution.py
+    Mutant(
+        "replica-rental-starts-at-serve",
+        "planner/solution.py",
+        "                open_rentals.append(a - problem.replica_setup[(job.name, config.offer)])",
+        "                open_rentals.append(a)",
+        "hourly replica rentals are written from the hour they serve, not ceil(setup) before",
+    ),
+    # planner/pricing.py: the model's pricing by cost term
+    Mutant(
+        "pricing-committed-packages-paid-twice",
+        "planner/pricing.py",
+        "    terms[CostTerm.PACKAGE] += bought - committed_packages",
+        "    terms[CostTerm.PACKAGE] += bought",
+        "committed packages are paid twice in the plan's total (as commitments and as bought)",
+    ),
+    Mutant(
+        "pricing-round-up-whole-billed",
+        "planner/pricing.py",
+        "            extra = Fraction(c.billed_hours) - sum(length for _, length in c.runs)",
+        "            extra = Fraction(c.billed_hours)",
+        "the reported round-up of a train rental is its billed hours, not billed − used",
+    ),
+    Mutant(
+        "pricing-idle-beyond-horizon",
+        "planner/pricing.py",
+        "        inside = {h: n for h, n in line.items() if 0 <= h < problem.hours}",
+        "        inside = dict(line)",
+        "idle package hours include those beyond the horizon (reported twice)",
+    ),
+    Mutant(
+        "pricing-month-of-end",
+        "planner/pricing.py",
+        '        by_month[f"{r.start:%Y-%m}"] += exact',
+        '        by_month[f"{r.end:%Y-%m}"] += exact',
+        "spend per month books a rental in the month it ends, not the month it starts",
+    ),
+    Mutant(
+        "package-share-per-unit",
+        "planner/rules.py",
+        "    return Fraction(offer.billing(mode).price) / (hours * offer.unit_cards)",
+        "    return Fraction(offer.billing(mode).price) / hours",
+        "a held card-hour is priced per unit, not per card (package shares and idle of"
+        " multi-card machines × unit_cards)",
+    ),
+    Mutant(
+        "replica-disk-setup-hours-unbilled",
+        "planner/solution.py",
+        "                hours += rise * problem.replica_setup[(replica_job.name, config.offer)]",
+        "                hours += 0 * rise",
+        "the plan bills a replica's disk for the hours it serves, not its setup hours (rule 9:"
+        " disks bill while held)",
+    ),
+    # planner/solution.py: what the plan states about each train assignment
+    Mutant(
+        "assignment-end-at-first-run",
+        "planner/solution.py",
+        "                end=axis.instant(runs[-1][1]),",
+        "                end=axis.instant(runs[0][1]),",
+        "a windowed job's assignment states the end of its first run as its end",
+    ),
+    Mutant(
+        "assignment-compute-hours-without-rework",
+        "planner/solution.py",
+        "                compute_hours=round(float(config.compute_hours), 4),",
+        "                compute_hours=round("
+        "float(config.compute_hours * Fraction(config.spot_factor)), 4),",
+        "a spot assignment states its compute hours without the rework factor (rule 2)",
+    ),
 )
 
 
@@ -426,6 +593,7 @@ MUTANTS: tuple[Mutant, ...] = (
 
 SEEDS = ("seed-13b-finetune", "seed-70b-serving", "seed-70b-catalog", "q3-train")
 HOURLY = {"price": 10, "stock": 4}
+BERLIN = {"timezone": "Europe/Berlin", "start": "2026-10-24", "days": 4}  # 25 h on the 25th
 
 
 def _hand_instances() -> dict[str, Any]:
@@ -572,8 +740,39 @@ def _hand_instances() -> dict[str, Any]:
             [job("j", 10, max_cards=2)],
             {},
         ),
+        # 20.5 h of work in 08:00-22:00, 30 min setup each day's rental: 14 h, then 8 h (7 h of
+        # work and a new setup), 220
+        "window-daily-setup": (
+            [{**o(), **setup_30}],
+            [{**job("j", 20.5, daily_hours="08:00-22:00"), "setup_minutes": None}],
+            {},
+        ),
         # a price below the minor unit: 3 h × 3.335 = 10.005 → 10.00 (half-even)
         "sub-cent": ([offer("o", hourly={"price": 3.335, "stock": 4})], [job("j", 3)], {}),
+        # a committed weekly unit (70) and two 20 h jobs due in a day: a second weekly (70)
+        # carries the other job; the committed card cannot carry both
+        "commit-weekly-two": (
+            [o(weekly={"price": 70, "stock": 2})],
+            [job(n, 20, deadline="2026-07-02") for n in "ab"],
+            {
+                "commitments": [
+                    {"offer": "o", "mode": "weekly", "units": 1, "start": "2026-07-01", "count": 1}
+                ]
+            },
+        ),
+        # Berlin, 24-27 October (25 h on the 25th): 12 h in 00:00-06:00 windows from the 25th
+        # run 7 h, then 5 h from 00:00 CET the next day, 25 real hours later
+        "dst-window": (
+            [o()],
+            [job("j", 12, daily_hours="00:00-06:00", earliest_start="2026-10-25")],
+            BERLIN,
+        ),
+        # a daily package bought on the 25 h change day holds its 25 real hours (240)
+        "dst-package": (
+            [offer("o", daily={"price": 240, "stock": 1})],
+            [job("j", 5, earliest_start="2026-10-25", deadline="2026-10-25T12:00")],
+            {**BERLIN, "days": 3},
+        ),
     }
 
 
@@ -650,6 +849,48 @@ def _serving_instances(one_card: int) -> dict[str, Any]:
             ],
             {"start": "2026-07-30", "days": 4},
         ),
+        # one card on o (10/h, 30 min setup for replicas), one on p (30/h, none); two desks
+        # 09:00-12:00 and a 9 h job due by 09:00. A desk on o is rented from 08:00 (its setup
+        # hour is held), so the job cannot run on o: job and one desk on p, the other desk on
+        # o (400). The greedy baselines give up (both desks on o).
+        "replica-setup-stock": (
+            [
+                {**offer("o", hourly={"price": 10, "stock": 1}), "setup_minutes": 30},
+                offer("p", hourly={"price": 30, "stock": 1}),
+            ],
+            [
+                _reserve("desk-a", 1, "09:00-12:00", end="2026-07-02"),
+                _reserve("desk-b", 1, "09:00-12:00", end="2026-07-02"),
+                job("x", 9, deadline="2026-07-01T09:00"),
+            ],
+            {"days": 1},
+        ),
+        # 2 cards 09:00-17:00 for two days with 10 GB disks at 72 per GB-month (0.1 per disk
+        # hour, one disk per card) and 30 min setup: rentals 08:00-17:00 bill 9 h of disk
+        "reserve-disk": (
+            [
+                {
+                    **offer("o", hourly={"price": 10, "stock": 8}),
+                    "setup_minutes": 30,
+                    "disk_price_per_gb_month": 72,
+                }
+            ],
+            [_reserve("devs", 2, "09:00-17:00", end="2026-07-03", disk_gb=10)],
+            {"days": 2},
+        ),
+        # Berlin: one replica's worth of requests at 02:00 local, an hour that happens twice
+        # on 25 October: 1 + 2 + 1 replica-hours
+        "dst-serve": (
+            [offer("o", hourly={"price": 10, "stock": 4})],
+            [
+                _serve(
+                    start="2026-10-24",
+                    end="2026-10-27",
+                    concurrency={"00-02": 0, "02-03": one_card, "03-24": 0},
+                )
+            ],
+            {**BERLIN, "days": 3},
+        ),
         # day serving on two monthly packages; a night LoRA job on the same cards
         "serve-night-job": (
             monthly,
@@ -711,8 +952,16 @@ class _Adapter:
         try:
             from planner.solution import to_plan
 
-            outcome = self.last["outcome"]
-            plan = to_plan(self.last["problem"], outcome.solution, outcome.status)
+            problem, solution = self.last["problem"], self.last["outcome"].solution
+            plan = to_plan(problem, solution, self.last["outcome"].status)
+            try:  # as solve does: the checker compares the breakdown (absent in old layouts)
+                from planner.pricing import breakdown
+            except ImportError:
+                pass
+            else:
+                plan = plan.model_copy(
+                    update={"cost_breakdown": breakdown(problem, solution, plan)}
+                )
             ok, violations = self.verdict(self.check_plan(scenario, plan))
         except Exception as exc:
             return f"unknown ({type(exc).__name__}: {exc})"
@@ -961,6 +1210,12 @@ def classify(
         also = f" (+{more} more instance{'s' * (more > 1)})" if more else ""
         return "caught", f"{name}: {outcomes[name]['violations'][0]}{also}"
     if "self-test" in by_kind:
+        # the self-test refused the plan before the checker saw it: ask the checker alone
+        alone = [n for n in by_kind["self-test"] if outcomes[n]["checker_alone"].startswith("rej")]
+        if alone:
+            name = alone[0]
+            o = outcomes[name]
+            return "caught", f"{name}: the checker {o['checker_alone']} (solve's self-test first)"
         name = by_kind["self-test"][0]
         o = outcomes[name]
         return "self-test", f"{name}: {o['violations'][0]}; the checker {o['checker_alone']}"
@@ -1085,7 +1340,8 @@ def _report(
     print("| mutant | bug | verdict | caught by / differs |")
     print("|---|---|---|---|")
     for v in verdicts:
-        detail = v.detail.replace("|", "\\|")
+        detail = v.detail if len(v.detail) <= DETAIL_CHARS else v.detail[:DETAIL_CHARS] + " …"
+        detail = detail.replace("|", "\\|")  # in full in --json
         print(f"| {v.mutant} | {v.bug} | {v.verdict} | {detail} |")
     caught, counted = score(verdicts)
     tally: dict[str, int] = {}
