@@ -20,6 +20,9 @@ from planner.estimate.memory import train_memory, workload_setup
 from planner.estimate.precision import supports
 
 Runs = list[tuple[int, int]]
+# A plan shows compute and setup hours to 4 decimals: a stated figure within one unit of the
+# 4th decimal of the exact one is that figure rounded (float noise included).
+FIGURE_SLACK = Fraction(1, 10**4)
 
 
 @dataclass(frozen=True)
@@ -171,6 +174,7 @@ def check_train(
                 "hours differ from its runs",
             )
         _timing(scenario, a, w, stated, result)
+        _stated_figures(scenario, a, stated, compute, setup, result)
         starts = 1 if a.held else len(stated)
         ledger.report(CostTerm.SETUP, setup * starts * a.cards)
         ledger.report(CostTerm.SCALING_LOSS, compute * a.cards * (1 - Fraction(efficiency)))
@@ -211,6 +215,42 @@ def _timing(
     if runs[-1][1] > deadline:
         late = runs[-1][1] - deadline
         result.add("deadline", a.workload, late, "h", f"deadline missed by {late} h")
+
+
+def _stated_figures(
+    scenario: Scenario,
+    a: Assignment,
+    runs: Runs,
+    compute: Fraction,
+    setup: Fraction,
+    result: CheckResult,
+) -> None:
+    """Rules 1-2 as the plan states them: the assignment runs from its first run's start to
+    its last run's end, and its compute and setup hours are rule 2's (to the 4 decimals a
+    plan shows them with)."""
+    start = hour_of(scenario, result, a.start, a.workload)
+    end = hour_of(scenario, result, a.end, a.workload)
+    if start is not None and end is not None and (start, end) != (runs[0][0], runs[-1][1]):
+        result.add(
+            "duration",
+            a.workload,
+            abs(end - runs[-1][1]) + abs(start - runs[0][0]),
+            "h",
+            f"states {_fmt(scenario, [(start, end)])}; its runs go from "
+            f"{_fmt(scenario, [(runs[0][0], runs[-1][1])])}",
+        )
+    for name, stated, exact in (
+        ("compute", a.compute_hours, compute),
+        ("setup", a.setup_hours, setup),
+    ):
+        if abs(Fraction(stated) - exact) > FIGURE_SLACK:
+            result.add(
+                "duration",
+                a.workload,
+                float(Fraction(stated) - exact),
+                "h",
+                f"states {stated} {name} hours, recomputed {float(exact):.4f}",
+            )
 
 
 def _dependencies(placed: dict[str, Placed], result: CheckResult) -> None:
