@@ -589,6 +589,18 @@ MUTANTS: tuple[Mutant, ...] = (
 )
 
 
+# The first run (benchmarks/RESULTS.md, "Before") had the first 50 mutants and these 31
+# instances; `--as-before` runs just those, to compare like with like.
+BEFORE_MUTANTS = 50
+BEFORE_INSTANCES = (
+    *("seed-13b-finetune", "seed-70b-serving", "seed-70b-catalog", "q3-train"),
+    *("ninety-minutes", "min-hours", "increment", "setup", "window", "package"),
+    *("share-package", "stock", "stock-infeasible", "deadline", "after", "spot"),
+    *("weekly-beyond", "months", "commit-weekly", "commit-hourly", "storage", "offer-cap"),
+    *("ties", "memory", "usable-memory", "machine", "sub-cent", "reserve-hourly"),
+    *("reserve-weekly-setup", "serve-curve", "serve-night-job"),
+)
+
 # --- instances (built and solved in the child) --------------------------------------------
 
 SEEDS = ("seed-13b-finetune", "seed-70b-serving", "seed-70b-catalog", "q3-train")
@@ -865,8 +877,8 @@ def _serving_instances(one_card: int) -> dict[str, Any]:
             ],
             {"days": 1},
         ),
-        # 2 cards 09:00-17:00 for two days with 10 GB disks at 72 per GB-month (0.1 per disk
-        # hour, one disk per card) and 30 min setup: rentals 08:00-17:00 bill 9 h of disk
+        # 2 cards 09:00-17:00 for two days, 30 min setup: rentals 08:00-17:00, 360; a 10 GB
+        # disk per card at 72 per GB-month (1 per disk-hour) bills their 9 h too: 36; 396
         "reserve-disk": (
             [
                 {
@@ -1255,6 +1267,11 @@ def main() -> None:
     parser.add_argument("--only", help="mutant name(s), comma-separated")
     parser.add_argument("--instances", help="instance name(s), comma-separated (all if absent)")
     parser.add_argument("--list", action="store_true", help="list the mutants and exit")
+    parser.add_argument(
+        "--as-before",
+        action="store_true",
+        help="only the 50 mutants and 31 instances of the first run (to compare with it)",
+    )
     parser.add_argument("--json", type=Path, help="write the verdicts as JSON here")
     parser.add_argument("--timeout", type=float, default=CHILD_TIMEOUT_S, help="per mutant, s")
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
@@ -1262,6 +1279,8 @@ def main() -> None:
     args = parser.parse_args()
     repo = args.repo.resolve()
     instances = args.instances.split(",") if args.instances else None
+    if args.as_before:
+        instances = [n for n in instances or BEFORE_INSTANCES if n in BEFORE_INSTANCES]
     if args.child:
         child(repo, args.child, args.out, instances)
         return
@@ -1274,13 +1293,13 @@ def main() -> None:
     names = {m.name for m in MUTANTS}
     if len(names) != len(MUTANTS):
         raise SystemExit("mutant names must be distinct")
-    chosen = list(MUTANTS)
+    chosen = list(MUTANTS[:BEFORE_MUTANTS] if args.as_before else MUTANTS)
     if args.only:
         wanted = args.only.split(",")
         unknown = sorted(set(wanted) - names)
         if unknown:
             raise SystemExit(f"no such mutant: {', '.join(unknown)} (see --list)")
-        chosen = [m for m in MUTANTS if m.name in wanted]
+        chosen = [m for m in chosen if m.name in wanted]
     work = Path(tempfile.mkdtemp(prefix="gpuplan-mutation-"))
     started = time.perf_counter()
     try:
