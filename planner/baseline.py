@@ -31,6 +31,8 @@ class _Ledger:
     held: dict[tuple[str, str], list[int]] = field(default_factory=dict)
     used: dict[tuple[str, str], list[int]] = field(default_factory=dict)
     bought: dict[tuple[str, str], dict[int, int]] = field(default_factory=dict)
+    # units set up before the horizon starts (a replica serving from hour 0), by hour < 0
+    early: dict[tuple[tuple[str, str], int], int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for key, pool in self.problem.pools.items():
@@ -58,6 +60,26 @@ class _Ledger:
         line = self.line(table, key)
         for h in range(a, b):
             line[h] += units
+
+    def take_hourly(self, offer: str, a: int, b: int, units: int) -> bool:
+        """Rent `units` of an offer's hourly mode over [a, b) if its stock allows."""
+        key = (offer, "hourly")
+        stock = self.problem.offers[offer].billing("hourly").stock
+        line = self.line(self.rented, key)
+
+        def level(x: int) -> int:
+            return line[x] if x >= 0 else self.early.get((key, x), 0)
+
+        if not units:
+            return True
+        if stock is not None and any(level(x) + units > stock for x in range(a, b)):
+            return False
+        for x in range(a, b):
+            if x >= 0:
+                line[x] += units
+            else:
+                self.early[(key, x)] = self.early.get((key, x), 0) + units
+        return True
 
     def offer_units(self, offer: str, hour: int) -> int:
         return sum(
@@ -199,20 +221,22 @@ def _replicas(
             for s, carried in enumerate(covered):
                 if carried:
                     replicas[(j, k, s)] = held_replicas[s] = count
+        config = job.configs[h]
+        setup = problem.replica_setup[(job.name, config.offer)]
+        before = 0
         for s in range(len(problem.segments)):
-            config = job.configs[h]
             rest = max(0, job.demand[s] - covered[s])
             count = max(-(-rest // config.capacity), job.minimum[s] - held_replicas[s], 0)
             if count:
                 replicas[(j, h, s)] = count
                 a, b = problem.segments[s]
-                stock = problem.offers[config.offer].billing("hourly").stock
-                line = ledger.line(ledger.rented, (config.offer, "hourly"))
-                if stock is not None and any(
-                    line[x] + count * config.units > stock for x in range(a, b)
-                ):
+                # new replicas' rentals hold their setup hours first (rules 6-7)
+                rise = max(0, count - before)
+                if not ledger.take_hourly(config.offer, a - setup, a, rise * config.units):
                     return None, f"stock of {config.offer} hourly runs out for {job.name}"
-                ledger.add(ledger.rented, (config.offer, "hourly"), a, b, count * config.units)
+                if not ledger.take_hourly(config.offer, a, b, count * config.units):
+                    return None, f"stock of {config.offer} hourly runs out for {job.name}"
+            before = count
     return replicas, ""
 
 

@@ -131,15 +131,14 @@ def solve(scenario: Scenario, params: SolveParams, on_progress: OnProgress | Non
         raise PlanRejected(_mismatch(objective, Fraction(outcome.objective, scale), scenario))
     bound = None if outcome.bound is None else max(Fraction(outcome.bound, scale), Fraction(0))
     status = Status(outcome.status)
+    notes = {k: v for k, v in (("naive", naive_why), ("heuristic", heuristic_why)) if v}
     plan = to_plan(problem, solution, status.value)
     plan = plan.model_copy(
         update={
             "cost_breakdown": breakdown(problem, solution, plan),
-            "naive_cost": _baseline_cost(problem, naive),
-            "heuristic_cost": _baseline_cost(problem, heuristic),
-            "baseline_notes": {
-                k: v for k, v in (("naive", naive_why), ("heuristic", heuristic_why)) if v
-            },
+            "naive_cost": _baseline_cost(problem, naive, notes, "naive"),
+            "heuristic_cost": _baseline_cost(problem, heuristic, notes, "heuristic"),
+            "baseline_notes": notes,
             "gap": None
             if bound is None
             else round(float((objective - bound) / objective), 6)
@@ -206,11 +205,19 @@ def _mismatch(exact: Fraction, solver: Fraction, scenario: Scenario) -> CheckRes
     return result
 
 
-def _baseline_cost(problem: Problem, solution: Solution | None) -> Decimal | None:
-    """A baseline's cost, if it found a plan, after the checker accepts it."""
+def _baseline_cost(
+    problem: Problem, solution: Solution | None, notes: dict[str, str], name: str
+) -> Decimal | None:
+    """A baseline's cost, if it found a plan and the checker accepts it. A baseline the
+    checker refuses is a bug in the baseline: reported in its note, never priced."""
     if solution is None:
         return None
     plan = to_plan(problem, solution, "feasible")
     plan = plan.model_copy(update={"cost_breakdown": breakdown(problem, solution, plan)})
-    _accept(problem.scenario, plan, solution.cost(problem))
+    try:
+        _accept(problem.scenario, plan, solution.cost(problem))
+    except PlanRejected as exc:
+        first = exc.check.violations[0]
+        notes[name] = f"its plan failed the independent checker (a bug): {first}"
+        return None
     return plan.total_cost

@@ -10,7 +10,7 @@ from planner.check import check_plan
 from planner.configs import replica_configs
 from planner.domain.costs import CostTerm
 from planner.domain.workload import ServeWorkload
-from tests.planning import offer, solved
+from tests.planning import job, offer, solved
 
 
 def _reserve(cards: int, hours: str, **fields: Any) -> dict[str, Any]:
@@ -81,3 +81,14 @@ def test_max_cards_per_replica_limits_the_configs(make_scenario: Any) -> None:
     assert {c.cards for c in replica_configs(limited, w)} == {1}
     plan = solved(limited).plan
     assert plan is not None and all(u.cards == 1 for a in plan.replica for u in a.uses)
+
+
+def test_baselines_hold_replica_setup_hours_too(make_scenario: Any) -> None:
+    # Stock 1, setup 30 min: the reserve's card is rented 08:00-12:00 (setup 08:00-09:00),
+    # so a 9-hour job cannot run 00:00-09:00 beside it; the baselines place it at 12:00.
+    o = {**offer("o", hourly={"price": 10, "stock": 1}), "setup_minutes": 30}
+    s = make_scenario([o], [job("j", 9, setup_minutes=0), _reserve(1, "09:00-12:00")], days=1)
+    plan = solved(s).plan
+    assert plan is not None and plan.baseline_notes == {}
+    # reserve: 4 h billed; job: 9 h → 130.00, for the optimum and both baselines
+    assert plan.total_cost == plan.naive_cost == plan.heuristic_cost == Decimal("130.00")
