@@ -48,6 +48,17 @@ def setup_hours(scenario: Scenario, offer: Offer, workload_name: str) -> Fractio
     return gigabytes * 8 / Fraction(offer.link_gbps) / 3600
 
 
+def held_cards_rule(scenario: Scenario, offer: str, mode: str, held: bool) -> str | None:
+    """Rule 5: a workload runs on held cards only on a package or a committed rental of
+    that offer and mode, and on a package only as held cards. Why not, or None."""
+    committed = any((c.offer, c.mode) == (offer, mode) for c in scenario.spec.commitments)
+    if held and not (mode in PACKAGE_DAYS or committed):
+        return f"held cards of {offer} {mode}: neither a package nor a commitment"
+    if not held and mode in PACKAGE_DAYS:
+        return f"a {mode} package is held cards: held must be true"
+    return None
+
+
 def units_for(offer: Offer, cards: int) -> int:
     return -(-cards // offer.unit_cards)
 

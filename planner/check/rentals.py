@@ -3,12 +3,13 @@ the ledger hour by hour; commitments present exactly as the scenario fixes them.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections import Counter
 from dataclasses import dataclass
 from fractions import Fraction
 
 from planner.check.contract import billed, package_days
-from planner.check.ledger import Ledger
+from planner.check.ledger import Ledger, worst
 from planner.check.result import CheckResult
 from planner.domain.catalog import HourlyBilling, Offer
 from planner.domain.costs import CostTerm
@@ -41,11 +42,8 @@ class Held:
         return package_days(self.rental.mode) is not None
 
 
-def hour_of(scenario: Scenario, result: CheckResult, when: object, subject: str) -> int | None:
+def hour_of(scenario: Scenario, result: CheckResult, when: dt.datetime, subject: str) -> int | None:
     """An aware plan time as an hour index, or a violation when it is off the hour grid."""
-    import datetime as dt
-
-    assert isinstance(when, dt.datetime)
     try:
         return scenario.axis.hour(when)
     except TimeAxisError as exc:
@@ -100,7 +98,7 @@ def _priced(
     if days is not None:
         axis = scenario.axis
         day = axis.day_of(start)
-        if axis.day_start(day) != start if 0 <= day < axis.days else True:
+        if not (0 <= day < axis.days and axis.day_start(day) == start):
             result.add("package", r.id, 1, "", f"a {r.mode} package starts at 00:00 local time")
             return None
         length = axis.after_days(day, days) - start
@@ -193,8 +191,6 @@ def book(scenario: Scenario, held: list[Held], ledger: Ledger) -> None:
 def stock(scenario: Scenario, ledger: Ledger, result: CheckResult) -> None:
     """Rule 7: units held of an offer and mode ≤ that mode's stock at every hour, and all
     modes together ≤ the offer-wide cap."""
-    from planner.check.ledger import worst
-
     axis = scenario.axis
     totals: dict[str, dict[int, int]] = {}
     for (offer_id, mode), line in sorted(ledger.held_units.items()):

@@ -10,6 +10,7 @@ from decimal import Decimal
 from fractions import Fraction
 
 from planner.check.contract import (
+    held_cards_rule,
     reserve_card_fits,
     reserve_demand,
     serve_capacity,
@@ -23,7 +24,6 @@ from planner.check.result import CheckResult, cost_line
 from planner.domain.costs import CostTerm
 from planner.domain.plan import Plan, ReplicaAssignment, ReplicaUse
 from planner.domain.scenario import Scenario
-from planner.domain.values import PACKAGE_DAYS
 from planner.domain.workload import ReserveWorkload, ServeWorkload
 from planner.estimate.precision import supports
 
@@ -38,10 +38,8 @@ def _capacity(
         why = f"offer {u.offer} does not rent {u.card} {u.mode} for serving (never spot)"
     elif u.cards < 1 or (u.cards > offer.node_cards and offer.network is None):
         why = f"{u.cards} card(s) do not fit one {offer.node_cards}-card node of {u.offer}"
-    elif u.held and not (u.mode in PACKAGE_DAYS or _committed(scenario, u.offer, u.mode)):
-        why = f"held cards of {u.offer} {u.mode}: neither a package nor a commitment"
-    elif not u.held and u.mode in PACKAGE_DAYS:
-        why = f"a {u.mode} package is held cards: held must be true"
+    elif held_why := held_cards_rule(scenario, u.offer, u.mode, u.held):
+        why = held_why
     if why is None and isinstance(w, ReserveWorkload):
         if not reserve_card_fits(scenario, w, scenario.cards[u.card]):
             why = f"{u.card} is not the card it reserves"
@@ -65,10 +63,6 @@ def _capacity(
                 return capacity
     result.add("config", w.name, 1, "", why or "not a replica")
     return None
-
-
-def _committed(scenario: Scenario, offer: str, mode: str) -> bool:
-    return any((c.offer, c.mode) == (offer, mode) for c in scenario.spec.commitments)
 
 
 def check_replicas(

@@ -6,14 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from planner.check.contract import SLACK, setup_hours, train_rate, units_for
+from planner.check.contract import SLACK, held_cards_rule, setup_hours, train_rate, units_for
 from planner.check.ledger import Ledger
 from planner.check.rentals import Held, hour_of
 from planner.check.result import CheckResult
 from planner.domain.costs import CostTerm
 from planner.domain.plan import Assignment, Plan
 from planner.domain.scenario import Scenario
-from planner.domain.values import PACKAGE_DAYS
 from planner.domain.workload import TrainWorkload
 from planner.estimate.core import GIB
 from planner.estimate.memory import train_memory, workload_setup
@@ -52,10 +51,8 @@ def legal(scenario: Scenario, a: Assignment, w: TrainWorkload, result: CheckResu
         why = "spot needs checkpoint_every"
     elif not supports(scenario.cards[a.card], w.precision):
         why = f"{a.card} does not support {w.precision}"
-    elif a.held and not (a.mode in PACKAGE_DAYS or _committed(scenario, a.offer, a.mode)):
-        why = f"held cards of {a.offer} {a.mode}: neither a package nor a commitment"
-    elif not a.held and a.mode in PACKAGE_DAYS:
-        why = f"a {a.mode} package is held cards: held must be true"
+    elif held_why := held_cards_rule(scenario, a.offer, a.mode, a.held):
+        why = held_why
     if why:
         result.add("config", subject, 1, "", why)
         return False
@@ -68,10 +65,6 @@ def legal(scenario: Scenario, a: Assignment, w: TrainWorkload, result: CheckResu
         )
         return False
     return True
-
-
-def _committed(scenario: Scenario, offer: str, mode: str) -> bool:
-    return any((c.offer, c.mode) == (offer, mode) for c in scenario.spec.commitments)
 
 
 def replay(
