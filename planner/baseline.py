@@ -207,7 +207,7 @@ def _replicas(
         hourly = [
             (problem.replica_hour_price(c) / c.capacity, c.offer, k)
             for k, c in enumerate(job.configs)
-            if c.mode == "hourly"
+            if c.rented
         ]
         if not hourly:
             return None, f"{job.name} has no hourly config"
@@ -274,9 +274,7 @@ def _package_base(
     first = problem.axis.day_of(problem.segments[active[0]][0])
     packages = packages_until(problem.axis, first, pool.days, problem.segments[active[-1]][1])
     price = pool.unit_price * config.units * count * packages
-    hourly = min(
-        problem.replica_hour_price(c) / c.capacity for c in job.configs if c.mode == "hourly"
-    )
+    hourly = min(problem.replica_hour_price(c) / c.capacity for c in job.configs if c.rented)
     hours = sum(b - a for s, (a, b) in enumerate(problem.segments) if job.active(s))
     if price >= hourly * base * hours:
         return None

@@ -256,6 +256,29 @@ class ReplicaConfig:
     precision: str
     capacity: int  # requests in flight one replica carries (KV memory and decode speed)
     tokens_per_s: float  # decode tokens/s of the replica at that capacity
+    held: bool = False  # on held cards: a package, or a committed hourly rental (rule 8)
+
+    @property
+    def rented(self) -> bool:
+        """Runs on hourly rentals of its own, billed per replica rental (rule 6)."""
+        return not self.held
+
+
+def replica_modes(scenario: Scenario, offer: Offer) -> list[tuple[str, bool]]:
+    """(mode, held) a replica may use on an offer: never spot; packages as held cards;
+    hourly on its own rentals and, where a commitment holds hourly units, on those too."""
+    committed = {(c.offer, c.mode) for c in scenario.spec.commitments}
+    options: list[tuple[str, bool]] = []
+    for mode in offer.modes:
+        if mode == "spot":
+            continue
+        if mode in PACKAGE_MODES:
+            options.append((mode, True))
+            continue
+        options.append((mode, False))
+        if (offer.id, mode) in committed:
+            options.append((mode, True))
+    return options
 
 
 def replica_configs(scenario: Scenario, workload: ServeWorkload) -> list[ReplicaConfig]:
@@ -279,13 +302,12 @@ def replica_configs(scenario: Scenario, workload: ServeWorkload) -> list[Replica
             if capacity < 1:
                 continue
             units = math.ceil(count / offer.unit_cards)
-            for mode in offer.modes:
-                if mode != "spot":
-                    configs.append(
-                        ReplicaConfig(
-                            card.id, count, offer.id, mode, units, precision, capacity, speed
-                        )
+            for mode, held in replica_modes(scenario, offer):
+                configs.append(
+                    ReplicaConfig(
+                        card.id, count, offer.id, mode, units, precision, capacity, speed, held
                     )
+                )
     return configs
 
 

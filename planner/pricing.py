@@ -78,7 +78,7 @@ def reported_terms(
         replica_job = problem.replica_jobs[j]
         config = replica_job.configs[k]
         a, b = problem.segments[s]
-        if config.mode == "hourly":
+        if config.rented:
             rise = max(0, count - solution.replicas.get((j, k, s - 1), 0))
             offer = problem.offers[config.offer]
             name = replica_job.name

@@ -198,7 +198,7 @@ def build_problem(scenario: Scenario, serving: bool = False) -> Problem:
         (r.name, c.offer): _replica_setup(scenario, r, c.offer)
         for r in replicas
         for c in r.configs
-        if c.mode == "hourly"
+        if c.rented
     }
     return Problem(
         scenario,
@@ -229,7 +229,7 @@ def _billable(scenario: Scenario, job: ReplicaJob) -> ReplicaJob:
     most 1 h, increment 1 h); configs on other hourly terms are left out."""
 
     def exact(c: ReplicaConfig) -> bool:
-        if c.mode != "hourly":
+        if c.held:
             return True
         billing = scenario.offers[c.offer].billing("hourly")
         assert isinstance(billing, HourlyBilling)
@@ -265,9 +265,11 @@ def quote_replicas(scenario: Scenario, name: str) -> list[dict[str, Any]]:
     active = [s for s in range(len(segments)) if job.active(s)]
     rows: list[dict[str, Any]] = []
     for c in job.configs:
+        if c.held and c.mode not in PACKAGE_MODES:
+            continue  # committed hourly cards are paid already; alone they price nothing
         offer = scenario.offers[c.offer]
         need = [max(job.minimum[s], -(-job.demand[s] // c.capacity)) for s in range(len(segments))]
-        if c.mode == "hourly":
+        if c.rented:
             setup = _replica_setup(scenario, job, c.offer)
             rises = sum(max(0, need[s] - (need[s - 1] if s else 0)) for s in range(len(need)))
             hours = sum(n * (b - a) for n, (a, b) in zip(need, segments, strict=True))
@@ -434,7 +436,7 @@ def _pools(
     replicas: list[ReplicaJob] = (),  # type: ignore[assignment]
 ) -> dict[tuple[str, str], Pool]:
     keys = {c.pool for j in jobs for c in j.configs if c.held} | set(committed)
-    keys |= {(c.offer, c.mode) for r in replicas for c in r.configs if c.mode in PACKAGE_MODES}
+    keys |= {(c.offer, c.mode) for r in replicas for c in r.configs if c.held}
     pools = {}
     for offer_id, mode in sorted(keys):
         offer = scenario.offers[offer_id]

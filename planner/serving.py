@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from planner.configs import ReplicaConfig, replica_configs
+from planner.configs import ReplicaConfig, replica_configs, replica_modes
 from planner.demand import hourly_demand
 from planner.domain.scenario import Scenario
 from planner.domain.timeaxis import TimeAxis
@@ -45,13 +45,9 @@ def reserve_configs(scenario: Scenario, workload: ReserveWorkload) -> list[Repli
         )
         if not wanted:
             continue
-        for mode in offer.modes:
-            if mode != "spot":  # people's cards are not preemptible
-                configs.append(
-                    ReplicaConfig(
-                        card.id, offer.unit_cards, offer.id, mode, 1, "", offer.unit_cards, 0.0
-                    )
-                )
+        for mode, held in replica_modes(scenario, offer):  # people's cards: never spot
+            cards = offer.unit_cards
+            configs.append(ReplicaConfig(card.id, cards, offer.id, mode, 1, "", cards, 0.0, held))
     return configs
 
 
@@ -62,7 +58,7 @@ def undominated(configs: list[ReplicaConfig]) -> list[ReplicaConfig]:
     for c in configs:
         beaten = any(
             o is not c
-            and (o.offer, o.mode) == (c.offer, c.mode)
+            and (o.offer, o.mode, o.held) == (c.offer, c.mode, c.held)
             and o.units <= c.units
             and o.capacity >= c.capacity
             and (o.units, -o.capacity, o.cards) < (c.units, -c.capacity, c.cards)

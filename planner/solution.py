@@ -40,7 +40,7 @@ class Solution:
         for (j, k, s), count in self.replicas.items():
             job = problem.replica_jobs[j]
             config = job.configs[k]
-            if config.mode != "hourly":
+            if not config.rented:
                 continue
             a, b = problem.segments[s]
             rise = max(0, count - self.replicas.get((j, k, s - 1), 0))
@@ -62,7 +62,7 @@ class Solution:
                 continue
             a, b = problem.segments[s]
             hours = count * (b - a)
-            if config.mode == "hourly":
+            if config.rented:
                 rise = max(0, count - self.replicas.get((j, k, s - 1), 0))
                 hours += rise * problem.replica_setup[(replica_job.name, config.offer)]
             total += disk * hours
@@ -144,7 +144,7 @@ def _replica_assignment(
         if not any(series):
             continue
         offer = problem.offers[config.offer]
-        held = config.mode != "hourly"
+        held = config.held
         open_rentals: list[int] = []  # start hours, oldest first
         for s, (a, b) in enumerate(problem.segments):
             total[s] += series[s]
@@ -153,8 +153,8 @@ def _replica_assignment(
                 not uses
                 or uses[-1].replicas != series[s]
                 or last_end != a
-                or (uses[-1].offer, uses[-1].mode, uses[-1].card, uses[-1].cards)
-                != (config.offer, config.mode, config.card, config.cards)
+                or (uses[-1].offer, uses[-1].mode, uses[-1].held, uses[-1].card, uses[-1].cards)
+                != (config.offer, config.mode, held, config.card, config.cards)
             ):
                 uses.append(
                     ReplicaUse(

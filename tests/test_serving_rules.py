@@ -92,3 +92,38 @@ def test_baselines_hold_replica_setup_hours_too(make_scenario: Any) -> None:
     assert plan is not None and plan.baseline_notes == {}
     # reserve: 4 h billed; job: 9 h → 130.00, for the optimum and both baselines
     assert plan.total_cost == plan.naive_cost == plan.heuristic_cost == Decimal("130.00")
+
+
+def _committed_hourly(units: int) -> list[dict[str, Any]]:
+    return [{"offer": "o", "mode": "hourly", "units": units, "start": "2026-07-01"}]
+
+
+def test_reserved_cards_use_committed_hourly_units_first(make_scenario: Any) -> None:
+    # 1 committed hourly unit all day: 24 h × 10 = 240.00, paid whatever happens. A reserve
+    # of 1 card all day runs on it and pays nothing more: total 240.00 (it was billed
+    # hourly again on top of the commitment).
+    o = offer("o", hourly={"price": 10, "stock": 2})
+    s = make_scenario([o], [_reserve(1, "00:00-24:00")], days=1, commitments=_committed_hourly(1))
+    plan = solved(s).plan
+    assert plan is not None and plan.total_cost == Decimal("240.00")
+    [desk] = plan.replica
+    assert [u.held for u in desk.uses] == [True] and desk.cost == 0
+    assert plan.cost_breakdown is not None
+    assert plan.cost_breakdown.reported[CostTerm.IDLE].amount == 0
+
+
+def test_two_reserved_cards_with_one_committed_are_feasible(make_scenario: Any) -> None:
+    # 2 cards all day, 1 committed unit (240.00) and 1 rented unit 24 h × 10 = 240.00:
+    # 480.00 (it was reported as proven infeasible: replicas were capped at the commitment).
+    o = offer("o", hourly={"price": 10, "stock": 2})
+    s = make_scenario([o], [_reserve(2, "00:00-24:00")], days=1, commitments=_committed_hourly(1))
+    result = solved(s)
+    assert result.plan is not None and result.plan.total_cost == Decimal("480.00")
+    [desk] = result.plan.replica
+    assert sorted(u.held for u in desk.uses) == [False, True]
+    # stock 1 cannot hold the commitment and a rental at once: truly infeasible now
+    tight = offer("o", hourly={"price": 10, "stock": 1})
+    s = make_scenario(
+        [tight], [_reserve(2, "00:00-24:00")], days=1, commitments=_committed_hourly(1)
+    )
+    assert solved(s).status == "infeasible"

@@ -18,7 +18,7 @@ class Constraints:
     ) -> None:
         self.model, self.problem, self.v = model, problem, v
         self._usage: dict[
-            tuple[str, str], list[tuple[int, cp_model.IntervalVar, cp_model.IntVar]]
+            tuple[tuple[str, str], bool], list[tuple[int, cp_model.IntervalVar, cp_model.IntVar]]
         ] = {}
         self.require_all = require_all  # False: presence is left to assumptions (explanations)
 
@@ -56,32 +56,33 @@ class Constraints:
             self.model.add(up >= self.v.replicas[(j, k, s)] - before)
 
     def replica_usage(
-        self, key: tuple[str, str]
+        self, key: tuple[str, str], held: bool
     ) -> list[tuple[int, cp_model.IntervalVar, cp_model.IntVar]]:
-        """Per segment, the units replicas hold on one offer and mode: (segment start, fixed
-        interval, variable demand) for the cumulative constraints."""
-        if key in self._usage:
-            return self._usage[key]
+        """Per segment, the units replicas hold on one offer and mode, on held cards or on
+        rentals of their own: (segment start, fixed interval, variable demand) for the
+        cumulative constraints."""
+        if (key, held) in self._usage:
+            return self._usage[(key, held)]
         usage = []
         for s, (a, b) in enumerate(self.problem.segments):
-            terms = [
-                (self.v.replicas[(j, k, s)], c.units)
+            mine = [
+                (j, k, job, c)
                 for j, job in enumerate(self.problem.replica_jobs)
                 for k, c in enumerate(job.configs)
-                if (c.offer, c.mode) == key and (j, k, s) in self.v.replicas
+                if (c.offer, c.mode) == key and c.held == held
+            ]
+            terms = [
+                (self.v.replicas[(j, k, s)], c.units)
+                for j, k, _, c in mine
+                if (j, k, s) in self.v.replicas
             ]
             if terms:
-                most = sum(
-                    c.units * replica_bound(job, c, s)
-                    for job in self.problem.replica_jobs
-                    for c in job.configs
-                    if (c.offer, c.mode) == key
-                )
-                held = self.model.new_int_var(0, most, f"use[{key[0]},{key[1]},{s}]")
-                self.v.usage[(key, a)] = held
-                self.model.add(held == sum(r * u for r, u in terms))
-                usage.append((a, self.model.new_fixed_size_interval_var(a, b - a, ""), held))
-        self._usage[key] = usage
+                most = sum(c.units * replica_bound(job, c, s) for _, _, job, c in mine)
+                units = self.model.new_int_var(0, most, f"use[{key[0]},{key[1]},{held},{s}]")
+                self.v.usage[(key, held, a)] = units
+                self.model.add(units == sum(r * u for r, u in terms))
+                usage.append((a, self.model.new_fixed_size_interval_var(a, b - a, ""), units))
+        self._usage[(key, held)] = usage
         return usage
 
     def replica_setup_usage(
@@ -140,12 +141,12 @@ class Constraints:
         ] = {}
         for replica_job in self.problem.replica_jobs:
             for replica in replica_job.configs:
-                if replica.mode == "hourly":
+                if replica.rented:
                     by_pool.setdefault((replica.offer, replica.mode), ([], []))
         for key, (intervals, demands) in by_pool.items():
-            for _, interval, held in self.replica_usage(key):
+            for _, interval, units in self.replica_usage(key, held=False):
                 intervals.append(interval)
-                demands.append(held)
+                demands.append(units)
             for interval, setting_up in self.replica_setup_usage(key):
                 intervals.append(interval)
                 demands.append(setting_up)
@@ -202,11 +203,11 @@ class Constraints:
                     if config.held and config.pool == key:
                         intervals += self.v.runs[(job.index, k)]
                         demands += [config.units] * len(config.runs)
-            for a, interval, held in self.replica_usage(key):
+            for a, interval, units in self.replica_usage(key, held=True):
                 intervals.append(interval)
-                demands.append(held)
+                demands.append(units)
                 # redundant but linear: the LP bound sees that replicas need held packages
-                self.model.add(held <= self.held_units(key, a))
+                self.model.add(units <= self.held_units(key, a))
             if not intervals:
                 continue
             cap = pool_cap(self.problem, key)
@@ -247,9 +248,9 @@ class Constraints:
                     if config.offer == offer_id and not config.held:
                         intervals += self.v.runs[(job.index, k)]
                         demands += [config.units] * len(config.runs)
-            for _, interval, held in self.replica_usage((offer_id, "hourly")):
+            for _, interval, units in self.replica_usage((offer_id, "hourly"), held=False):
                 intervals.append(interval)
-                demands.append(held)
+                demands.append(units)
             for interval, setting_up in self.replica_setup_usage((offer_id, "hourly")):
                 intervals.append(interval)
                 demands.append(setting_up)

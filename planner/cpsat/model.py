@@ -87,19 +87,19 @@ class CpModel:
                 rise = count - solution.replicas.get((j, k, s - 1), 0)
                 self.model.add_hint(self.v.starts[(j, k, s)], max(0, rise))
         segment_index = {a: s for s, (a, _) in enumerate(self.problem.segments)}
-        for (key, hour), usage in self.v.usage.items():
+        for (key, held, hour), usage in self.v.usage.items():
             s = segment_index[hour]
+            configs = [
+                (j, k, self.problem.replica_jobs[j].configs[k])
+                for (j, k, ss) in solution.replicas
+                if ss == s
+            ]
             self.model.add_hint(
                 usage,
                 sum(
-                    n * self.problem.replica_jobs[j].configs[k].units
-                    for (j, k, ss), n in solution.replicas.items()
-                    if ss == s
-                    and (
-                        self.problem.replica_jobs[j].configs[k].offer,
-                        self.problem.replica_jobs[j].configs[k].mode,
-                    )
-                    == key
+                    solution.replicas[(j, k, s)] * c.units
+                    for j, k, c in configs
+                    if (c.offer, c.mode) == key and c.held == held
                 ),
             )
         for (key, hour), free in self.v.free.items():  # a complete hint is followed exactly
@@ -107,10 +107,10 @@ class CpModel:
             if pool.days:  # committed packages are among those bought
                 day = self.problem.axis.day_of(hour)
                 chosen = solution.packages.get(key, {})
-                held = sum(chosen.get(d, 0) for d in range(day - pool.days + 1, day + 1))
+                units = sum(chosen.get(d, 0) for d in range(day - pool.days + 1, day + 1))
             else:
-                held = sum(c.units for c in pool.committed if c.start <= hour < c.end)
-            self.model.add_hint(free, pool_cap(self.problem, key) - held)
+                units = sum(c.units for c in pool.committed if c.start <= hour < c.end)
+            self.model.add_hint(free, pool_cap(self.problem, key) - units)
 
     def solve(self, settings: SolverSettings, progress: Progress | None = None) -> Outcome:
         """Minimise money; at a proven optimum, break ties by the documented order."""

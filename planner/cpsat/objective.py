@@ -34,7 +34,7 @@ def cost_terms(problem: Problem, v: Variables) -> dict[CostTerm, cp_model.Linear
         disk = problem.integer(problem.replica_disk_hour(replica_job.name, replica))
         if disk:  # disks bill while the replica is held, setup hours included
             terms[CostTerm.STORAGE].append(replicas * (b - a) * disk)
-        if replica.mode == "hourly":  # held hours plus ceil(setup) per start, per unit
+        if replica.rented:  # held hours plus ceil(setup) per start, per unit
             hour = problem.integer(problem.replica_hour_price(replica))
             terms[CostTerm.HOURLY].append(replicas * (b - a) * hour)
             setup = problem.replica_setup[(replica_job.name, replica.offer)]

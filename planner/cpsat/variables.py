@@ -24,8 +24,9 @@ class Variables:
     # serve/reserve replicas per (replica job, config, segment), and hourly rental starts
     replicas: dict[tuple[int, int, int], cp_model.IntVar] = field(default_factory=dict)
     starts: dict[tuple[int, int, int], cp_model.IntVar] = field(default_factory=dict)
-    # units replicas hold per (offer, mode) and segment start: added by the constraints
-    usage: dict[tuple[tuple[str, str], int], cp_model.IntVar] = field(default_factory=dict)
+    # units replicas hold per (offer, mode), held or rented, and segment start: added by
+    # the constraints
+    usage: dict[tuple[tuple[str, str], bool, int], cp_model.IntVar] = field(default_factory=dict)
 
 
 def make_variables(model: cp_model.CpModel, problem: Problem) -> Variables:
@@ -55,7 +56,7 @@ def make_variables(model: cp_model.CpModel, problem: Problem) -> Variables:
                 if most:
                     name = f"{replica_job.name},{k},{s}"
                     v.replicas[(j, k, s)] = model.new_int_var(0, most, f"r[{name}]")
-                    if replica.mode == "hourly":
+                    if replica.rented:
                         v.starts[(j, k, s)] = model.new_int_var(0, most, f"up[{name}]")
     for key, pool in problem.pools.items():
         if pool.days == 0:
@@ -89,6 +90,6 @@ def pool_cap(problem: Problem, key: tuple[str, str]) -> int:
         max((replica_bound(r, c, s) * c.units for s in segments), default=0)
         for r in problem.replica_jobs
         for c in r.configs
-        if (c.offer, c.mode) == key
+        if c.held and (c.offer, c.mode) == key
     )
     return users + sum(c.units for c in pool.committed)
