@@ -80,14 +80,12 @@ def check_plan(scenario: Scenario, plan: Plan) -> CheckResult:
 def _train_lines(
     scenario: Scenario, placed: dict[str, Placed], held: dict[str, Held], result: CheckResult
 ) -> None:
-    """Each train assignment's own money (its rentals and storage) and package share."""
+    """Each train assignment's own money (the rentals that carry its runs, and storage) and
+    its package share."""
     currency = scenario.spec.currency
     for name, p in placed.items():
         a = p.assignment
-        own = sum(
-            (held[i].money for i in a.rentals if i in held),
-            Fraction(0),
-        )
+        own = sum((held[i].money for i in p.rentals), Fraction(0))
         cost_line(result, name, a.cost, own + p.storage, currency)
         if a.held:
             offer = scenario.offers[a.offer]

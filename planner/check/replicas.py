@@ -113,7 +113,18 @@ def _check_one(
             hour_of(scenario, result, u.start, w.name),
             hour_of(scenario, result, u.end, w.name),
         )
-        if capacity is None or start is None or end is None or u.replicas < 0:
+        if capacity is None or start is None or end is None:
+            continue
+        if end <= start or u.replicas < 0:
+            # else its hours, package share and disks would count negative
+            result.add(
+                "config",
+                w.name,
+                max(start - end, -u.replicas, 0),
+                "h or replicas",
+                f"a use of {u.replicas} replica(s) from {axis.text(start)} to "
+                f"{axis.text(end)}: it must end after it starts, with replicas ≥ 0",
+            )
             continue
         offer = scenario.offers[u.offer]
         for h in range(max(start, 0), min(end, axis.hours)):
@@ -131,6 +142,7 @@ def _check_one(
                 line[h] = line.get(h, 0) + u.replicas * units_for(offer, u.cards)
     _coverage(scenario, w.name, demand, minimum, carried, running, result)
     own = _own_rentals(scenario, w.name, hourly, held, used_rentals, ledger, result)
+    _listed(w.name, a.rentals, [r.rental.id for r in own], result)
     for rental in own:
         price = rental.offer.disk_price_per_gb_month
         if price is not None and w.disk_gb:
@@ -145,6 +157,22 @@ def _check_one(
     )
     if share or a.package_share is not None:
         cost_line(result, f"{a.workload} package share", a.package_share, share, currency)
+
+
+def _listed(name: str, listed: list[str], own: list[str], result: CheckResult) -> None:
+    """The assignment lists exactly the rentals started for it, each once (its cost is
+    theirs)."""
+    for rental_id in sorted(set(listed) | set(own)):
+        off = listed.count(rental_id) - own.count(rental_id)
+        if off:
+            result.add(
+                "rental",
+                name,
+                abs(off),
+                "rentals",
+                f"lists rental {rental_id} {listed.count(rental_id)} time(s); "
+                f"{own.count(rental_id)} of its own rentals has that id",
+            )
 
 
 def _disk(price: Decimal, gigabytes: float, hours: int) -> Fraction:

@@ -32,6 +32,7 @@ class Placed:
     workload: TrainWorkload
     runs: Runs
     storage: Fraction
+    rentals: list[str]  # the rentals that carry its runs, one per run (none on held cards)
 
 
 def legal(scenario: Scenario, a: Assignment, w: TrainWorkload, result: CheckResult) -> bool:
@@ -80,19 +81,22 @@ def replay(
     runs: Runs = []
     remaining, setup_left = compute, setup
     run_start: int | None = None
+    run_day: int | None = None  # the day whose window the current run is in
     stalled, h, before = 0, first, compute
     while h < axis.hours + 24 * 400:
-        if window is not None and axis.in_window(h, window) is None:
-            if run_start is not None:
-                runs.append((run_start, h))
-                run_start = None
-                stalled = stalled + 1 if remaining == before else 0
-                if stalled >= 2:
-                    return "its daily window is too short for its setup: no progress"
+        day = axis.in_window(h, window) if window is not None else None
+        if window is not None and run_start is not None and day != run_day:
+            # one run per window: "00:00-24:00" windows abut, yet each day is its own run
+            runs.append((run_start, h))
+            run_start = None
+            stalled = stalled + 1 if remaining == before else 0
+            if stalled >= 2:
+                return "its daily window is too short for its setup: no progress"
+        if window is not None and day is None:
             h += 1
             continue
         if run_start is None:
-            run_start, before = h, remaining
+            run_start, run_day, before = h, day, remaining
             if runs and not held:
                 setup_left = setup  # each day's rental downloads again
         spent = min(setup_left, Fraction(1))
@@ -172,18 +176,29 @@ def check_train(
         ledger.report(CostTerm.SETUP, setup * starts * a.cards)
         ledger.report(CostTerm.SCALING_LOSS, compute * a.cards * (1 - Fraction(efficiency)))
         ledger.report(CostTerm.SPOT_REWORK, compute * a.cards * (1 - Fraction(factor)))
+        carried: list[str] = []
         if a.held:
             for x, y in stated:
                 ledger.use((a.offer, a.mode), x, y, a.cards)
         else:
-            _rentals_of_runs(scenario, a, stated, held, used_rentals, result)
+            carried = _rentals_of_runs(scenario, a, stated, held, used_rentals, result)
+        for rental_id in sorted(set(a.rentals)):
+            extra = a.rentals.count(rental_id) - carried.count(rental_id)
+            if extra > 0:  # its money would be counted in this assignment's cost
+                result.add(
+                    "rental",
+                    a.workload,
+                    extra,
+                    "rentals",
+                    f"lists rental {rental_id} {extra} time(s) more than the runs it carries",
+                )
         storage = Fraction(0)
         if offer.disk_price_per_gb_month is not None and w.disk_gb:
             # the whole span: disks of stopped instances keep billing (rule 9)
             span = stated[-1][1] - stated[0][0]
             storage = Fraction(offer.disk_price_per_gb_month) * Fraction(w.disk_gb) * span / 720
             ledger.pay(CostTerm.STORAGE, storage, f"{axis.local(stated[0][0]):%Y-%m}")
-        placed[a.workload] = Placed(a, w, stated, storage)
+        placed[a.workload] = Placed(a, w, stated, storage, carried)
     for w in scenario.spec.workloads:
         if isinstance(w, TrainWorkload) and w.name not in seen:
             result.add("workload", w.name, 1, "", "not done: no assignment")
@@ -264,11 +279,13 @@ def _rentals_of_runs(
     held: dict[str, Held],
     used_rentals: dict[str, str],
     result: CheckResult,
-) -> None:
+) -> list[str]:
     """Rule 4: each run is its own rental of this offer and mode with enough units, held
-    exactly over the run, listed by the assignment and serving no other run."""
+    exactly over the run, listed by the assignment and serving no other run. The rentals
+    that carry the runs."""
     offer = scenario.offers[a.offer]
     units = units_for(offer, a.cards)
+    carried: list[str] = []
     for k, (x, y) in enumerate(runs):
         match = None
         for rental_id in a.rentals:
@@ -293,6 +310,8 @@ def _rentals_of_runs(
             )
             continue
         used_rentals[match.rental.id] = a.workload
+        carried.append(match.rental.id)
+    return carried
 
 
 def _fmt(scenario: Scenario, runs: Runs) -> str:
