@@ -103,7 +103,7 @@ class Problem:
     fixed: tuple[FixedRental, ...]
     offer_rank: dict[str, int]
     money_scale: int  # multiply exact money by this to get the solver's integers
-    notes: tuple[str, ...] = field(default=())
+    limits: tuple[str, ...] = field(default=())  # options left out for a modelling reason
     segments: tuple[tuple[int, int], ...] = ()  # constant-demand hour ranges of replica jobs
     replica_jobs: tuple[ReplicaJob, ...] = ()
     replica_setup: dict[tuple[str, str], int] = field(default_factory=dict)  # (job, offer) → h
@@ -186,6 +186,7 @@ def build_problem(scenario: Scenario, serving: bool = False) -> Problem:
     if empty:
         raise Infeasible(empty)
     segments, replicas = replica_jobs(scenario) if others else ([], [])
+    limits = sorted({why for r in replicas for why in _unbillable(scenario, r)})
     replicas = [_billable(scenario, r) for r in replicas]
     pools = _pools(scenario, jobs, committed, replicas)
     amounts = [c.cost for j in jobs for c in j.configs]
@@ -208,7 +209,7 @@ def build_problem(scenario: Scenario, serving: bool = False) -> Problem:
         tuple(fixed),
         rank,
         scale,
-        (),
+        tuple(limits),
         tuple(segments),
         tuple(replicas),
         setup,
@@ -222,6 +223,21 @@ def _disk_hour(scenario: Scenario, job: str, config: ReplicaConfig) -> Fraction:
         return Fraction(0)
     disks = config.cards if workload.kind == "reserve" else 1
     return Fraction(price) * Fraction(workload.disk_gb) * disks / 720
+
+
+def _unbillable(scenario: Scenario, job: ReplicaJob) -> list[str]:
+    """What `_billable` leaves out of a replica job, said for the plan's limits."""
+    kept = set(_billable(scenario, job).configs)
+    lines = []
+    for offer_id in sorted({c.offer for c in job.configs if c not in kept}):
+        billing = scenario.offers[offer_id].billing("hourly")
+        assert isinstance(billing, HourlyBilling)
+        lines.append(
+            f"{offer_id} hourly (minimum {billing.min_hours:g} h, increment "
+            f"{billing.increment_hours:g} h) is not used for {job.name}: replica rentals are "
+            "modelled for billing by the started hour only"
+        )
+    return lines
 
 
 def _billable(scenario: Scenario, job: ReplicaJob) -> ReplicaJob:

@@ -139,6 +139,7 @@ def solve(scenario: Scenario, params: SolveParams, on_progress: OnProgress | Non
             "naive_cost": _baseline_cost(problem, naive, notes, "naive"),
             "heuristic_cost": _baseline_cost(problem, heuristic, notes, "heuristic"),
             "baseline_notes": notes,
+            "limits": list(problem.limits),
             "gap": None
             if bound is None
             else round(float((objective - bound) / objective), 6)
@@ -183,6 +184,15 @@ def _no_plan(
     problem: Problem, model: CpModel, status: str, params: SolveParams, size: dict[str, int]
 ) -> Result:
     reasons = [f"no plan found within {params.time_limit:g} s"]
+    if status == "infeasible" and problem.limits:
+        # a proof over the options the model covers only: not a proof that none exists
+        left_out = "; ".join(problem.limits)
+        return Result(
+            Status.UNKNOWN,
+            problem=problem,
+            reasons=[f"no plan among the options the model covers; it leaves out: {left_out}"],
+            size=size,
+        )
     if status == "infeasible":
         core = CpModel(problem, require_all=False).explain(params.settings())
         together = f" together: {', '.join(core)}" if core else ""

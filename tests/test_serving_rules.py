@@ -127,3 +127,21 @@ def test_two_reserved_cards_with_one_committed_are_feasible(make_scenario: Any) 
         [tight], [_reserve(2, "00:00-24:00")], days=1, commitments=_committed_hourly(1)
     )
     assert solved(s).status == "infeasible"
+
+
+def test_options_left_out_are_said_and_no_proof_is_claimed(make_scenario: Any) -> None:
+    # Replica rentals are modelled for billing by the started hour. An offer billed in
+    # 4-hour minimums is left out for serving: the plan names it, and when nothing else can
+    # carry the reserve, the answer is "no plan among the options covered" (exit 3), not a
+    # proof of infeasibility (exit 2).
+    four = offer("four", hourly={"price": 1, "min_hours": 4})
+    s = make_scenario([four], [_reserve(1, "09:00-12:00")], days=1)
+    result = solved(s)
+    assert result.plan is None and result.status == "unknown"
+    assert "four hourly (minimum 4 h" in result.reasons[0]
+    s = make_scenario(
+        [four, offer("o", hourly={"price": 10})], [_reserve(1, "09:00-12:00")], days=1
+    )
+    plan = solved(s).plan
+    assert plan is not None and plan.total_cost == Decimal("30.00")
+    assert [line.split(" (")[0] for line in plan.limits] == ["four hourly"]

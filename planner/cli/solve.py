@@ -97,6 +97,8 @@ def print_plan(console: Console, plan: Plan) -> None:
         f"(bound {bound}, gap {gap}, {plan.solve_seconds:.2f} s, "
         f"{plan.solver.variables if plan.solver else '?'} variables)"
     )
+    for line in plan.limits:
+        console.print(f"  [yellow]limit:[/] {line} (optimal means among the rest)")
     notes = plan.baseline_notes
     console.print(
         f"  naive plan      {_saving(plan.total_cost, plan.naive_cost, notes.get('naive'))}"
