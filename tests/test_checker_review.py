@@ -167,3 +167,34 @@ def test_a_whole_day_window_on_a_package_pays_setup_once(make_scenario: Any) -> 
     [a] = plan.train
     assert a.held and [r.end.hour for r in a.runs] == [0, 7]
     assert check_plan(s, plan).ok
+
+
+def test_a_serve_rental_that_carries_no_replica_is_refused(make_scenario: Any) -> None:
+    # A reserve of 1 card 09:00-12:00 on hourly (3 h × 10 = 30.00). A second rental named
+    # for it, 14:00-16:00 (20.00), carries nothing: the reserve runs no replica then. Rule 4:
+    # each rental is a start of a workload run; one that carries none is refused.
+    reserve = {
+        "name": "desk",
+        "kind": "reserve",
+        "card": "a100-80g",
+        "cards": 1,
+        "hours": "09:00-12:00",
+        "start": "2026-07-01",
+        "end": "2026-07-02",
+    }
+    s = make_scenario([offer("o", hourly={"price": 10})], [reserve], days=1)
+    plan = solved(s).plan
+    assert plan is not None and check_plan(s, plan).ok
+    [r] = plan.rentals
+    idle = r.model_copy(
+        update={
+            "id": "desk#idle",
+            "start": r.start + 5 * H,
+            "end": r.start + 7 * H,
+            "billed_hours": Decimal(2),
+            "cost": Decimal("20.00"),
+        }
+    )
+    tampered = plan.model_copy(update={"rentals": [*plan.rentals, idle]})
+    violations = check_plan(s, tampered).violations
+    assert any(v.rule == "rental" and v.subject == "desk#idle" for v in violations)

@@ -231,14 +231,17 @@ def _own_rentals(
         offer = scenario.offers[offer_id]
         ready = math.ceil(setup_hours(scenario, offer, name))
         supply: dict[int, int] = {}
+        need = hourly.get(offer_id, {})
         for h in own:
             if h.rental.offer != offer_id:
                 continue
-            used_rentals[h.rental.id] = name
             ledger.report(CostTerm.SETUP, setup_hours(scenario, offer, name) * h.cards)
             for x in range(h.start + ready, h.end):
                 supply[x] = supply.get(x, 0) + h.rental.units
-        need = hourly.get(offer_id, {})
+            # a rental carries a replica if its workload runs hourly replicas here in some
+            # hour it is set up; one that never could is a rental no workload uses (rule 4)
+            if any(need.get(x, 0) for x in range(h.start + ready, h.end)):
+                used_rentals[h.rental.id] = name
         lacking = sorted(x for x, units in need.items() if units > supply.get(x, 0))
         if lacking:
             x = lacking[0]
