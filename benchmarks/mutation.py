@@ -924,6 +924,8 @@ def _serving_instances(one_card: int) -> dict[str, Any]:
 # --- the child: solve and check every instance under the planner on PYTHONPATH ------------
 
 SELF_TEST_MARK = "but the solver's objective is"  # planner.solve._mismatch's message
+# how `solve` notes a baseline plan the checker refused (planner/solve.py)
+BASELINE_REFUSED_MARK = "failed the independent checker"
 
 
 class _Adapter:
@@ -1000,6 +1002,14 @@ class _Adapter:
         ok, violations = self.verdict(self.check_plan(scenario, result.plan))
         if not ok:
             return {"outcome": "checker", "violations": violations}
+        # solve checks each baseline plan too and reports, not raises, a refused one
+        refused = [
+            f"{name} baseline: {note}"
+            for name, note in sorted(getattr(result.plan, "baseline_notes", {}).items())
+            if BASELINE_REFUSED_MARK in note
+        ]
+        if refused:
+            return {"outcome": "checker", "violations": refused}
         plan = result.plan.model_dump(mode="json")
         plan.pop("solve_seconds", None)  # timing
         for size in ("variables", "constraints"):  # model size: not part of the plan
