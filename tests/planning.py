@@ -45,6 +45,22 @@ def job(name: str, hours: float, **fields: Any) -> dict[str, Any]:
     }
 
 
+def reserve(
+    name: str = "desk", cards: int = 1, hours: str = "09:00-12:00", days: int = 1, **fields: Any
+) -> dict[str, Any]:
+    """People's a100-80g cards in `hours` of every day from 2026-07-01, for `days` days."""
+    return {
+        "name": name,
+        "kind": "reserve",
+        "card": "a100-80g",
+        "cards": cards,
+        "hours": hours,
+        "start": "2026-07-01",
+        "end": f"2026-07-{1 + days:02d}",
+        **fields,
+    }
+
+
 def scenario(
     folder: Path,
     offers: list[dict[str, Any]],

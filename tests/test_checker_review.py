@@ -11,7 +11,7 @@ from typing import Any
 from planner.check import check_plan
 from planner.domain.costs import CostTerm
 from planner.domain.plan import Plan, ReplicaAssignment
-from tests.planning import job, offer, solved
+from tests.planning import job, offer, reserve, solved
 
 H = dt.timedelta(hours=1)
 
@@ -41,25 +41,12 @@ def _rules(s: Any, plan: Plan) -> list[tuple[str, str]]:
     return [(v.rule, v.subject) for v in check_plan(s, plan).violations]
 
 
-def _desk(**fields: Any) -> dict[str, Any]:
-    return {
-        "name": "desk",
-        "kind": "reserve",
-        "card": "a100-80g",
-        "cards": 1,
-        "hours": "09:00-12:00",
-        "start": "2026-07-01",
-        "end": "2026-07-02",
-        **fields,
-    }
-
-
 def _desk_on_a_package(make_scenario: Any) -> tuple[Any, Plan, ReplicaAssignment]:
     # One card 09:00-12:00 on a daily package of 100.00; disk 72 per GB-month of 720 h ×
     # 10 GB = 1.00 per card-hour × 3 h = 3.00 (rule 9: "for serve and reserve, per replica
     # or card while held"). Total 103.00.
     o = {**offer("o", daily={"price": 100}), "disk_price_per_gb_month": 72}
-    s = make_scenario([o], [_desk(disk_gb=10)], days=1)
+    s = make_scenario([o], [reserve(disk_gb=10)], days=1)
     plan = solved(s).plan
     assert plan is not None and plan.total_cost == Decimal("103.00")
     assert check_plan(s, plan).ok
@@ -117,7 +104,7 @@ def test_a_replica_assignment_lists_exactly_its_own_rentals(make_scenario: Any) 
     # docs/checker.md: "hourly replicas run on rentals started for that workload", and its
     # cost is theirs. The desk (09:00-12:00 on its own hourly rental, 30.00) listing the
     # train job's rental as well was accepted: the list was never read.
-    s = make_scenario([offer("o", hourly={"price": 10})], [job("a", 3), _desk()], days=1)
+    s = make_scenario([offer("o", hourly={"price": 10})], [job("a", 3), reserve()], days=1)
     plan = solved(s).plan
     assert plan is not None and check_plan(s, plan).ok
     [desk] = plan.replica
@@ -173,16 +160,7 @@ def test_a_serve_rental_that_carries_no_replica_is_refused(make_scenario: Any) -
     # A reserve of 1 card 09:00-12:00 on hourly (3 h × 10 = 30.00). A second rental named
     # for it, 14:00-16:00 (20.00), carries nothing: the reserve runs no replica then. Rule 4:
     # each rental is a start of a workload run; one that carries none is refused.
-    reserve = {
-        "name": "desk",
-        "kind": "reserve",
-        "card": "a100-80g",
-        "cards": 1,
-        "hours": "09:00-12:00",
-        "start": "2026-07-01",
-        "end": "2026-07-02",
-    }
-    s = make_scenario([offer("o", hourly={"price": 10})], [reserve], days=1)
+    s = make_scenario([offer("o", hourly={"price": 10})], [reserve()], days=1)
     plan = solved(s).plan
     assert plan is not None and check_plan(s, plan).ok
     [r] = plan.rentals

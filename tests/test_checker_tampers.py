@@ -9,7 +9,7 @@ from typing import Any
 
 from planner.check import check_plan
 from planner.domain.plan import Assignment, Plan, Rental
-from tests.planning import job, offer, solved
+from tests.planning import job, offer, reserve, solved
 
 H = dt.timedelta(hours=1)
 
@@ -51,16 +51,7 @@ def test_two_concurrent_runs_cannot_share_one_rental(make_scenario: Any) -> None
 def test_a_train_job_cannot_run_on_a_reserve_rental(make_scenario: Any) -> None:
     # A reserve holds one a100 09:00-12:00 on its own hourly rental; a 3-hour job pointed at
     # that rental instead of its own is caught, however the money is restated.
-    reserve = {
-        "name": "desk",
-        "kind": "reserve",
-        "card": "a100-80g",
-        "cards": 1,
-        "hours": "09:00-12:00",
-        "start": "2026-07-01",
-        "end": "2026-07-02",
-    }
-    s = make_scenario([offer("o", hourly={"price": 10})], [job("a", 3), reserve], days=1)
+    s = make_scenario([offer("o", hourly={"price": 10})], [job("a", 3), reserve()], days=1)
     plan = solved(s).plan
     assert plan is not None
     desk = next(r for r in plan.rentals if r.workload == "desk")

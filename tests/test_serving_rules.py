@@ -10,20 +10,11 @@ from planner.check import check_plan
 from planner.configs import replica_configs
 from planner.domain.costs import CostTerm
 from planner.domain.workload import ServeWorkload
-from tests.planning import job, offer, solved
+from tests.planning import job, offer, reserve, solved
 
 
 def _reserve(cards: int, hours: str, **fields: Any) -> dict[str, Any]:
-    return {
-        "name": "desk",
-        "kind": "reserve",
-        "card": "a100-80g",
-        "cards": cards,
-        "hours": hours,
-        "start": "2026-07-01",
-        "end": "2026-07-02",
-        **fields,
-    }
+    return reserve("desk", cards, hours, **fields)
 
 
 def test_reserved_cards_pay_their_disks_while_held(make_scenario: Any) -> None:
