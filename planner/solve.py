@@ -17,6 +17,7 @@ from planner.baseline import greedy
 from planner.check import CheckResult, check_plan
 from planner.cpsat.model import CpModel, SolverSettings
 from planner.domain.costs import CostTerm
+from planner.domain.errors import Issue, LoadError
 from planner.domain.money import money
 from planner.domain.plan import Plan, SolverInfo
 from planner.domain.scenario import Scenario
@@ -118,6 +119,21 @@ def solve(scenario: Scenario, params: SolveParams, on_progress: OnProgress | Non
             on_progress(Fraction(incumbent, scale), Fraction(bound, scale), gap, elapsed)
 
     outcome = model.solve(params.settings(), progress)
+    if outcome.status == "invalid":
+        # CP-SAT refuses a model whose integers overflow: prices or counts far beyond a plan
+        raise LoadError(
+            [
+                Issue(
+                    str(scenario.path or scenario.name),
+                    None,
+                    None,
+                    (),
+                    "money or counts too large for the solver's 64-bit integers (at the "
+                    f"money scale of {problem.money_scale} per {scenario.spec.currency}); check "
+                    "prices, stock and demand for a misplaced exponent",
+                )
+            ]
+        )
     if outcome.solution is None and outcome.status == "unknown" and hints:
         # the solver found nothing better in time: the checked baseline is still a plan
         best = min(hints, key=lambda s: s.cost(problem))

@@ -100,3 +100,27 @@ def test_a_window_opening_in_the_spring_gap_is_never_written(
     plan = _solved(cli, scenario, tmp_path / "plan.json")
     [rental] = plan["rentals"]
     assert rental["start"] == "2026-03-29T03:00:00+02:00" and rental["billed_hours"] == 3
+
+
+def test_a_price_too_large_for_the_solver_is_bad_input(cli: Any, write: Any) -> None:
+    # 1e30 per hour cannot be held in the solver's 64-bit integers: exit 1 with the reason,
+    # not exit 3 with a status the contract does not have.
+    catalog = {
+        "name": "synthetic",
+        "currency": "CNY",
+        "source": "tests",
+        "offers": [offer("o", hourly={"price": "1e30"})],
+    }
+    write(catalog, "catalog.yaml")
+    data = {
+        "name": "tiny",
+        "currency": "CNY",
+        "timezone": "Asia/Shanghai",
+        "horizon": {"start": "2026-07-01", "end": "2026-07-02"},
+        "catalog": "catalog.yaml",
+        "workloads": [job("a", 3)],
+    }
+    scenario = write(yaml.safe_dump(data, sort_keys=False), "huge.yaml")
+    result = cli("solve", scenario, "--workers", "2", "--deterministic")
+    assert result.exit_code == 1, result.output
+    assert "too large for the solver's 64-bit integers" in result.stderr
