@@ -11,7 +11,7 @@ from collections import defaultdict
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from planner.domain.costs import PAID, REPORTED, CostTerm, reported_amount
+from planner.domain.costs import PAID, PRICED, REPORTED, CostTerm, reported_amount
 from planner.domain.money import money
 from planner.domain.plan import CostBreakdown, Plan, Quantity
 from planner.problem import Problem
@@ -144,7 +144,6 @@ def breakdown(problem: Problem, solution: Solution, plan: Plan) -> CostBreakdown
             r.offer,
             problem.axis.hour(r.end) - problem.axis.hour(r.start),
             r.units,
-            r.workload,
         )
         by_month[f"{r.start:%Y-%m}"] += exact
     for j, replica_job in enumerate(problem.replica_jobs):
@@ -162,7 +161,7 @@ def breakdown(problem: Problem, solution: Solution, plan: Plan) -> CostBreakdown
     reported = {
         term: Quantity(
             amount=reported_amount(amount),
-            cost=money(cost, currency) if term in (CostTerm.ROUND_UP, CostTerm.IDLE) else None,
+            cost=money(cost, currency) if term in PRICED else None,
         )
         for term, (amount, cost) in reported_terms(problem, solution).items()
     }

@@ -6,7 +6,6 @@ Knows nothing of the solver: the CP-SAT model, the baselines and the checker all
 
 from __future__ import annotations
 
-import datetime as dt
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -108,7 +107,7 @@ class Problem:
     replica_jobs: tuple[ReplicaJob, ...] = ()
     replica_setup: dict[tuple[str, str], int] = field(default_factory=dict)  # (job, offer) → h
 
-    def rental_billed(self, mode: str, offer: str, held: int, workload: str | None) -> Decimal:
+    def rental_billed(self, mode: str, offer: str, held: int) -> Decimal:
         """Billed hours of an hourly or spot rental: ceil(max(held, minimum) ÷ increment) ×
         increment (rule 4). A replica's rental holds its setup hours before it serves."""
         billing = self.offers[offer].billing(mode)
@@ -116,7 +115,7 @@ class Problem:
         return billed_hours(held, billing)
 
     def rental_money(
-        self, mode: str, offer: str, held: int, units: int, workload: str | None
+        self, mode: str, offer: str, held: int, units: int
     ) -> tuple[Decimal, Fraction]:
         """(billed hours per unit, exact cost) of one rental: a package is paid in full and
         bills its real length `held` (00:00 to 00:00 local, 23 or 25 h a day across a
@@ -124,7 +123,7 @@ class Problem:
         price = Fraction(self.offers[offer].billing(mode).price) * units
         if mode in PACKAGE_MODES:
             return Decimal(held), price
-        billed = self.rental_billed(mode, offer, held, workload)
+        billed = self.rental_billed(mode, offer, held)
         return billed, price * Fraction(billed)
 
     def replica_disk_hour(self, job: str, config: ReplicaConfig) -> Fraction:
@@ -152,17 +151,6 @@ class Problem:
         scaled = amount * self.money_scale
         assert scaled.denominator == 1, amount
         return int(scaled)
-
-    def local(self, hour: int) -> dt.datetime:
-        """The aware local time of an hour index (the axis's `instant`; kept for the old
-        checker)."""
-        return self.axis.instant(hour)
-
-
-def hour_of(scenario: Scenario, instant: dt.date | dt.datetime) -> int:
-    """The hour index of a naive local instant (the axis's `hour_of_local`; kept for the
-    old checker)."""
-    return scenario.axis.hour_of_local(instant)
 
 
 def build_problem(scenario: Scenario, serving: bool = False) -> Problem:
@@ -425,11 +413,6 @@ def _shortest(job: Job) -> int:
 
 def _replace(job: Job, **changes: object) -> Job:
     return replace(job, **changes)  # type: ignore[arg-type]
-
-
-def local_time(scenario: Scenario, hour: int) -> str:
-    """An hour index as people read it (the axis's `text`; kept for the old checker)."""
-    return scenario.axis.text(hour)
 
 
 def _why_empty(scenario: Scenario, job: Job) -> str | None:

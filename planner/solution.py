@@ -12,6 +12,7 @@ from fractions import Fraction
 from planner.configs import Config
 from planner.domain.money import money
 from planner.domain.plan import Assignment, Plan, Rental, ReplicaAssignment, ReplicaUse, Run
+from planner.pricing import paid_terms
 from planner.problem import Problem
 from planner.rules import PACKAGE_MODES, held_card_hour_price
 
@@ -30,8 +31,6 @@ class Solution:
 
     def cost(self, problem: Problem) -> Fraction:
         """Exact money of the solution: the sum of its paid terms (planner.pricing)."""
-        from planner.pricing import paid_terms  # pricing reads solutions: import when used
-
         return sum(paid_terms(problem, self).values(), Fraction(0))
 
     def replica_cost(self, problem: Problem) -> Fraction:
@@ -238,7 +237,7 @@ def _rental(
     workload: str,
 ) -> tuple[Rental, Fraction]:
     """One hourly or spot rental started for `workload`, billed by `Problem.rental_money`."""
-    billed, cost = problem.rental_money(mode, offer_id, end - start, units, workload)
+    billed, cost = problem.rental_money(mode, offer_id, end - start, units)
     offer = problem.offers[offer_id]
     rental = Rental(
         id=rental_id,

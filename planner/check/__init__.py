@@ -19,7 +19,7 @@ from planner.check.rentals import stock as stock_rule
 from planner.check.replicas import check_replicas
 from planner.check.result import CheckResult, Violation, cost_line, rounded
 from planner.check.train import Placed, check_train
-from planner.domain.costs import PAID, REPORTED, CostTerm, reported_amount
+from planner.domain.costs import PAID, PRICED, REPORTED, reported_amount
 from planner.domain.plan import CostBreakdown, Plan, Quantity
 from planner.domain.scenario import Scenario
 
@@ -59,7 +59,7 @@ def check_plan(scenario: Scenario, plan: Plan) -> CheckResult:
     result.money = {t: ledger.money.get(t, Fraction(0)) for t in PAID}
     result.amounts = {t: ledger.amount.get(t, Fraction(0)) for t in REPORTED}
     result.total = sum(result.money.values(), Fraction(0))
-    result.breakdown = _breakdown(scenario, ledger, result.total)
+    result.breakdown = _breakdown(scenario, ledger, result)
     currency = scenario.spec.currency
     cost_line(result, "total", plan.total_cost, result.total, currency)
     for h in rentals:
@@ -72,8 +72,7 @@ def check_plan(scenario: Scenario, plan: Plan) -> CheckResult:
                 "h",
                 f"billed hours {h.rental.billed_hours} should be {h.billed}",
             )
-    if not isinstance(plan.cost_breakdown, dict):  # TEMP until the plan is typed
-        _compare_breakdown(plan.cost_breakdown, result.breakdown, result)
+    _compare_breakdown(plan.cost_breakdown, result.breakdown, result)
     return result
 
 
@@ -94,19 +93,19 @@ def _train_lines(
             cost_line(result, f"{name} package share", a.package_share, share, currency)
 
 
-def _breakdown(scenario: Scenario, ledger: Ledger, total: Fraction) -> CostBreakdown:
+def _breakdown(scenario: Scenario, ledger: Ledger, result: CheckResult) -> CostBreakdown:
+    """The recomputed terms rounded as a plan states them."""
     currency = scenario.spec.currency
     reported = {}
     for term in REPORTED:
-        money = ledger.money.get(term)
-        priced = term in (CostTerm.ROUND_UP, CostTerm.IDLE)
+        priced = term in PRICED
         reported[term] = Quantity(
-            amount=reported_amount(ledger.amount.get(term, Fraction(0))),
-            cost=rounded(money or Fraction(0), currency) if priced else None,
+            amount=reported_amount(result.amounts[term]),
+            cost=rounded(ledger.money.get(term, Fraction(0)), currency) if priced else None,
         )
     return CostBreakdown(
-        total=rounded(total, currency),
-        paid={t: rounded(ledger.money.get(t, Fraction(0)), currency) for t in PAID},
+        total=rounded(result.total, currency),
+        paid={t: rounded(v, currency) for t, v in result.money.items()},
         reported=reported,
         by_month={m: rounded(v, currency) for m, v in sorted(ledger.by_month.items())},
     )

@@ -33,7 +33,9 @@ REPORTED = (
     CostTerm.SPOT_REWORK,
     CostTerm.BEYOND_HORIZON,
 )
-# The unit each reported term is counted in; round-up and idle also carry their cost.
+# Reported terms that also carry what they cost.
+PRICED = (CostTerm.ROUND_UP, CostTerm.IDLE)
+# The unit each reported term is counted in.
 REPORTED_UNIT = {
     CostTerm.ROUND_UP: "unit-hours",
     CostTerm.IDLE: "card-hours",
