@@ -789,16 +789,9 @@ def _hand_instances() -> dict[str, Any]:
 
 
 def _reserve(name: str, cards: int, hours: str = "00:00-24:00", **fields: Any) -> dict[str, Any]:
-    return {
-        "name": name,
-        "kind": "reserve",
-        "card": "a100-80g",
-        "cards": cards,
-        "hours": hours,
-        "start": "2026-07-01",
-        "end": "2026-07-31",
-        **fields,
-    }
+    from tests.planning import reserve  # the repository root is on the path, as above
+
+    return reserve(name, cards, hours, days=30, **fields)
 
 
 def _serve(**fields: Any) -> dict[str, Any]:

@@ -8,22 +8,15 @@ from typing import Any
 
 from planner.cpsat.model import CpModel, SolverSettings
 from planner.problem import build_problem
+from tests import planning
 from tests.planning import job, offer
 
 SETTINGS = SolverSettings(time_limit=20, workers=2, seed=0, deterministic=True)
 
 
 def reserve(name: str, cards: int, hours: str = "00:00-24:00", **fields: Any) -> dict[str, Any]:
-    return {
-        "name": name,
-        "kind": "reserve",
-        "card": "a100-80g",
-        "cards": cards,
-        "hours": hours,
-        "start": "2026-07-01",
-        "end": "2026-07-31",
-        **fields,
-    }
+    """People's cards for July, all day unless `hours` says otherwise."""
+    return planning.reserve(name, cards, hours, days=30, **fields)
 
 
 def optimum(s: Any) -> tuple[Fraction, Any, Any]:
