@@ -9,7 +9,7 @@ from typing import Any
 
 from planner.domain.catalog import CardType, Catalog, Offer
 from planner.domain.money import money
-from planner.domain.plan import Assignment, CardUse, DayUse, NextBest, Plan
+from planner.domain.plan import Assignment, CardUse, CheaperAlone, DayUse, NextBest, Plan
 from planner.domain.scenario import Scenario
 from planner.domain.values import PACKAGE_DAYS, BillingMode
 from planner.problem import Problem
@@ -107,7 +107,15 @@ def annotate(problem: Problem, solution: Solution, plan: Plan) -> Plan:
     config, utilisation per card type, one line per package option, the assumed figures.
     None of it changes what the plan orders or costs."""
     assignments = [
-        a.model_copy(update={"next_best": next_best(problem, solution, a.workload)})
+        a.model_copy(
+            update=dict(
+                zip(
+                    ("next_best", "cheaper_alone"),
+                    next_best(problem, solution, plan, a.workload),
+                    strict=True,
+                )
+            )
+        )
         if isinstance(a, Assignment)
         else a
         for a in plan.assignments
@@ -122,21 +130,47 @@ def annotate(problem: Problem, solution: Solution, plan: Plan) -> Plan:
     )
 
 
-def next_best(problem: Problem, solution: Solution, workload: str) -> NextBest | None:
-    """The cheapest other config of a workload on its own price (packages not re-planned)."""
+def next_best(
+    problem: Problem, solution: Solution, plan: Plan, workload: str
+) -> tuple[NextBest | None, CheaperAlone | None]:
+    """The cheapest other config of a workload that costs at least what it spends (on its
+    own price; packages not re-planned), and the cheapest one that would cost less alone,
+    with why the plan does not use it."""
     job = next(j for j in problem.jobs if j.name == workload)
     chosen = job.configs[solution.configs[job.index]]
-    others = [c for c in job.configs if c is not chosen and not c.held]
-    if not others:
-        return None
-    best = min(others, key=lambda c: (c.cost, c.cards, c.span, c.offer))
+    others = sorted(
+        (c for c in job.configs if c is not chosen and not c.held),
+        key=lambda c: (c.cost, c.cards, c.span, c.offer),
+    )
     currency = problem.scenario.spec.currency
     spent = chosen.cost + (package_share(problem, chosen) if chosen.held else 0)
-    return NextBest(
-        config=best.label(),
-        cost=money(best.cost, currency),
-        extra_cost=money(best.cost - spent, currency),
-    )
+    dearer = next((c for c in others if c.cost >= spent), None)
+    nb = None
+    if dearer is not None:
+        nb = NextBest(
+            config=dearer.label(),
+            cost=money(dearer.cost, currency),
+            extra_cost=money(dearer.cost - spent, currency),
+        )
+    cheaper = None
+    if others and others[0].cost < spent:
+        c = others[0]
+        if plan.status == "optimal":
+            reason = (
+                "beside the rest of the plan it would cost more in all: its stock, shared "
+                "package cards, dependencies or deadline push other work to dearer options"
+            )
+        else:
+            reason = "not proven either way: the solve stopped before it proved its plan optimal"
+        if chosen.held:
+            reason += "; the chosen cost counts this job's share of package cards held anyway"
+        cheaper = CheaperAlone(
+            config=c.label(),
+            cost=money(c.cost, currency),
+            saving=money(spent - c.cost, currency),
+            reason=reason,
+        )
+    return nb, cheaper
 
 
 def utilisation(problem: Problem, plan: Plan) -> dict[str, CardUse]:

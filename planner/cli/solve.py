@@ -107,6 +107,16 @@ def print_plan(console: Console, plan: Plan) -> None:
     console.print(f"  heuristic plan  {heuristic}")
     console.print(_rentals(plan))
     console.print(_workloads(plan))
+    cheaper = [a for a in plan.train if a.cheaper_alone]
+    if cheaper:
+        console.print("[bold]Cheaper alone, not chosen[/]")
+        for a in cheaper:
+            c = a.cheaper_alone
+            assert c is not None
+            console.print(
+                f"  • {a.workload}: {c.config} costs {c.saving:,.2f} less on its own; {c.reason}",
+                markup=False,
+            )
     if plan.replica:
         console.print(_replicas(plan))
     console.print(_breakdown(plan))
@@ -193,7 +203,7 @@ def _workloads(plan: Plan) -> Table:
             str(a.hours),
             f"{spent:,.2f}" + (" (pkg)" if a.package_share else ""),
             f"{spent / total:.0%}",
-            f"{nb.config} ({nb.extra_cost:+,.2f})" if nb else "-",
+            f"{nb.config} (+{nb.extra_cost:,.2f})" if nb else "-",
         )
     return table
 

@@ -38,11 +38,21 @@ class Run(_PlanModel):
 
 
 class NextBest(_PlanModel):
-    """The cheapest other config of a train workload, priced alone."""
+    """The cheapest other config of a train workload that costs at least what it spends,
+    priced alone: what choosing otherwise would add (never negative)."""
 
     config: str
     cost: Decimal
     extra_cost: Decimal
+
+
+class CheaperAlone(_PlanModel):
+    """A config cheaper on its own than the one chosen, and why the plan does not use it."""
+
+    config: str
+    cost: Decimal
+    saving: Decimal  # alone, against what the chosen config spends
+    reason: str
 
 
 class Assignment(_PlanModel):
@@ -65,6 +75,7 @@ class Assignment(_PlanModel):
     package_share: Decimal | None = None  # held card-hours used × the package's card-hour price
     rentals: list[str] = []
     next_best: NextBest | None = None
+    cheaper_alone: CheaperAlone | None = None
 
 
 class ReplicaUse(_PlanModel):

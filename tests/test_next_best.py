@@ -1,0 +1,59 @@
+"""Issue 9 item 11: the next-best config never reads as a cheaper option skipped."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from tests.planning import job, offer, solved
+
+
+def test_a_config_cheaper_alone_but_blocked_is_said_apart(make_scenario: Any) -> None:
+    # Two 10-hour jobs, both due in 10 h. "cheap" (5/h) has stock 1, "dear" (8/h) stock 1.
+    # Alone each would take cheap: 50. Together one must take dear: 50 + 80 = 130.
+    # The job on dear has cheap as "cheaper alone" (saves 80 − 50 = 30), not a next best
+    # at −30; its next best that costs at least what it spends is none (dear is dearest).
+    offers = [
+        offer("cheap", hourly={"price": 5, "stock": 1}),
+        offer("dear", hourly={"price": 8, "stock": 1}),
+    ]
+    jobs = [job(n, 10, deadline="2026-07-01T10:00") for n in ("a", "b")]
+    result = solved(make_scenario(offers, jobs, days=1))
+    assert result.plan is not None and result.plan.status == "optimal"
+    assert result.plan.total_cost == Decimal("130.00")
+    on_dear = next(a for a in result.plan.train if a.offer == "dear")
+    on_cheap = next(a for a in result.plan.train if a.offer == "cheap")
+    assert on_dear.next_best is None
+    assert on_dear.cheaper_alone is not None
+    assert on_dear.cheaper_alone.saving == Decimal("30.00")
+    assert "beside the rest of the plan" in on_dear.cheaper_alone.reason
+    # the job on cheap: dear costs 80 alone, 30 more than its 50
+    assert on_cheap.cheaper_alone is None
+    assert on_cheap.next_best is not None and on_cheap.next_best.extra_cost == Decimal("30.00")
+
+
+def test_next_best_extra_is_never_negative_on_q3_train(cli: Any, tmp_path: Any) -> None:
+    import json
+
+    out = tmp_path / "plan.json"
+    result = cli(
+        "solve",
+        "scenarios/q3-train.yaml",
+        "--deterministic",
+        "--time-limit",
+        "30",
+        "--workers",
+        "2",
+        "--json",
+        str(out),
+    )
+    assert result.exit_code == 0, result.output
+    plan = json.loads(out.read_text())
+    rows = [a for a in plan["assignments"] if a.get("kind", "train") == "train"]
+    assert rows
+    for a in rows:
+        if a["next_best"] is not None:
+            assert Decimal(str(a["next_best"]["extra_cost"])) >= 0
+        if a["cheaper_alone"] is not None:
+            assert Decimal(str(a["cheaper_alone"]["saving"])) > 0
+    assert "(-" not in result.output.replace("(−", "(-")
