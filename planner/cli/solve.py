@@ -111,10 +111,11 @@ def print_plan(console: Console, plan: Plan) -> None:
     if cheaper:
         console.print("[bold]Cheaper alone, not chosen[/]")
         for a in cheaper:
-            c = a.cheaper_alone
-            assert c is not None
+            alone = a.cheaper_alone
+            assert alone is not None
             console.print(
-                f"  • {a.workload}: {c.config} costs {c.saving:,.2f} less on its own; {c.reason}",
+                f"  • {a.workload}: {alone.config} costs {alone.saving:,.2f} less on its own; "
+                f"{alone.reason}",
                 markup=False,
             )
     if plan.replica:
