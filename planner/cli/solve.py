@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from fractions import Fraction
 from pathlib import Path
 from typing import Annotated, Any
@@ -19,7 +20,14 @@ from planner.solve import PlanRejected, SolveParams, solve
 
 def solve_command(
     scenario: Annotated[Path, typer.Argument(help="Scenario YAML file.", show_default=False)],
-    time_limit: Annotated[float, typer.Option(min=0.1, help="Seconds for the solver.")] = 60.0,
+    time_limit: Annotated[
+        float,
+        typer.Option(
+            min=0.1,
+            help="Seconds for the whole command; with --deterministic, the search's "
+            "deterministic time.",
+        ),
+    ] = 60.0,
     workers: Annotated[
         int | None, typer.Option(min=1, help="Solver threads (default: physical cores).")
     ] = None,
@@ -34,6 +42,7 @@ def solve_command(
     json_path: JsonOption = None,
 ) -> None:
     """Solve a scenario: the cheapest feasible plan, checked, with its costs and savings."""
+    started = time.perf_counter()  # the time limit bounds the whole command
     with input_errors(json_path):
         loaded = load_planned(scenario)
         params = SolveParams(time_limit, workers, seed, deterministic)
@@ -42,7 +51,7 @@ def solve_command(
                 f"solving {loaded.name} with {params.settings().workers} "
                 f"worker(s), limit {time_limit:g} s …"
             )
-            result = solve(loaded, params, _progress(loaded.spec.currency, header))
+            result = solve(loaded, params, _progress(loaded.spec.currency, header), started)
         except PlanRejected as exc:
             err.print(
                 f"[bold red]internal error:[/] the plan failed the independent checker: {exc}"
@@ -99,6 +108,12 @@ def print_plan(console: Console, plan: Plan) -> None:
     )
     for line in plan.limits:
         console.print(f"  [yellow]limit:[/] {line} (optimal means among the rest)")
+    if plan.status == "optimal" and plan.solver and not plan.solver.ties_settled:
+        console.print(
+            "  [yellow]ties:[/] the cost is proven optimal, but the tie order (fewer cards, "
+            "earlier finishes, offer ids) was not settled in the time left: another run may "
+            "return another plan of the same cost"
+        )
     notes = plan.baseline_notes
     console.print(
         f"  naive plan      {_saving(plan.total_cost, plan.naive_cost, notes.get('naive'))}"

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from ortools.sat.python import cp_model
 
 from planner.cpsat.constraints import Constraints
-from planner.cpsat.objective import cost_terms, tie_expression
+from planner.cpsat.objective import cost_terms, tie_levels
 from planner.cpsat.variables import make_variables, pool_cap
 from planner.domain.costs import CostTerm
 from planner.problem import Problem
@@ -42,6 +42,7 @@ class Outcome:
     seconds: float
     size: dict[str, int]
     terms: dict[CostTerm, int] = field(default_factory=dict)  # scaled money per paid term
+    ties_settled: bool = False  # every tie level proven: the one plan of the tie order
 
 
 class _Progress(cp_model.CpSolverSolutionCallback):
@@ -113,7 +114,8 @@ class CpModel:
             self.model.add_hint(free, pool_cap(self.problem, key) - units)
 
     def solve(self, settings: SolverSettings, progress: Progress | None = None) -> Outcome:
-        """Minimise money; at a proven optimum, break ties by the documented order."""
+        """Minimise money; at a proven optimum, break ties by the documented order with what
+        is left of the same time limit."""
         started = time.perf_counter()
         self.model.minimize(self.cost)
         solver = self._solver(settings, settings.time_limit)
@@ -125,10 +127,13 @@ class CpModel:
         objective = round(solver.objective_value)  # a float: 1.9999999999999996 means 2
         bound = round(solver.best_objective_bound)
         solution, terms = self._decode(solver)
+        settled = False
         if status == cp_model.OPTIMAL:
-            solution, terms = self._break_ties(settings, objective, solution, terms)
+            used = solver.deterministic_time if settings.deterministic else solver.wall_time
+            left = replace(settings, time_limit=settings.time_limit - used)
+            solution, terms, settled = self._break_ties(left, objective, solution, terms)
         seconds = time.perf_counter() - started
-        return Outcome(name, solution, objective, bound, seconds, self.size(), terms)
+        return Outcome(name, solution, objective, bound, seconds, self.size(), terms, settled)
 
     def explain(self, settings: SolverSettings) -> list[str] | None:
         """Names of workloads that cannot all be planned together (an infeasible core over
@@ -143,16 +148,27 @@ class CpModel:
 
     def _break_ties(
         self, settings: SolverSettings, objective: int, best: Solution, terms: dict[CostTerm, int]
-    ) -> tuple[Solution, dict[CostTerm, int]]:
-        """Among plans of the optimal cost, the least by the tie order (PRODUCT.md rule 12)."""
+    ) -> tuple[Solution, dict[CostTerm, int], bool]:
+        """Among plans of the optimal cost, the least by the tie order (PRODUCT.md rule 12),
+        one level at a time within `settings.time_limit` in all; True if every level was
+        proven (the plan is then the one minimiser, whatever the search before it found)."""
         self.model.add(self.cost == objective)
-        self.model.minimize(tie_expression(self.problem, self.v))
-        self.hint(best)
-        solver = self._solver(settings, max(settings.time_limit / 4, 1.0))
-        status = solver.solve(self.model)
-        if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            return self._decode(solver)
-        return best, terms
+        budget = settings.time_limit
+        for _, level in tie_levels(self.problem, self.v):
+            if budget <= 0.01:
+                return best, terms, False
+            self.model.minimize(level)
+            self.hint(best)
+            solver = self._solver(settings, budget)
+            status = solver.solve(self.model)
+            budget -= solver.deterministic_time if settings.deterministic else solver.wall_time
+            if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+                return best, terms, False
+            best, terms = self._decode(solver)
+            if status != cp_model.OPTIMAL:
+                return best, terms, False
+            self.model.add(level == round(solver.objective_value))
+        return best, terms, True
 
     def _solver(self, settings: SolverSettings, limit: float) -> cp_model.CpSolver:
         solver = cp_model.CpSolver()

@@ -1,11 +1,11 @@
 """The objective: total money, exactly (integers at the problem's money scale); and the
-documented tie-break order (PRODUCT.md rule 12) as a second objective."""
+documented tie-break order (PRODUCT.md rule 12) as lexicographic levels."""
 
 from __future__ import annotations
 
 from ortools.sat.python import cp_model
 
-from planner.cpsat.variables import Variables, pool_cap, replica_bound
+from planner.cpsat.variables import Variables
 from planner.domain.costs import PAID, CostTerm
 from planner.problem import Problem
 from planner.rules import PACKAGE_MODES
@@ -49,28 +49,34 @@ def cost_terms(problem: Problem, v: Variables) -> dict[CostTerm, cp_model.Linear
     return {t: cp_model.LinearExpr.sum(exprs) for t, exprs in terms.items()}
 
 
-def tie_expression(problem: Problem, v: Variables) -> cp_model.LinearExpr:
-    """Among plans of equal cost: fewer cards, then earlier finishes, then lower offer ids
-    (alphabetical rank), then earlier package purchases; each level outweighs all below."""
-    days = problem.axis.days
-    package_terms = [n * (d + 1) for bought in v.packages.values() for d, n in bought.items()]
-    package_max = sum(pool_cap(problem, key) * days * (days + 1) // 2 for key in v.packages) + 1
-    # replicas at the same level: fewer cards held
-    for (j, k, s), replicas in v.replicas.items():
-        replica_job = problem.replica_jobs[j]
-        cards = replica_job.configs[k].cards
-        package_terms.append(replicas * cards)
-        package_max += cards * replica_bound(replica_job, replica_job.configs[k], s)
-    jobs = len(problem.jobs)
-    offer_weight = package_max
-    offer_max = jobs * (len(problem.offer_rank) + 1) * offer_weight
-    finish_weight = offer_max + 1
-    finish_max = jobs * (problem.hours + 1) * finish_weight
-    card_weight = finish_max + 1
-    terms: list[cp_model.LinearExprT] = list(package_terms)
+def tie_levels(problem: Problem, v: Variables) -> list[tuple[str, cp_model.LinearExpr]]:
+    """Among plans of equal cost, the documented order (PRODUCT.md rule 12), one level at a
+    time, each minimised with the levels before it fixed: fewer cards (each job's cards,
+    each replica's cards per segment), earlier finishes, lower offer ids and billing modes
+    (alphabetical rank), earlier package purchases, then the lower config index (the order
+    the problem lists configs in), so that the minimiser is one plan."""
+    mode_rank = {m: i for i, m in enumerate(sorted({"hourly", "spot", *PACKAGE_MODES}))}
+    modes = len(mode_rank)
+
+    def rank(offer: str, mode: str) -> int:
+        return problem.offer_rank[offer] * modes + mode_rank[mode] + 1
+
+    cards: list[cp_model.LinearExprT] = []
+    finish: list[cp_model.LinearExprT] = []
+    offers: list[cp_model.LinearExprT] = []
+    index: list[cp_model.LinearExprT] = []
     for job in problem.jobs:
-        for x, config in zip(v.choose[job.index], job.configs, strict=True):
-            rank = problem.offer_rank[config.offer] + 1
-            terms.append(x * (config.cards * card_weight + rank * offer_weight))
-        terms.append(v.end[job.index] * finish_weight)
-    return cp_model.LinearExpr.sum(terms)
+        for k, (x, config) in enumerate(zip(v.choose[job.index], job.configs, strict=True)):
+            cards.append(x * config.cards)
+            offers.append(x * rank(config.offer, config.mode))
+            index.append(x * k)
+        finish.append(v.end[job.index])
+    for (j, k, _), replicas in v.replicas.items():
+        replica = problem.replica_jobs[j].configs[k]
+        cards.append(replicas * replica.cards)
+        offers.append(replicas * rank(replica.offer, replica.mode))
+        index.append(replicas * (k + 1))
+    days = [n * (d + 1) for bought in v.packages.values() for d, n in bought.items()]
+    levels = [("cards", cards), ("finish", finish), ("offer", offers), ("package day", days)]
+    levels.append(("config", index))
+    return [(name, cp_model.LinearExpr.sum(terms)) for name, terms in levels if terms]

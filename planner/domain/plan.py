@@ -157,6 +157,7 @@ class SolverInfo(_PlanModel):
     seed: int
     time_limit: float
     deterministic: bool
+    ties_settled: bool = False  # optimal and every tie level proven (rule 12)
     variables: int
     constraints: int
 
