@@ -50,8 +50,8 @@ class Config:
     billed_hours: Decimal  # per unit, all runs (0 when held)
     rental_cost: Fraction  # units × price × billed hours
     storage_cost: Fraction  # disk for the job's span (rule 9)
-    # windowed jobs: the window openings it may start at (its runs differ between start days
-    # only across a daylight-saving change); None: any hour
+    # windowed jobs: the window hours it may start at, all with these runs (a start inside a
+    # window runs the rest of it first); None: any hour
     starts: tuple[int, ...] | None = None
 
     @property
@@ -196,8 +196,11 @@ def _configs(
 def _windowed_runs(
     scenario: Scenario, w: TrainWorkload, compute: Fraction, setup: Fraction, setup_every_day: bool
 ) -> dict[tuple[tuple[int, int], ...], tuple[int, ...]]:
-    """The runs of a windowed job started at each window opening between its own earliest
-    start and deadline, grouped by shape: shape → the openings it starts at (rule 3)."""
+    """The runs of a windowed job started at each window hour between its own earliest
+    start and deadline, grouped by shape: shape → the start hours it fits (rule 3: it runs
+    in every window hour from its start until done, so a start inside a window runs the
+    rest of that window first; shapes repeat from day to day except across a
+    daylight-saving change)."""
     axis = scenario.axis
     window = w.daily_hours
     assert window is not None
@@ -208,12 +211,13 @@ def _windowed_runs(
         opens, closes = axis.window(day, window)
         if opens >= deadline:
             break
-        if opens < earliest or closes <= opens:
-            continue  # before its earliest start, or a window lost in a spring-forward gap
-        days = (axis.window(day + k, window) for k in itertools.count())
-        runs = daily_runs(compute, setup, days, setup_every_day)
-        if runs is not None and runs.runs:
-            shapes.setdefault(runs.runs, []).append(opens)
+        for start in range(max(opens, earliest), min(closes, deadline)):
+            later = (axis.window(day + k, window) for k in itertools.count(1))
+            runs = daily_runs(
+                compute, setup, itertools.chain([(start, closes)], later), setup_every_day
+            )
+            if runs is not None and runs.runs:
+                shapes.setdefault(runs.runs, []).append(start)
     return {shape: tuple(starts) for shape, starts in shapes.items()}
 
 

@@ -53,7 +53,7 @@ class Job:
 
     def start_range(self, config: Config) -> Sequence[int]:
         """Start hours allowed for `config`: any hour, or for windowed jobs the window
-        openings the config's runs were shaped for, between earliest start and deadline."""
+        hours the config's runs were shaped for, between earliest start and deadline."""
         last = self.deadline - config.span
         if config.starts is None:
             return range(self.earliest, last + 1)

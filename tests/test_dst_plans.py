@@ -158,14 +158,22 @@ def test_a_window_after_the_change_round_trips(
 def test_a_windowed_config_splits_by_the_shape_of_its_runs(make_scenario: Any) -> None:
     # 12 h of work in 00:00-06:00 windows, Berlin, 24-27 October: started on the 24th or
     # the 26th it runs 6 + 6 h a day later; started on the 25th (a 7 h window) 7 + 5 h, the
-    # second run 25 real hours after the first. One config per shape, each with its starts.
+    # second run 25 real hours after the first. One config per shape, each with its starts
+    # (the openings at real hours 0, 24 and 49 here; starts inside a window make more shapes).
     work = job("j", 12, daily_hours="00:00-06:00")
     s = make_scenario(
         [offer("o", hourly=HOURLY)], [work], days=4, timezone="Europe/Berlin", start="2026-10-24"
     )
     [j] = build_problem(s).jobs
-    shapes = {c.runs: tuple(j.start_range(c)) for c in j.configs}
-    assert shapes == {((0, 6), (24, 6)): (0, 49), ((0, 7), (25, 5)): (24,)}
+    openings = {0, 24, 49}
+    shapes = {c.runs: tuple(h for h in j.start_range(c) if h in openings) for c in j.configs}
+    assert {k: v for k, v in shapes.items() if v} == {
+        ((0, 6), (24, 6)): (0, 49),
+        ((0, 7), (25, 5)): (24,),
+    }
+    # started at 01:00 on the 24th: 5 h that night (01-06), then the 25th's 7-hour window
+    # (opening 23 h after the start) holds the other 7 h
+    assert ((0, 5), (23, 7)) in shapes
     assert {c.billed_hours for c in j.configs} == {12}
     plan = round_trip(s)
     assert [r.billed_hours for r in plan.rentals] == [6, 6]  # the earliest finish wins

@@ -1,0 +1,67 @@
+"""Rule 3 (issue 9 item 6): a windowed job runs in every window hour *from its start*, and
+it may start at any window hour, not only at a window's opening."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from planner.check import check_plan
+from tests.planning import job, offer, solved
+
+HOURLY = {"price": 10, "stock": 1}
+
+
+def _plan(result: Any) -> Any:
+    assert result.plan is not None, result.reasons
+    check = check_plan(result.problem.scenario, result.plan)
+    assert check.ok, check.violations
+    return result.plan
+
+
+def test_a_job_starts_inside_its_first_window(make_scenario: Any) -> None:
+    # 20 h of work in 08:00-22:00, earliest 1 Jul 12:00, deadline 2 Jul 20:00.
+    # From 12:00: 10 h on 1 Jul (12-22), 10 h on 2 Jul (08-18), done 18:00: billed 10 + 10
+    # = 20 h × 10 = 200. From the next opening (2 Jul 08:00) it could do only 12 h by 20:00,
+    # so a planner starting only at openings finds no plan.
+    windowed = job(
+        "j",
+        20,
+        daily_hours="08:00-22:00",
+        earliest_start="2026-07-01T12:00",
+        deadline="2026-07-02T20:00",
+    )
+    plan = _plan(solved(make_scenario([offer("o", hourly=HOURLY)], [windowed], days=3)))
+    assert plan.total_cost == Decimal("200.00")
+    (a,) = plan.train
+    assert (a.start.day, a.start.hour, a.end.day, a.end.hour) == (1, 12, 2, 18)
+    assert [(r.start.hour, r.end.hour) for r in a.runs] == [(12, 22), (8, 18)]
+
+
+def test_a_dependency_that_ends_mid_window_starts_the_next_job_there(
+    make_scenario: Any,
+) -> None:
+    # a: 10 h from 00:00, done 10:00 (100). b after a, 20 h in 08:00-22:00, due 2 Jul 20:00:
+    # from 10:00 it runs 12 h on 1 Jul (10-22) and 8 h on 2 Jul (08-16): 200. Total 300.
+    jobs = [
+        job("a", 10),
+        job("b", 20, daily_hours="08:00-22:00", after=["a"], deadline="2026-07-02T20:00"),
+    ]
+    plan = _plan(solved(make_scenario([offer("o", hourly={"price": 10, "stock": 2})], jobs, 3)))
+    assert plan.total_cost == Decimal("300.00")
+    b = next(a for a in plan.train if a.workload == "b")
+    assert (b.start.hour, b.end.day, b.end.hour) == (10, 2, 16)
+
+
+def test_a_late_start_with_setup_wastes_no_day(make_scenario: Any) -> None:
+    # Setup 1 h a day on hourly. 4 h of work from 1 Jul 20:00 in 08:00-22:00: 20-22 holds
+    # setup + 1 h, then 2 Jul 08-12 holds setup + 3 h: billed 2 + 4 = 6 h = 60. Starting
+    # at 2 Jul 08:00 instead: one run 08-13 (setup + 4) = 50, cheaper and still in time.
+    windowed = {
+        **job("j", 4, daily_hours="08:00-22:00", earliest_start="2026-07-01T20:00"),
+        "setup_minutes": 60,
+    }
+    plan = _plan(solved(make_scenario([offer("o", hourly=HOURLY)], [windowed], days=3)))
+    assert plan.total_cost == Decimal("50.00")
+    (a,) = plan.train
+    assert (a.start.day, a.start.hour, a.end.hour) == (2, 8, 13)
