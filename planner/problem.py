@@ -284,8 +284,10 @@ def quote_replicas(scenario: Scenario, name: str) -> list[dict[str, Any]]:
             count = packages_until(
                 scenario.axis, first, PACKAGE_DAYS[c.mode], segments[active[-1]][1]
             )
-            cost = Fraction(offer.billing(c.mode).price) * c.units * max(need) * count
-            billed = f"{max(need)} × {count} package(s)"
+            # held machines' cards are shared by replicas (rule 5): whole machines for the peak
+            units = -(-max(need) * c.cards // offer.unit_cards)
+            cost = Fraction(offer.billing(c.mode).price) * units * count
+            billed = f"{units} × {count} package(s)"
         rows.append(
             {
                 "card": c.card,

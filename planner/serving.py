@@ -46,22 +46,28 @@ def reserve_configs(scenario: Scenario, workload: ReserveWorkload) -> list[Repli
         if not wanted:
             continue
         for mode, held in replica_modes(scenario, offer):  # people's cards: never spot
-            cards = offer.unit_cards
+            # rented: a whole unit; held: single cards of the held machines (rule 5)
+            cards = 1 if held else offer.unit_cards
             configs.append(ReplicaConfig(card.id, cards, offer.id, mode, 1, "", cards, 0.0, held))
     return configs
 
 
 def undominated(configs: list[ReplicaConfig]) -> list[ReplicaConfig]:
     """Drop a config when another of the same offer and mode carries at least as much with
-    no more units: any plan using it is matched, at no more money or stock, by the other."""
+    no more of what it takes (units rented, or cards of held machines): any plan using it
+    is matched, at no more money or stock, by the other."""
+
+    def size(c: ReplicaConfig) -> int:
+        return c.cards if c.held else c.units
+
     kept = []
     for c in configs:
         beaten = any(
             o is not c
             and (o.offer, o.mode, o.held) == (c.offer, c.mode, c.held)
-            and o.units <= c.units
+            and size(o) <= size(c)
             and o.capacity >= c.capacity
-            and (o.units, -o.capacity, o.cards) < (c.units, -c.capacity, c.cards)
+            and (size(o), -o.capacity, o.cards) < (size(c), -c.capacity, c.cards)
             for o in configs
         )
         if not beaten:

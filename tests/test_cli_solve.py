@@ -132,7 +132,7 @@ def test_quote_covers_serve_workloads(cli: Any) -> None:
     assert result.exit_code == 0, result.output
     rows = json.loads(result.stdout)
     assert (rows[0]["card"], rows[0]["mode"], rows[0]["cost"]) == ("h200-141g", "monthly", 10036.0)
-    a100 = next(r for r in rows if r["card"] == "a100-80g")
+    a100 = next(r for r in rows if r["card"] == "a100-80g" and r["cards"] == 8)
     assert a100["precision"] == "int8" and a100["capacity"] == 236 and a100["cost"] == 40000.0
     # one hourly H200 all month: 720 held hours + 1 h of setup at its single start
     hourly = next(

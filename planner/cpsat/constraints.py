@@ -58,29 +58,30 @@ class Constraints:
     def replica_usage(
         self, key: tuple[str, str], held: bool
     ) -> list[tuple[int, cp_model.IntervalVar, cp_model.IntVar]]:
-        """Per segment, the units replicas hold on one offer and mode, on held cards or on
-        rentals of their own: (segment start, fixed interval, variable demand) for the
-        cumulative constraints."""
+        """Per segment, what replicas hold on one offer and mode: on held cards, cards (rule
+        5: workloads use a held package's cards, so 1-card replicas share a machine); on
+        rentals of their own, units. (segment start, fixed interval, variable demand) for
+        the cumulative constraints."""
         if (key, held) in self._usage:
             return self._usage[(key, held)]
         usage = []
         for s, (a, b) in enumerate(self.problem.segments):
             mine = [
-                (j, k, job, c)
+                (j, k, job, c, c.cards if held else c.units)
                 for j, job in enumerate(self.problem.replica_jobs)
                 for k, c in enumerate(job.configs)
                 if (c.offer, c.mode) == key and c.held == held
             ]
             terms = [
-                (self.v.replicas[(j, k, s)], c.units)
-                for j, k, _, c in mine
+                (self.v.replicas[(j, k, s)], size)
+                for j, k, _, _, size in mine
                 if (j, k, s) in self.v.replicas
             ]
             if terms:
-                most = sum(c.units * replica_bound(job, c, s) for _, _, job, c in mine)
+                most = sum(size * replica_bound(job, c, s) for _, _, job, c, size in mine)
                 units = self.model.new_int_var(0, most, f"use[{key[0]},{key[1]},{held},{s}]")
                 self.v.usage[(key, held, a)] = units
-                self.model.add(units == sum(r * u for r, u in terms))
+                self.model.add(units == sum(r * size for r, size in terms))
                 usage.append((a, self.model.new_fixed_size_interval_var(a, b - a, ""), units))
         self._usage[(key, held)] = usage
         return usage
@@ -193,21 +194,23 @@ class Constraints:
         return list(itertools.pairwise(sorted(cuts)))
 
     def _pool_capacity(self) -> None:
-        """Jobs on held cards use at most the units held at every hour (rule 5): usage plus a
-        blocker of (cap − held) per segment fits a cumulative of capacity cap."""
+        """Jobs and replicas on held cards use at most the cards held at every hour (rule 5:
+        a held package's cards, so smaller jobs share a machine): usage plus a blocker of
+        (cap − held) units' cards per segment fits a cumulative of the cap's cards."""
         for key in self.problem.pools:
+            unit_cards = self.problem.offers[key[0]].unit_cards
             intervals: list[cp_model.IntervalVar] = []
             demands: list[cp_model.LinearExprT] = []
             for job in self.problem.jobs:
                 for k, config in enumerate(job.configs):
                     if config.held and config.pool == key:
                         intervals += self.v.runs[(job.index, k)]
-                        demands += [config.units] * len(config.runs)
-            for a, interval, units in self.replica_usage(key, held=True):
+                        demands += [config.cards] * len(config.runs)
+            for a, interval, cards in self.replica_usage(key, held=True):
                 intervals.append(interval)
-                demands.append(units)
+                demands.append(cards)
                 # redundant but linear: the LP bound sees that replicas need held packages
-                self.model.add(units <= self.held_units(key, a))
+                self.model.add(cards <= self.held_units(key, a) * unit_cards)
             if not intervals:
                 continue
             cap = pool_cap(self.problem, key)
@@ -216,8 +219,8 @@ class Constraints:
                 self.v.free[(key, a)] = free
                 self.model.add(free == cap - self.held_units(key, a))
                 intervals.append(self.model.new_fixed_size_interval_var(a, b - a, ""))
-                demands.append(free)
-            self.model.add_cumulative(intervals, demands, cap)
+                demands.append(free * unit_cards)
+            self.model.add_cumulative(intervals, demands, cap * unit_cards)
 
     def _pool_stock(self) -> None:
         """Packages held at once (with committed units) ≤ the mode's stock (rule 7)."""

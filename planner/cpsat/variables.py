@@ -24,8 +24,8 @@ class Variables:
     # serve/reserve replicas per (replica job, config, segment), and hourly rental starts
     replicas: dict[tuple[int, int, int], cp_model.IntVar] = field(default_factory=dict)
     starts: dict[tuple[int, int, int], cp_model.IntVar] = field(default_factory=dict)
-    # units replicas hold per (offer, mode), held or rented, and segment start: added by
-    # the constraints
+    # what replicas hold per (offer, mode), held (cards) or rented (units), and segment
+    # start: added by the constraints
     usage: dict[tuple[tuple[str, str], bool, int], cp_model.IntVar] = field(default_factory=dict)
 
 
