@@ -17,6 +17,7 @@ import networkx as nx
 
 from planner.configs import Config, ReplicaConfig, train_configs
 from planner.domain.catalog import HourlyBilling, Offer
+from planner.domain.errors import Issue, LoadError
 from planner.domain.scenario import Scenario
 from planner.domain.timeaxis import TimeAxis
 from planner.domain.values import PACKAGE_DAYS
@@ -174,8 +175,10 @@ def build_problem(scenario: Scenario, serving: bool = False) -> Problem:
     if empty:
         raise Infeasible(empty)
     segments, replicas = replica_jobs(scenario) if others else ([], [])
-    limits = sorted({why for r in replicas for why in _unbillable(scenario, r)})
-    replicas = [_billable(scenario, r) for r in replicas]
+    refused = [why for r in replicas for why in _unbillable(scenario, r)]
+    if refused:
+        raise _refuse(scenario, refused)
+    limits: list[str] = []
     pools = _pools(scenario, jobs, committed, replicas)
     amounts = [c.cost for j in jobs for c in j.configs]
     amounts += [p.unit_price for p in pools.values()] + [f.cost for f in fixed]
@@ -213,33 +216,37 @@ def _disk_hour(scenario: Scenario, job: str, config: ReplicaConfig) -> Fraction:
     return Fraction(price) * Fraction(workload.disk_gb) * disks / 720
 
 
+def _refuse(scenario: Scenario, lines: list[str]) -> LoadError:
+    """A scenario asking for what the model does not plan exactly is bad input (exit 1),
+    never planned without it: one issue per case, naming the rule."""
+    where = str(scenario.path or scenario.name)
+    return LoadError([Issue(where, None, None, (), line) for line in lines])
+
+
+def exact_replica_billing(billing: HourlyBilling) -> bool:
+    """Replica rentals follow the count of replicas hour by hour, so the model bills each
+    by its held hours: exact when a whole hour is never rounded up (minimum at most 1 h,
+    and an increment that divides the hour exactly as written: 1, 0.5, 0.25, 0.1 h...)."""
+    steps = 1 / Fraction(billing.increment_hours)
+    return billing.min_hours <= 1 and steps.denominator == 1
+
+
 def _unbillable(scenario: Scenario, job: ReplicaJob) -> list[str]:
-    """What `_billable` leaves out of a replica job, said for the plan's limits."""
-    kept = set(_billable(scenario, job).configs)
+    """Why a replica job may not use an hourly offer the model cannot bill exactly."""
     lines = []
-    for offer_id in sorted({c.offer for c in job.configs if c not in kept}):
+    for offer_id in sorted({c.offer for c in job.configs if c.rented}):
         billing = scenario.offers[offer_id].billing("hourly")
         assert isinstance(billing, HourlyBilling)
-        lines.append(
-            f"{offer_id} hourly (minimum {billing.min_hours:g} h, increment "
-            f"{billing.increment_hours:g} h) is not used for {job.name}: replica rentals are "
-            "modelled for billing by the started hour only"
-        )
+        if not exact_replica_billing(billing):
+            lines.append(
+                f"{job.name} could run replicas on {offer_id} hourly, billed with a minimum of "
+                f"{billing.min_hours:g} h in steps of {billing.increment_hours:g} h; replica "
+                "rentals (rule 6) are planned only for hourly billing with a minimum of at "
+                "most 1 h in steps that divide the hour, so the scenario is refused rather "
+                f"than planned without that offer (to plan without it, add `offers: [{{id: "
+                f"{offer_id}, hourly: null}}]` to the scenario, or remove the workload)"
+            )
     return lines
-
-
-def _billable(scenario: Scenario, job: ReplicaJob) -> ReplicaJob:
-    """Hourly replicas are modelled exactly when billing is by the started hour (minimum at
-    most 1 h, increment 1 h); configs on other hourly terms are left out."""
-
-    def exact(c: ReplicaConfig) -> bool:
-        if c.held:
-            return True
-        billing = scenario.offers[c.offer].billing("hourly")
-        assert isinstance(billing, HourlyBilling)
-        return billing.min_hours <= 1 and billing.increment_hours == 1
-
-    return replace(job, configs=tuple(c for c in job.configs if exact(c)))
 
 
 def _replica_setup(scenario: Scenario, job: ReplicaJob, offer_id: str) -> int:
@@ -265,7 +272,10 @@ def quote_replicas(scenario: Scenario, name: str) -> list[dict[str, Any]]:
     replicas follow the demand (held hours + ceil(setup) per start); packages hold the peak
     count from the first active day to the last. Exact money, unsorted."""
     segments, jobs = replica_jobs(scenario)
-    job = _billable(scenario, next(j for j in jobs if j.name == name))
+    job = next(j for j in jobs if j.name == name)
+    refused = _unbillable(scenario, job)
+    if refused:
+        raise _refuse(scenario, refused)
     active = [s for s in range(len(segments)) if job.active(s)]
     rows: list[dict[str, Any]] = []
     for c in job.configs:

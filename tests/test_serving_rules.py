@@ -6,9 +6,12 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+import pytest
+
 from planner.check import check_plan
 from planner.configs import replica_configs
 from planner.domain.costs import CostTerm
+from planner.domain.errors import LoadError
 from planner.domain.workload import ServeWorkload
 from tests.planning import job, offer, reserve, solved
 
@@ -120,19 +123,34 @@ def test_two_reserved_cards_with_one_committed_are_feasible(make_scenario: Any) 
     assert solved(s).status == "infeasible"
 
 
-def test_options_left_out_are_said_and_no_proof_is_claimed(make_scenario: Any) -> None:
-    # Replica rentals are modelled for billing by the started hour. An offer billed in
-    # 4-hour minimums is left out for serving: the plan names it, and when nothing else can
-    # carry the reserve, the answer is "no plan among the options covered" (exit 3), not a
-    # proof of infeasibility (exit 2).
+def test_hourly_billing_the_model_cannot_follow_is_refused_by_name(
+    make_scenario: Any,
+) -> None:
+    # Replica rentals are billed by their held hours; an offer with a 4-hour minimum could
+    # round a 3-hour reserve up to 4 h. Planning without it would drop an option silently,
+    # so the scenario is refused (exit 1), naming the workload, the offer and rule 6.
     four = offer("four", hourly={"price": 1, "min_hours": 4})
-    s = make_scenario([four], [_reserve(1, "09:00-12:00")], days=1)
-    result = solved(s)
-    assert result.plan is None and result.status == "unknown"
-    assert "four hourly (minimum 4 h" in result.reasons[0]
     s = make_scenario(
         [four, offer("o", hourly={"price": 10})], [_reserve(1, "09:00-12:00")], days=1
     )
-    plan = solved(s).plan
-    assert plan is not None and plan.total_cost == Decimal("30.00")
-    assert [line.split(" (")[0] for line in plan.limits] == ["four hourly"]
+    with pytest.raises(LoadError) as caught:
+        solved(s)
+    [issue] = caught.value.issues
+    assert "desk could run replicas on four hourly" in issue.message
+    assert "rule 6" in issue.message and "hourly: null" in issue.message
+
+
+def test_billing_in_steps_that_divide_the_hour_is_exact(make_scenario: Any) -> None:
+    # Billing by 6 minutes (increment 0.1 h, minimum 0.1 h) of whole held hours bills those
+    # hours: 09:00-12:00 on one card at 10/h = 30.00, checked.
+    tenth = offer("m", hourly={"price": 10, "min_hours": 0.1, "increment_hours": 0.1})
+    result = solved(make_scenario([tenth], [_reserve(1, "09:00-12:00")], days=1))
+    assert result.plan is not None and result.plan.total_cost == Decimal("30.00")
+
+
+def test_out_of_scope_billing_through_the_cli_is_bad_input(cli: Any, make_scenario: Any) -> None:
+    four = offer("four", hourly={"price": 1, "min_hours": 4})
+    s = make_scenario([four], [_reserve(1, "09:00-12:00")], days=1)
+    result = cli("solve", str(s.path))
+    assert result.exit_code == 1
+    assert "rule 6" in result.stderr and "Traceback" not in result.output
