@@ -1,0 +1,231 @@
+"""Workloads that fit alone but not together. CP-SAT finds an infeasible core over the
+train jobs' presence literals; serve and reserve workloads (always present) are narrowed
+by leaving each out in turn; then the smallest deadline move and the smallest stock raise
+that let the core run together are searched by bisection, each step a re-solve. Every
+relaxation reported was verified by a solve that found a plan for the core; the search
+stops at a budget of solves (and, unless deterministic, of seconds)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from planner.cpsat.model import CpModel, SolverSettings
+from planner.cpsat.variables import replica_bound
+from planner.domain.scenario import Scenario
+from planner.domain.workload import TrainWorkload
+from planner.explain.conflict import (
+    Conflict,
+    Relaxation,
+    patched,
+    plural,
+    stamp,
+    stock_patch,
+    when,
+    workload_patch,
+)
+from planner.problem import Infeasible, Problem, build_problem
+
+MAX_PROBES = 40  # solves one explanation may run
+EXPLAIN_SECONDS = 20.0  # wall-clock cap on them (not in deterministic mode)
+PROBE_SECONDS = 5.0  # per solve, at most the solve's own limit
+MAX_CORES = 3  # disjoint conflicts reported at most
+
+
+@dataclass
+class Probes:
+    """The budget of re-solves: each answers whether named train jobs can all be present
+    (others free to be left out), and when not, which of them cannot."""
+
+    settings: SolverSettings
+    left: int = MAX_PROBES
+    until: float | None = None
+
+    @classmethod
+    def start(cls, settings: SolverSettings) -> Probes:
+        limit = min(settings.time_limit, PROBE_SECONDS)
+        until = None if settings.deterministic else time.monotonic() + EXPLAIN_SECONDS
+        return cls(replace(settings, time_limit=limit, workers=1), MAX_PROBES, until)
+
+    def ok(self) -> bool:
+        return self.left > 0 and (self.until is None or time.monotonic() < self.until)
+
+    def check(self, problem: Problem, names: Sequence[str]) -> tuple[str, list[str]]:
+        self.left -= 1
+        index = {j.name: j.index for j in problem.jobs}
+        settings = self.settings
+        if self.until is not None:
+            left = max(self.until - time.monotonic(), 0.1)
+            settings = replace(settings, time_limit=min(settings.time_limit, left))
+        model = CpModel(problem, require_all=False)
+        return model.explain(settings, [index[n] for n in names])
+
+    def run(self, scenario: Scenario, names: Sequence[str]) -> tuple[str, list[str]]:
+        try:
+            problem = build_problem(scenario, serving=True)
+        except Infeasible:
+            self.left -= 1
+            return "infeasible", []
+        return self.check(problem, names)
+
+    def fits(self, scenario: Scenario, names: Sequence[str]) -> bool:
+        return self.run(scenario, names)[0] in ("optimal", "feasible")
+
+
+def joint_conflicts(problem: Problem, settings: SolverSettings) -> list[Conflict]:
+    """Disjoint sets of workloads that cannot all be planned together, each with the
+    relaxations found; one conflict naming every workload if no core is found in time."""
+    probes = Probes.start(settings)
+    trains = [j.name for j in problem.jobs]
+    status, core = probes.check(problem, trains)
+    if status != "infeasible":
+        return [_unexplained(problem)]
+    conflicts: list[Conflict] = []
+    seen: set[str] = set()
+    while True:
+        conflicts.append(_core_conflict(probes, problem, core))
+        seen |= set(core)
+        rest = [n for n in trains if n not in seen]
+        if not core or not rest or len(conflicts) >= MAX_CORES or not probes.ok():
+            return conflicts
+        status, core = probes.check(problem, rest)
+        if status != "infeasible" or not core:
+            return conflicts
+
+
+def _unexplained(problem: Problem) -> Conflict:
+    names = tuple(w.name for w in problem.scenario.spec.workloads)
+    return Conflict(
+        "joint",
+        names,
+        "every workload planned",
+        "the solver proved that no plan fits every deadline, window, dependency and stock "
+        "limit together, and found no smaller conflicting set in time",
+    )
+
+
+def _core_conflict(probes: Probes, problem: Problem, core: list[str]) -> Conflict:
+    scenario, replicas = _needed_replicas(probes, problem.scenario, core)
+    needed, available = _describe(problem, core, replicas)
+    relaxations = _later_deadline(probes, scenario, core) + _more_stock(
+        probes, scenario, problem, core, replicas
+    )
+    return Conflict("joint", (*core, *replicas), needed, available, relaxations)
+
+
+def _needed_replicas(
+    probes: Probes, scenario: Scenario, core: list[str]
+) -> tuple[Scenario, list[str]]:
+    """The serve and reserve workloads the core needs to be infeasible: each left out in
+    turn, kept if the rest then fit (or if the budget runs out before it is tried). Returns
+    the scenario without the others, and the names kept."""
+    kept: list[str] = []
+    for w in [w for w in scenario.spec.workloads if w.kind != "train"]:
+        if probes.ok():
+            trial = patched(scenario, {"workloads": [{"name": w.name, "delete": True}]})
+            if probes.run(trial, core)[0] == "infeasible":
+                scenario = trial
+                continue
+        kept.append(w.name)
+    return scenario, kept
+
+
+def _describe(problem: Problem, core: list[str], replicas: list[str]) -> tuple[str, str]:
+    """What the core needs (each job's fastest run in its window, each service's peak) and
+    the limits its configs share (stock, offer caps)."""
+    axis = problem.axis
+    needs, pools = [], set()
+    for job in (j for j in problem.jobs if j.name in core):
+        fastest = min(c.span for c in job.configs)
+        needs.append(
+            f"{job.name}: {fastest:,} h (its fastest) between {when(axis, job.earliest)} and "
+            f"{when(axis, job.deadline)}"
+        )
+        pools |= {c.pool for c in job.configs}
+    for r in (r for r in problem.replica_jobs if r.name in replicas):
+        what = "request" if r.kind == "serve" else "card"
+        needs.append(f"{r.name}: up to {plural(max(r.demand), what)} at once")
+        pools |= {(c.offer, c.mode) for c in r.configs}
+    limits = []
+    for offer_id, mode in sorted(pools):
+        stock = problem.offers[offer_id].billing(mode).stock
+        if stock is not None:
+            limits.append(f"{offer_id} {mode} stock {plural(stock, 'unit')}")
+    for offer_id in sorted({o for o, _ in pools}):
+        if problem.offers[offer_id].max_units is not None:
+            limits.append(f"{offer_id} max_units {problem.offers[offer_id].max_units}")
+    available = "; ".join(limits) or "their windows and the dependencies between them"
+    return "; ".join(needs) or "the commitments", available
+
+
+def _smallest(fits: Callable[[int], bool], high: int) -> int | None:
+    """The smallest n in [1, high] with fits(n), fits monotone; None if not even high."""
+    if high < 1 or not fits(high):
+        return None
+    low = 1
+    while low < high:
+        mid = (low + high) // 2
+        low, high = (low, mid) if fits(mid) else (mid + 1, high)
+    return low
+
+
+def _later_deadline(probes: Probes, scenario: Scenario, core: list[str]) -> tuple[Relaxation, ...]:
+    """The smallest move of one core job's deadline (within the horizon) that lets the core
+    run together; the candidates searched below the best move found so far."""
+    axis = scenario.axis
+    best: tuple[int, str, dict[str, Any]] | None = None
+    for name in core:
+        w = scenario.workload(name)
+        assert isinstance(w, TrainWorkload)  # cores name train jobs
+        own = axis.hour_of_local(w.deadline) if w.deadline else axis.hours
+        room = axis.hours - own if best is None else min(axis.hours - own, best[0] - 1)
+
+        def fits(extra: int, name: str = name, own: int = own) -> bool:
+            patch = workload_patch(name, deadline=stamp(axis, own + extra))
+            return probes.ok() and probes.fits(patched(scenario, patch), core)
+
+        extra = _smallest(fits, room)
+        if extra is not None:
+            hour = own + extra
+            text = f"move the deadline of {name} to {when(axis, hour)} (+{extra} h)"
+            best = (extra, text, workload_patch(name, deadline=stamp(axis, hour)))
+    return () if best is None else (Relaxation(best[1], best[2]),)
+
+
+def _more_stock(
+    probes: Probes, scenario: Scenario, problem: Problem, core: list[str], replicas: list[str]
+) -> tuple[Relaxation, ...]:
+    """The fewest units added to one stock its configs use (the offer's cap raised alike)
+    that let the core run together."""
+    usable: dict[tuple[str, str], int] = {}  # pool → most units the core could hold there
+    for job in (j for j in problem.jobs if j.name in core):
+        for c in job.configs:
+            usable[c.pool] = usable.get(c.pool, 0) + c.units
+    for r in (r for r in problem.replica_jobs if r.name in replicas):
+        for rc in r.configs:
+            peak = max(replica_bound(r, rc, s) for s in range(len(r.demand))) * rc.units
+            usable[(rc.offer, rc.mode)] = usable.get((rc.offer, rc.mode), 0) + peak
+    best: tuple[int, str, dict[str, Any]] | None = None
+    for (offer_id, mode), most in sorted(usable.items()):
+        offer = scenario.offers[offer_id]
+        stock = offer.billing(mode).stock
+        if stock is None:
+            continue
+        room = most if best is None else min(most, best[0] - 1)
+
+        def fits(k: int, offer_id: str = offer_id, mode: str = mode, stock: int = stock) -> bool:
+            cap = scenario.offers[offer_id].max_units
+            patch = stock_patch(offer_id, mode, stock + k, None if cap is None else cap + k)
+            return probes.ok() and probes.fits(patched(scenario, patch), core)
+
+        k = _smallest(fits, room)
+        if k is not None:
+            cap = offer.max_units
+            text = f"add {plural(k, 'unit')} of {offer_id} {mode} stock (stock {stock})"
+            if cap is not None:
+                text += f" and raise its max_units from {cap} to {cap + k}"
+            patch = stock_patch(offer_id, mode, stock + k, None if cap is None else cap + k)
+            best = (k, text, patch)
+    return () if best is None else (Relaxation(best[1], best[2]),)
