@@ -78,9 +78,10 @@ def print_no_plan(result: Result) -> None:
     err.print(
         f"[bold red]infeasible:[/] no plan exists; {count} conflict{'s' if count > 1 else ''}:"
     )
-    for conflict in result.conflicts:
-        err.print(f"  {conflict.line()}", markup=False)
-        err.print(f"    relax: {conflict.relaxation or 'no relaxation computed'}", markup=False)
+    for conflict in result.conflicts:  # one line each, unwrapped: easy to grep
+        err.print(f"  {conflict.line()}", markup=False, soft_wrap=True)
+        relax = conflict.relaxation or "no relaxation computed"
+        err.print(f"    relax: {relax}", markup=False, soft_wrap=True)
 
 
 def _progress(currency: str, header: str) -> Any:

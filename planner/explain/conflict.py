@@ -56,8 +56,10 @@ class Conflict:
 
 
 def plural(n: float, what: str) -> str:
-    """'1 unit', '2 units', '1,024 cards'."""
-    return f"{n:,.0f} {what}{'' if n == 1 else 's'}"
+    """'1 unit', '2 units', '1,024 cards', '3 requests in flight' (the first word takes
+    the plural)."""
+    first, _, rest = what.partition(" ")
+    return f"{n:,.0f} {first}{'' if n == 1 else 's'}{' ' + rest if rest else ''}"
 
 
 def gib(amount: float) -> str:

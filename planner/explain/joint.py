@@ -29,7 +29,7 @@ from planner.explain.conflict import (
 from planner.problem import Infeasible, Problem, build_problem
 
 MAX_PROBES = 40  # solves one explanation may run
-EXPLAIN_SECONDS = 20.0  # wall-clock cap on them (not in deterministic mode)
+EXPLAIN_SECONDS = 20.0  # wall-clock cap on them, at most the time limit (not deterministic)
 PROBE_SECONDS = 5.0  # per solve, at most the solve's own limit
 MAX_CORES = 3  # disjoint conflicts reported at most
 
@@ -46,7 +46,8 @@ class Probes:
     @classmethod
     def start(cls, settings: SolverSettings) -> Probes:
         limit = min(settings.time_limit, PROBE_SECONDS)
-        until = None if settings.deterministic else time.monotonic() + EXPLAIN_SECONDS
+        seconds = min(settings.time_limit, EXPLAIN_SECONDS)  # no more than the solve had
+        until = None if settings.deterministic else time.monotonic() + seconds
         return cls(replace(settings, time_limit=limit, workers=1), MAX_PROBES, until)
 
     def ok(self) -> bool:

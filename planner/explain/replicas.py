@@ -282,13 +282,16 @@ def peak_stock(
     if worst is None:
         return None
     at = when(scenario.axis, segments[worst][0])
-    what = "requests in flight" if job.kind == "serve" else "cards"
-    needed = f"{job.demand[worst]:,} {what} at {at}"
-    if job.minimum[worst] > bound[1]:
-        needed = f"{job.minimum[worst]} replicas at {at}"
     pools = sorted({(c.offer, c.mode) for c in job.configs})
-    stocks = "; ".join(f"{o} {m}: {scenario.offers[o].billing(m).stock} units" for o, m in pools)
-    available = f"{bound[0]:,.0f} {what} at most on all stock together ({stocks})"
+    stocks = "; ".join(f"{o} {m}: {_stock(scenario, o, m)}" for o, m in pools)
+    if job.minimum[worst] > bound[1]:
+        needed = f"{plural(job.minimum[worst], 'replica')} at {at} (min_replicas)"
+        most = plural(bound[1], "replica")
+    else:
+        what = "request in flight" if job.kind == "serve" else "card"
+        needed = f"{plural(job.demand[worst], what)} at {at}"
+        most = plural(bound[0], what)
+    available = f"{most} at most on all stock together ({stocks})"
     return Conflict("stock", (job.name,), needed, available, _more_stock(scenario, job))
 
 

@@ -152,11 +152,15 @@ def window(scenario: Scenario, jobs: Sequence[Job], job: Job) -> Conflict:
 
 def _fastest(scenario: Scenario, job: Job) -> tuple[Config, int] | None:
     """The config and start that finish earliest from the job's (tightened) earliest start,
-    its deadline lifted to the horizon end (runs may end after it)."""
+    its deadline lifted to the horizon end (runs may end after it), among the configs whose
+    units the stock can hold."""
     lifted = job.workload.model_copy(update={"deadline": None})
     committed = {(c.offer, c.mode) for c in scenario.spec.commitments}
     best: tuple[int, Config, int] | None = None
     for config in train_configs(scenario, job.index, lifted, committed):
+        cap = _cap(scenario, config)
+        if cap is not None and config.units > cap:
+            continue  # never usable: more units at once than its offer sells
         starts = [s for s in (config.starts or (job.earliest,)) if s >= job.earliest]
         if starts and (best is None or starts[0] + config.span < best[0]):
             best = (starts[0] + config.span, config, starts[0])
