@@ -69,7 +69,7 @@ def test_a_train_job_no_card_holds_names_the_memory_and_more_cards(make_scenario
     assert f"{need / GIB:.1f}" == "104.2"
     assert conflict.kind == "memory" and conflict.workloads == ("ft",)
     assert conflict.needed.startswith("104.2 GiB per card at 1 card, its most (max_cards 1;")
-    assert conflict.available.startswith("72.0 GiB usable on the largest card (a100-80g")
+    assert conflict.available.startswith("72.0 GiB usable on the largest card it may rent (a100")
     more, bigger = conflict.relaxations
     assert more.text == "allow 2 cards (max_cards 1)"
     assert more.patch == {"workloads": [{"name": "ft", "max_cards": 2}]}
@@ -150,6 +150,17 @@ def test_reserved_cards_sold_only_on_spot_are_a_memory_conflict(make_scenario: A
     assert conflict.relaxations == ()
 
 
+def test_a_card_sold_only_on_spot_needs_checkpoints(make_scenario: Any) -> None:
+    # The only a100-80g is on spot, and a job without checkpoints may not use spot: it
+    # has no card to rent; with checkpoints every 30 minutes it runs there.
+    s = make_scenario([offer("o", spot={"price": 5})], [job("a", 5)], days=1)
+    conflict = only(s)
+    assert (conflict.kind, conflict.available) == ("memory", "none of a100-80g, but on spot")
+    [spot] = conflict.relaxations
+    assert spot.patch == {"workloads": [{"name": "a", "checkpoint_every": "30m"}]}
+    assert feasible(s, spot)
+
+
 # --- deadline and dependency ------------------------------------------------------------------
 
 
@@ -187,6 +198,16 @@ def test_a_daily_window_counts_window_days(make_scenario: Any) -> None:
     assert later.text == "move the deadline of a to 2026-07-03 13:00 (+13 h)"
     plan = solved(relaxed(s, later.patch)).plan
     assert plan is not None and plan.train[0].end.hour == 13
+
+
+def test_a_daily_window_shorter_than_the_setup_never_progresses(make_scenario: Any) -> None:
+    # A 1-hour window, 2 hours of setup every day on hourly rentals: no day does any work.
+    o = {**offer("o", hourly=HOURLY), "setup_minutes": 120}
+    jobs = [job("a", 5, daily_hours="08:00-09:00", setup_minutes=None)]
+    conflict = only(make_scenario([o], jobs, days=3))
+    assert conflict.kind == "deadline" and conflict.relaxations == ()
+    assert conflict.needed == "a daily window longer than its setup (2.00 h at the least)"
+    assert conflict.available == "08:00-09:00 each day"
 
 
 def test_past_the_horizon_the_horizon_is_extended_too(make_scenario: Any) -> None:

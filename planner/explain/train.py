@@ -7,8 +7,10 @@ from __future__ import annotations
 import datetime as dt
 from collections import deque
 from collections.abc import Sequence
+from dataclasses import replace
 
 from planner.configs import COUNTS, Config, train_configs
+from planner.domain.catalog import Offer
 from planner.domain.scenario import Scenario
 from planner.domain.workload import TrainWorkload
 from planner.estimate.core import usable_bytes
@@ -28,6 +30,7 @@ from planner.explain.conflict import (
     workload_patch,
 )
 from planner.problem import Infeasible, Job, build_problem, quote_job
+from planner.rules import setup_hours
 
 MAX_CHAINS = 8  # deadlines tried when `after` pulled a job's deadline in
 
@@ -54,15 +57,15 @@ def memory(scenario: Scenario, w: TrainWorkload) -> Conflict | None:
     model = scenario.models[w.name]
     fraction = scenario.spec.usable_memory_fraction
     setup = workload_setup(w, fraction)
-    offers = [o for o in scenario.offers.values() if supports(scenario.cards[o.card], w.precision)]
+    offers = _rentable(scenario, w)
     if not offers:
         sold = ", ".join(sorted({o.card for o in scenario.offers.values()}))
-        return Conflict(
-            "memory", (w.name,), f"a card that computes in {w.precision}", f"none of {sold} does"
-        )
+        needed = f"a card that computes in {w.precision}, on a mode it may use"
+        available = f"none of {sold}" + (", but on spot" if _spot_only(scenario, w) else "")
+        spot = tuple(_checkpointed(scenario, w))
+        return Conflict("memory", (w.name,), needed, available, spot)
     options = [(o, n) for o in offers for n in COUNTS if _allowed(w, o.node_cards, o.network, n)]
-    fits = {(o.card, n): _fits(scenario, w, o.card, n) for o, n in options}
-    if any(fits.values()):
+    if any(_fits(scenario, w, o.card, n) for o, n in options):
         return None
     most = max(n for _, n in options)
     card = max((scenario.cards[o.card] for o in offers), key=lambda c: c.memory_gib.value)
@@ -77,14 +80,55 @@ def memory(scenario: Scenario, w: TrainWorkload) -> Conflict | None:
     shape = f"{w.method}, {w.precision}, sequence {w.seq_len} × micro-batch {w.micro_batch}"
     needed = f"{gib(need)} per card at {plural(most, 'card')}, its most ({why}; {shape})"
     available = (
-        f"{gib(usable_bytes(card, fraction))} usable on the largest card ({card.id}: "
-        f"{card.memory_gib.value:g} GiB × {fraction:.0%})"
+        f"{gib(usable_bytes(card, fraction))} usable on the largest card it may rent "
+        f"({card.id}: {card.memory_gib.value:g} GiB × {fraction:.0%})"
     )
-    relaxations = _more_cards(scenario, w, most)
+    relaxations = [*_more_cards(scenario, w, most), *_checkpointed(scenario, w)]
     relaxations.append(
         Relaxation(f"a card with at least {gib(need)} usable ({gib(need / fraction)} reported)")
     )
     return Conflict("memory", (w.name,), needed, available, tuple(relaxations))
+
+
+def _rentable(scenario: Scenario, w: TrainWorkload) -> list[Offer]:
+    """Offers of a card that computes in the job's precision, on a mode it may use (spot
+    only with checkpoints)."""
+    return [
+        o
+        for o in scenario.offers.values()
+        if supports(scenario.cards[o.card], w.precision)
+        and any(m != "spot" or w.checkpoint_every is not None for m in o.modes)
+    ]
+
+
+def _spot_only(scenario: Scenario, w: TrainWorkload) -> list[Offer]:
+    """Offers of a card that computes in its precision, sold only on spot, if it has no
+    checkpoints."""
+    if w.checkpoint_every is not None:
+        return []
+    return [
+        o
+        for o in scenario.offers.values()
+        if supports(scenario.cards[o.card], w.precision) and set(o.modes) == {"spot"}
+    ]
+
+
+def _checkpointed(scenario: Scenario, w: TrainWorkload) -> list[Relaxation]:
+    """Checkpoints every 30 minutes, where a card sold only on spot holds the job: kept if
+    the job then has a config (verified by building the changed scenario's problem)."""
+    holding = sorted(
+        {
+            o.card
+            for o in _spot_only(scenario, w)
+            for n in COUNTS
+            if _allowed(w, o.node_cards, o.network, n) and _fits(scenario, w, o.card, n)
+        }
+    )
+    patch = workload_patch(w.name, checkpoint_every="30m")
+    if not holding or not _has_configs(patched(scenario, patch), w.name):
+        return []
+    text = f"checkpoints (checkpoint_every: 30m) to run on spot, where {', '.join(holding)} hold it"
+    return [Relaxation(text, patch)]
 
 
 def _allowed(w: TrainWorkload, node_cards: int, network: object, count: int) -> bool:
@@ -102,7 +146,7 @@ def _fits(scenario: Scenario, w: TrainWorkload, card: str, count: int) -> bool:
 def _more_cards(scenario: Scenario, w: TrainWorkload, most: int) -> list[Relaxation]:
     """The fewest cards above `most` that fit on some offer: allowed by raising max_cards
     where the offer's node (or network) holds them, else named as needing a network."""
-    offers = [o for o in scenario.offers.values() if supports(scenario.cards[o.card], w.precision)]
+    offers = _rentable(scenario, w)
     for n in (n for n in COUNTS if n > most):
         fitting = [o for o in offers if _fits(scenario, w, o.card, n)]
         if not fitting:
@@ -131,8 +175,7 @@ def window(scenario: Scenario, jobs: Sequence[Job], job: Job) -> Conflict:
     )
     available += _tightened(scenario, jobs, job)
     if fastest is None:
-        needed = "a start whose runs finish: none of its configs can progress in its window"
-        return Conflict(kind, (w.name,), needed, available)
+        return _no_config(scenario, job, kind, available)
     config, start = fastest
     finish = start + config.span
     if config.starts is None:
@@ -150,14 +193,44 @@ def window(scenario: Scenario, jobs: Sequence[Job], job: Job) -> Conflict:
     return Conflict(kind, (w.name,), needed, available, relaxation)
 
 
+def _no_config(scenario: Scenario, job: Job, kind: Kind, available: str) -> Conflict:
+    """No config can finish at any deadline: each needs more units than its offer sells,
+    or (windowed) a day's window is shorter than its setup, or no window opens between its
+    earliest start and the horizon end."""
+    w = job.workload
+    configs = _lifted(scenario, job)
+    if configs:
+        found = stock(scenario, replace(job, configs=tuple(configs)))
+        if found is not None:
+            return found
+    axis = scenario.axis
+    window = w.daily_hours
+    opens = [] if window is None else [axis.window(d, window)[0] for d in range(axis.days)]
+    if window is not None and any(job.earliest <= h < axis.hours for h in opens):
+        model = scenario.models[w.name]
+        setup = min(setup_hours(o, model, w.setup_minutes) for o in _rentable(scenario, w))
+        needed = f"a daily window longer than its setup ({float(setup):.2f} h at the least)"
+        return Conflict(kind, (w.name,), needed, f"{window} each day")
+    needed = f"a window opening at or after {when(axis, job.earliest)}"
+    available = (
+        "none before the horizon ends (the model starts a windowed job at a window's opening)"
+    )
+    return Conflict(kind, (w.name,), needed, available)
+
+
+def _lifted(scenario: Scenario, job: Job) -> list[Config]:
+    """The job's configs with its deadline lifted to the horizon end (runs may end after)."""
+    lifted = job.workload.model_copy(update={"deadline": None})
+    committed = {(c.offer, c.mode) for c in scenario.spec.commitments}
+    return train_configs(scenario, job.index, lifted, committed)
+
+
 def _fastest(scenario: Scenario, job: Job) -> tuple[Config, int] | None:
     """The config and start that finish earliest from the job's (tightened) earliest start,
     its deadline lifted to the horizon end (runs may end after it), among the configs whose
     units the stock can hold."""
-    lifted = job.workload.model_copy(update={"deadline": None})
-    committed = {(c.offer, c.mode) for c in scenario.spec.commitments}
     best: tuple[int, Config, int] | None = None
-    for config in train_configs(scenario, job.index, lifted, committed):
+    for config in _lifted(scenario, job):
         cap = _cap(scenario, config)
         if cap is not None and config.units > cap:
             continue  # never usable: more units at once than its offer sells
