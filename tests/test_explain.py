@@ -255,7 +255,7 @@ def test_a_train_job_needing_more_units_than_the_stock(make_scenario: Any) -> No
     conflict = only(s)
     assert (conflict.kind, conflict.workloads) == ("stock", ("ft",))
     assert conflict.needed == "2 units at once on its smallest config (2× a100-80g on o hourly)"
-    assert conflict.available == "o hourly sells 1 unit at once"
+    assert conflict.available == "the most sold at once: o hourly: 1 unit"
     [more] = conflict.relaxations
     assert more.text == "add 1 unit of o hourly stock (it needs 2 at once, stock 1)"
     assert more.patch == {"offers": [{"id": "o", "hourly": {"stock": 2}}]}
@@ -326,7 +326,7 @@ def test_two_jobs_on_one_unit_name_both_and_the_smallest_fixes(make_scenario: An
     s = make_scenario([offer("o", hourly={"price": 10, "stock": 1})], jobs)
     conflict = only(s)
     assert (conflict.kind, conflict.workloads) == ("joint", ("a", "b"))
-    assert conflict.available == "o hourly stock 1 unit"
+    assert conflict.available == "o hourly: stock 1 unit"
     later, more = conflict.relaxations
     assert later.text == "move the deadline of a to 2026-07-01 20:00 (+5 h)"
     assert more.text == "add 1 unit of o hourly stock (stock 1)"

@@ -62,6 +62,23 @@ def plural(n: float, what: str) -> str:
     return f"{n:,.0f} {first}{'' if n == 1 else 's'}{' ' + rest if rest else ''}"
 
 
+def listing(names: list[str], most: int = 4) -> str:
+    """'a, b, c, d and 3 more': long lists cut, so a line stays readable."""
+    shown = ", ".join(names[:most])
+    return shown + (f" and {len(names) - most} more" if len(names) > most else "")
+
+
+def by_value(pairs: list[tuple[str, str]]) -> str:
+    """'a, b: 0 units each; c: 4 units' from (name, value) pairs, grouped by value."""
+    groups: dict[str, list[str]] = {}
+    for name, value in pairs:
+        groups.setdefault(value, []).append(name)
+    return "; ".join(
+        f"{listing(names)}: {value}{' each' if len(names) > 1 else ''}"
+        for value, names in groups.items()
+    )
+
+
 def gib(amount: float) -> str:
     return f"{amount / GIB:,.1f} GiB"
 

@@ -19,6 +19,7 @@ from planner.domain.workload import TrainWorkload
 from planner.explain.conflict import (
     Conflict,
     Relaxation,
+    by_value,
     patched,
     plural,
     stamp,
@@ -30,7 +31,7 @@ from planner.problem import Infeasible, Problem, build_problem
 
 MAX_PROBES = 40  # solves one explanation may run
 EXPLAIN_SECONDS = 20.0  # wall-clock cap on them, at most the time limit (not deterministic)
-PROBE_SECONDS = 5.0  # per solve, at most the solve's own limit
+PROBE_SECONDS = 2.0  # per solve (deterministic units with --deterministic), at most the limit
 MAX_CORES = 3  # disjoint conflicts reported at most
 
 
@@ -42,6 +43,8 @@ class Probes:
     settings: SolverSettings
     left: int = MAX_PROBES
     until: float | None = None
+    # the model of the last problem checked: only the assumptions change between checks
+    model: tuple[Problem, CpModel] | None = None
 
     @classmethod
     def start(cls, settings: SolverSettings) -> Probes:
@@ -60,8 +63,9 @@ class Probes:
         if self.until is not None:
             left = max(self.until - time.monotonic(), 0.1)
             settings = replace(settings, time_limit=min(settings.time_limit, left))
-        model = CpModel(problem, require_all=False)
-        return model.explain(settings, [index[n] for n in names])
+        if self.model is None or self.model[0] is not problem:
+            self.model = (problem, CpModel(problem, require_all=False))
+        return self.model[1].explain(settings, [index[n] for n in names])
 
     def run(self, scenario: Scenario, names: Sequence[str]) -> tuple[str, list[str]]:
         try:
@@ -108,7 +112,12 @@ def _unexplained(problem: Problem) -> Conflict:
 
 
 def _core_conflict(probes: Probes, problem: Problem, core: list[str]) -> Conflict:
+    # Narrowed on the smallest scenario first: serve and reserve workloads make most of a
+    # model, and a model without them is solved in a fraction of the time.
     scenario, replicas = _needed_replicas(probes, problem.scenario, core)
+    if len(core) > 1:
+        core = _minimal(probes, build_problem(scenario, serving=True), core)
+        scenario = _unlinked_out(scenario, core)
     needed, available = _describe(problem, core, replicas)
     relaxations = _later_deadline(probes, scenario, core) + _more_stock(
         probes, scenario, problem, core, replicas
@@ -116,21 +125,75 @@ def _core_conflict(probes: Probes, problem: Problem, core: list[str]) -> Conflic
     return Conflict("joint", (*core, *replicas), needed, available, relaxations)
 
 
+def _minimal(probes: Probes, problem: Problem, core: list[str]) -> list[str]:
+    """The solver's core need not be minimal: each job left out in turn, dropped if the
+    rest still cannot all be planned (kept when the budget runs out first)."""
+    kept = list(core)
+    for name in core:
+        if len(kept) > 1 and probes.ok():
+            rest = [n for n in kept if n != name]
+            status, smaller = probes.check(problem, rest)
+            if status == "infeasible":
+                kept = [n for n in rest if n in smaller]
+    return kept
+
+
 def _needed_replicas(
     probes: Probes, scenario: Scenario, core: list[str]
 ) -> tuple[Scenario, list[str]]:
-    """The serve and reserve workloads the core needs to be infeasible: each left out in
-    turn, kept if the rest then fit (or if the budget runs out before it is tried). Returns
-    the scenario without the others, and the names kept."""
+    """The serve and reserve workloads the core needs to be infeasible, and the scenario
+    without the others and without the train jobs `after` does not link to the core (left
+    out, they constrain nothing). All replicas are left out first (they make most of the
+    model), then each in turn, kept if the rest then fit (or if the budget runs out)."""
+    scenario = _unlinked_out(scenario, core)
+    replicas = [w.name for w in scenario.spec.workloads if w.kind != "train"]
+    if not replicas:
+        return scenario, []
+    if probes.ok() and len(replicas) < len(scenario.spec.workloads):  # a file has one at least
+        bare = _without(scenario, replicas)
+        if probes.run(bare, core)[0] == "infeasible":
+            return bare, []
     kept: list[str] = []
-    for w in [w for w in scenario.spec.workloads if w.kind != "train"]:
-        if probes.ok():
-            trial = patched(scenario, {"workloads": [{"name": w.name, "delete": True}]})
+    for name in replicas:
+        if probes.ok() and len(scenario.spec.workloads) > 1:
+            trial = _without(scenario, [name])
             if probes.run(trial, core)[0] == "infeasible":
                 scenario = trial
                 continue
-        kept.append(w.name)
+        kept.append(name)
     return scenario, kept
+
+
+def _without(scenario: Scenario, names: list[str]) -> Scenario:
+    if not names:
+        return scenario
+    return patched(scenario, {"workloads": [{"name": n, "delete": True} for n in names]})
+
+
+def _unlinked_out(scenario: Scenario, core: list[str]) -> Scenario:
+    """Without the train jobs `after` does not link to the core: absent, they constrain
+    nothing the core does."""
+    linked = _linked(scenario, core)
+    return _without(
+        scenario,
+        [w.name for w in scenario.spec.workloads if w.kind == "train" and w.name not in linked],
+    )
+
+
+def _linked(scenario: Scenario, core: list[str]) -> set[str]:
+    """The core and every train job linked to it by `after`, either way, transitively."""
+    edges = [
+        (w.name, before)
+        for w in scenario.spec.workloads
+        if isinstance(w, TrainWorkload)
+        for before in w.after
+    ]
+    linked, grown = set(core), True
+    while grown:
+        more = {b for a, b in edges if a in linked} | {a for a, b in edges if b in linked}
+        grown = not more <= linked
+        linked |= more
+    return linked
 
 
 def _describe(problem: Problem, core: list[str], replicas: list[str]) -> tuple[str, str]:
@@ -153,11 +216,12 @@ def _describe(problem: Problem, core: list[str], replicas: list[str]) -> tuple[s
     for offer_id, mode in sorted(pools):
         stock = problem.offers[offer_id].billing(mode).stock
         if stock is not None:
-            limits.append(f"{offer_id} {mode} stock {plural(stock, 'unit')}")
+            limits.append((f"{offer_id} {mode}", f"stock {plural(stock, 'unit')}"))
     for offer_id in sorted({o for o, _ in pools}):
-        if problem.offers[offer_id].max_units is not None:
-            limits.append(f"{offer_id} max_units {problem.offers[offer_id].max_units}")
-    available = "; ".join(limits) or "their windows and the dependencies between them"
+        cap = problem.offers[offer_id].max_units
+        if cap is not None:
+            limits.append((offer_id, f"max_units {cap}"))
+    available = by_value(limits) or "their windows and the dependencies between them"
     return "; ".join(needs) or "the commitments", available
 
 

@@ -21,6 +21,7 @@ from planner.estimate.speed import decode_step_seconds
 from planner.explain.conflict import (
     Conflict,
     Relaxation,
+    by_value,
     gib,
     plural,
     stock_patch,
@@ -283,7 +284,7 @@ def peak_stock(
         return None
     at = when(scenario.axis, segments[worst][0])
     pools = sorted({(c.offer, c.mode) for c in job.configs})
-    stocks = "; ".join(f"{o} {m}: {_stock(scenario, o, m)}" for o, m in pools)
+    stocks = by_value([(f"{o} {m}", _stock(scenario, o, m)) for o, m in pools])
     if job.minimum[worst] > bound[1]:
         needed = f"{plural(job.minimum[worst], 'replica')} at {at} (min_replicas)"
         most = plural(bound[1], "replica")

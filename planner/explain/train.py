@@ -8,6 +8,7 @@ import datetime as dt
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import replace
+from fractions import Fraction
 
 from planner.configs import COUNTS, Config, train_configs
 from planner.domain.catalog import Offer
@@ -20,6 +21,7 @@ from planner.explain.conflict import (
     Conflict,
     Kind,
     Relaxation,
+    by_value,
     gib,
     merged,
     patched,
@@ -30,7 +32,7 @@ from planner.explain.conflict import (
     workload_patch,
 )
 from planner.problem import Infeasible, Job, build_problem, quote_job
-from planner.rules import setup_hours
+from planner.rules import PACKAGE_MODES, package_hours, setup_hours
 
 MAX_CHAINS = 8  # deadlines tried when `after` pulled a job's deadline in
 
@@ -324,11 +326,9 @@ def stock(scenario: Scenario, job: Job) -> Conflict | None:
     if len(limited) < len(caps) or any(c.units <= limited[c.pool] for c in job.configs):
         return None
     fewest = min(job.configs, key=lambda c: (c.units, c.offer, c.mode))
-    pools = sorted((offer, mode, cap) for (offer, mode), cap in limited.items())
     needed = f"{plural(fewest.units, 'unit')} at once on its smallest config ({fewest.label()})"
-    available = "; ".join(
-        f"{offer} {mode} sells {plural(cap, 'unit')} at once" for offer, mode, cap in pools
-    )
+    sold = [(f"{o} {m}", plural(cap, "unit")) for (o, m), cap in sorted(limited.items())]
+    available = f"the most sold at once: {by_value(sold)}"
     cheapest = min(job.configs, key=lambda c: (_price(scenario, c), c.offer, c.mode))
     return Conflict("stock", (job.name,), needed, available, (_more_stock(scenario, cheapest),))
 
@@ -339,10 +339,14 @@ def _cap(scenario: Scenario, config: Config) -> int | None:
     return min((x for x in limits if x is not None), default=None)
 
 
-def _price(scenario: Scenario, config: Config) -> float:
-    """What the config's cards cost for its span, packages spread over their length."""
-    offer = scenario.offers[config.offer]
-    return float(offer.card_hour_price(config.mode)) * config.cards * config.span  # type: ignore[arg-type]
+def _price(scenario: Scenario, config: Config) -> Fraction:
+    """What the job alone pays on the config: its rentals, or whole packages covering its
+    span (nominal lengths: a ranking, not a bill)."""
+    if not config.held:
+        return config.cost
+    price = Fraction(scenario.offers[config.offer].billing(config.mode).price)
+    packages = -(-config.span // package_hours(config.mode)) if config.mode in PACKAGE_MODES else 0
+    return price * config.units * packages
 
 
 def _more_stock(scenario: Scenario, config: Config) -> Relaxation:
