@@ -15,7 +15,8 @@ from planner.domain.scenario import Scenario
 from planner.domain.workload import ServeWorkload, TrainWorkload
 from planner.estimate.core import GIB
 from planner.estimate.memory import train_memory, workload_setup
-from planner.explain import Conflict, Relaxation
+from planner.explain import Conflict, Relaxation, patched
+from tests.conftest import REPO
 from tests.planning import job, offer, reserve, solved
 
 HOURLY = {"price": 10}
@@ -350,4 +351,23 @@ def test_a_reserve_in_the_core_is_named_and_others_are_not(make_scenario: Any) -
     assert conflict.relaxation == (
         "move the deadline of j to 2026-07-01 22:00 (+10 h) or add 1 unit of o hourly stock "
         "(stock 1)"
+    )
+
+
+def test_an_empty_patch_gives_the_same_scenario_back() -> None:
+    # Relaxations are verified on scenarios patched in memory; the patching round-trips
+    # every shipped scenario and example unchanged.
+    for path in [
+        *(REPO / "scenarios").glob("q3*.yaml"),
+        *(REPO / "tests" / "scenarios").glob("*.yaml"),
+    ]:
+        s = load_scenario(path)
+        same = patched(s, {})
+        assert (same.spec, same.catalogs) == (s.spec, s.catalogs), path
+    assert (
+        patched(s, {"offers": [{"id": "jz-h200", "hourly": {"stock": 3}}]})
+        .offers["jz-h200"]
+        .billing("hourly")
+        .stock
+        == 3
     )
