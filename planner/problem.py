@@ -33,10 +33,12 @@ from planner.serving import ReplicaJob, replica_jobs
 
 
 class Infeasible(Exception):
-    """The scenario has no feasible plan; `reasons` say why, per workload."""
+    """The scenario has no feasible plan: `reasons` name the train jobs left without a config;
+    `jobs` are all train jobs, windows tightened, for `planner.explain` to say why."""
 
-    def __init__(self, reasons: list[str]) -> None:
+    def __init__(self, reasons: list[str], jobs: Sequence[Job] = ()) -> None:
         self.reasons = reasons
+        self.jobs = tuple(jobs)
         super().__init__("; ".join(reasons))
 
 
@@ -173,7 +175,7 @@ def build_problem(scenario: Scenario, serving: bool = False) -> Problem:
     jobs = _tighten(jobs)
     empty = [f"{j.name}: {why}" for j in jobs for why in [_why_empty(scenario, j)] if why]
     if empty:
-        raise Infeasible(empty)
+        raise Infeasible(empty, jobs)
     segments, replicas = replica_jobs(scenario) if others else ([], [])
     refused = [why for r in replicas for why in _unbillable(scenario, r)]
     if refused:
@@ -428,15 +430,12 @@ def _replace(job: Job, **changes: object) -> Job:
 
 
 def _why_empty(scenario: Scenario, job: Job) -> str | None:
+    """That a job has no config, and nothing more: `planner.explain` says which rule."""
     if job.configs:
         return None
-    w = job.workload
     return (
-        f"no config can run it between {scenario.axis.text(job.earliest)} and "
-        f"{scenario.axis.text(job.deadline)} "
-        f"(after tightening along `after`): every card/count either does not fit its memory "
-        f"({w.method}, {w.precision}, sequence {w.seq_len} × micro-batch {w.micro_batch}) "
-        "or is too slow for the window; try `plan quote` or `plan fit`"
+        f"no config runs it between {scenario.axis.text(job.earliest)} and "
+        f"{scenario.axis.text(job.deadline)} (its window, tightened along `after`)"
     )
 
 

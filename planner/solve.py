@@ -14,6 +14,7 @@ from decimal import Decimal
 from enum import StrEnum
 from fractions import Fraction
 
+from planner import explain
 from planner.baseline import greedy
 from planner.check import CheckResult, check_plan
 from planner.cpsat.model import CpModel, Outcome, SolverSettings
@@ -22,6 +23,7 @@ from planner.domain.errors import Issue, LoadError
 from planner.domain.money import money
 from planner.domain.plan import Plan, SolverInfo
 from planner.domain.scenario import Scenario
+from planner.explain import Conflict
 from planner.pricing import breakdown
 from planner.problem import Infeasible, Problem, build_problem
 from planner.solution import Solution, to_plan
@@ -98,6 +100,7 @@ class Result:
     terms: dict[CostTerm, Fraction] = field(default_factory=dict)  # the objective's, by term
     reasons: list[str] = field(default_factory=list)
     size: dict[str, int] = field(default_factory=dict)
+    conflicts: list[Conflict] = field(default_factory=list)  # why none (proven infeasible)
 
 
 # Seconds of a wall-clock limit kept for what follows the search: decoding, the independent
@@ -127,7 +130,7 @@ def solve(
     try:
         problem = build_problem(scenario, serving=True)
     except Infeasible as exc:
-        return Result(Status.INFEASIBLE, reasons=exc.reasons)
+        return _proven(explain.alone(scenario, exc.jobs))  # one per job without a config
     naive, naive_why = greedy(problem, careful=False)
     heuristic, heuristic_why = greedy(problem, careful=True)
     model = CpModel(problem)
@@ -227,7 +230,12 @@ def _accept(scenario: Scenario, plan: Plan, objective: Fraction) -> None:
 def _no_plan(
     problem: Problem, model: CpModel, status: str, params: SolveParams, size: dict[str, int]
 ) -> Result:
-    reasons = [f"no plan found within {params.time_limit:g} s"]
+    # A workload that cannot be planned even alone is proven so from the estimates and the
+    # rules, over every option (also those the model leaves out): a proof however the
+    # solver ended.
+    alone = explain.alone(problem.scenario, problem.jobs)
+    if alone:
+        return _proven(alone, problem, size)
     if status == "infeasible" and problem.limits:
         # a proof over the options the model covers only: not a proof that none exists
         left_out = "; ".join(problem.limits)
@@ -238,13 +246,19 @@ def _no_plan(
             size=size,
         )
     if status == "infeasible":
-        core = CpModel(problem, require_all=False).explain(params.settings())
-        together = f" together: {', '.join(core)}" if core else ""
-        reasons = [
-            "the solver proved that no plan fits every deadline, window, "
-            f"dependency and stock limit{together}"
-        ]
+        return _proven(explain.joint_conflicts(problem, params.settings()), problem, size)
+    reasons = [f"no plan found within {params.time_limit:g} s"]
     return Result(Status(status), problem=problem, reasons=reasons, size=size)
+
+
+def _proven(
+    conflicts: list[Conflict], problem: Problem | None = None, size: dict[str, int] | None = None
+) -> Result:
+    """Proven infeasible: the conflicts, each line also a reason."""
+    reasons = [c.line() for c in conflicts]
+    return Result(
+        Status.INFEASIBLE, problem=problem, reasons=reasons, size=size or {}, conflicts=conflicts
+    )
 
 
 def _mismatch(exact: Fraction, solver: Fraction, scenario: Scenario) -> CheckResult:

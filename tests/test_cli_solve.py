@@ -78,9 +78,11 @@ def test_a_reserve_scenario_solves_and_checks(cli: Any, tmp_path: Path, make_sce
 
 
 def test_infeasible_exits_2(cli: Any, tmp_path: Path, make_scenario: Any) -> None:
+    # 30 h of work on one card, 24 h before the deadline: 6 h short
     s = make_scenario([offer("o", hourly={"price": 10})], [job("a", 30, deadline="2026-07-02")])
     result = cli("solve", s.path)
-    assert result.exit_code == 2 and "no config can run it" in result.stderr
+    assert result.exit_code == 2 and "[deadline] a: needs 30 h" in result.stderr
+    assert "relax: move the deadline of a to 2026-07-02 06:00 (+6 h)" in result.stderr
 
 
 def test_quote_lists_configs_cheapest_first(cli: Any) -> None:

@@ -15,7 +15,7 @@ from planner.cli.common import JsonOption, err, human, input_errors, load_planne
 from planner.domain.costs import REPORTED_UNIT
 from planner.domain.plan import Plan
 from planner.report import annotate
-from planner.solve import PlanRejected, SolveParams, solve
+from planner.solve import PlanRejected, Result, SolveParams, solve
 
 
 def solve_command(
@@ -58,10 +58,15 @@ def solve_command(
             )
             raise typer.Exit(70) from None
     if result.plan is None:
-        for reason in result.reasons:
-            err.print(f"[bold red]{result.status}:[/] {reason}", markup=True)
+        print_no_plan(result)
         write_json(
-            {"scenario": loaded.name, "status": result.status, "reasons": result.reasons}, json_path
+            {
+                "scenario": loaded.name,
+                "status": result.status,
+                "reasons": result.reasons,
+                "conflicts": [c.as_dict() for c in result.conflicts],
+            },
+            json_path,
         )
         raise typer.Exit(2 if result.status == "infeasible" else 3)
     assert result.problem is not None and result.solution is not None
@@ -69,6 +74,23 @@ def solve_command(
     console = human(json_path)
     print_plan(console, plan)
     write_json(plan.model_dump(), json_path)
+
+
+def print_no_plan(result: Result) -> None:
+    """Why there is no plan, on stderr: each conflict on a line, its relaxation below."""
+    if not result.conflicts:
+        for reason in result.reasons:
+            err.print(f"[bold red]{result.status}:[/] ", end="")
+            err.print(reason, markup=False)
+        return
+    count = len(result.conflicts)
+    err.print(
+        f"[bold red]infeasible:[/] no plan exists; {count} conflict{'s' if count > 1 else ''}:"
+    )
+    for conflict in result.conflicts:  # one line each, unwrapped: easy to grep
+        err.print(f"  {conflict.line()}", markup=False, soft_wrap=True)
+        relax = conflict.relaxation or "no relaxation computed"
+        err.print(f"    relax: {relax}", markup=False, soft_wrap=True)
 
 
 def _progress(currency: str, header: str) -> Any:

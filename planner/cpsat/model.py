@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
 
 from ortools.sat.python import cp_model
@@ -135,16 +135,23 @@ class CpModel:
         seconds = time.perf_counter() - started
         return Outcome(name, solution, objective, bound, seconds, self.size(), terms, settled)
 
-    def explain(self, settings: SolverSettings) -> list[str] | None:
-        """Names of workloads that cannot all be planned together (an infeasible core over
-        the presence literals), or None if the solver finds none in time."""
+    def explain(
+        self, settings: SolverSettings, jobs: Collection[int] | None = None
+    ) -> tuple[str, list[str]]:
+        """Whether train jobs `jobs` (default: all) can all be present, the others free to be
+        left out (build with require_all=False): the solver's status, and when infeasible
+        the names of a core of them that cannot all be planned together (an infeasible core
+        over their presence literals; serve and reserve workloads are always present)."""
+        chosen = range(len(self.problem.jobs)) if jobs is None else jobs
         self.model.clear_assumptions()
-        self.model.add_assumptions(self.v.present)
+        self.model.add_assumptions([self.v.present[i] for i in chosen])
         solver = self._solver(replace(settings, workers=1), settings.time_limit)
-        if solver.solve(self.model) != cp_model.INFEASIBLE:
-            return None
+        status = solver.solve(self.model)
+        if status != cp_model.INFEASIBLE:
+            return STATUS[status], []
         core = set(solver.sufficient_assumptions_for_infeasibility())
-        return [job.name for job in self.problem.jobs if self.v.present[job.index].index in core]
+        names = [j.name for j in self.problem.jobs if self.v.present[j.index].index in core]
+        return "infeasible", names
 
     def _break_ties(
         self, settings: SolverSettings, objective: int, best: Solution, terms: dict[CostTerm, int]
