@@ -105,7 +105,6 @@ class Problem:
     fixed: tuple[FixedRental, ...]
     offer_rank: dict[str, int]
     money_scale: int  # multiply exact money by this to get the solver's integers
-    limits: tuple[str, ...] = field(default=())  # options left out for a modelling reason
     segments: tuple[tuple[int, int], ...] = ()  # constant-demand hour ranges of replica jobs
     replica_jobs: tuple[ReplicaJob, ...] = ()
     replica_setup: dict[tuple[str, str], int] = field(default_factory=dict)  # (job, offer) → h
@@ -180,7 +179,6 @@ def build_problem(scenario: Scenario, serving: bool = False) -> Problem:
     refused = [why for r in replicas for why in _unbillable(scenario, r)]
     if refused:
         raise _refuse(scenario, refused)
-    limits: list[str] = []
     pools = _pools(scenario, jobs, committed, replicas)
     amounts = [c.cost for j in jobs for c in j.configs]
     amounts += [p.unit_price for p in pools.values()] + [f.cost for f in fixed]
@@ -202,7 +200,6 @@ def build_problem(scenario: Scenario, serving: bool = False) -> Problem:
         tuple(fixed),
         rank,
         scale,
-        tuple(limits),
         tuple(segments),
         tuple(replicas),
         setup,

@@ -169,7 +169,7 @@ def solve(
         best = min(hints, key=lambda s: s.cost(problem))
         outcome = replace(outcome, status="feasible", solution=best, bound=None, terms={})
     if outcome.solution is None:
-        return _no_plan(problem, model, outcome.status, params, outcome.size)
+        return _no_plan(problem, outcome.status, params, outcome.size, started)
     solution = outcome.solution
     objective = solution.cost(problem)
     if outcome.objective is not None and objective > Fraction(outcome.objective, scale):
@@ -185,7 +185,6 @@ def solve(
             "naive_cost": _baseline_cost(problem, naive, notes, "naive"),
             "heuristic_cost": _baseline_cost(problem, heuristic, notes, "heuristic"),
             "baseline_notes": notes,
-            "limits": list(problem.limits),
             "gap": None
             if bound is None
             else round(float((objective - bound) / objective), 6)
@@ -228,25 +227,17 @@ def _accept(scenario: Scenario, plan: Plan, objective: Fraction) -> None:
 
 
 def _no_plan(
-    problem: Problem, model: CpModel, status: str, params: SolveParams, size: dict[str, int]
+    problem: Problem, status: str, params: SolveParams, size: dict[str, int], started: float
 ) -> Result:
     # A workload that cannot be planned even alone is proven so from the estimates and the
-    # rules, over every option (also those the model leaves out): a proof however the
-    # solver ended.
+    # rules, over every option: a proof however the solver ended.
     alone = explain.alone(problem.scenario, problem.jobs)
     if alone:
         return _proven(alone, problem, size)
-    if status == "infeasible" and problem.limits:
-        # a proof over the options the model covers only: not a proof that none exists
-        left_out = "; ".join(problem.limits)
-        return Result(
-            Status.UNKNOWN,
-            problem=problem,
-            reasons=[f"no plan among the options the model covers; it leaves out: {left_out}"],
-            size=size,
-        )
     if status == "infeasible":
-        return _proven(explain.joint_conflicts(problem, params.settings()), problem, size)
+        # what is left of the same limit (the conflicts come from small re-solves)
+        left = replace(params.settings(), time_limit=search_seconds(params, started))
+        return _proven(explain.joint_conflicts(problem, left), problem, size)
     reasons = [f"no plan found within {params.time_limit:g} s"]
     return Result(Status(status), problem=problem, reasons=reasons, size=size)
 

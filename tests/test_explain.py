@@ -193,7 +193,7 @@ def test_a_daily_window_counts_window_days(make_scenario: Any) -> None:
     conflict = only(s)
     assert conflict.kind == "deadline"
     assert conflict.needed.startswith(
-        "3 daily windows of 08:00-18:00, 53 h from its first opening at 2026-07-01 08:00"
+        "3 daily windows of 08:00-18:00, 53 h from its start at 2026-07-01 08:00"
     )
     [later] = conflict.relaxations
     assert later.text == "move the deadline of a to 2026-07-03 13:00 (+13 h)"

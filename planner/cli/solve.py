@@ -128,8 +128,6 @@ def print_plan(console: Console, plan: Plan) -> None:
         f"(bound {bound}, gap {gap}, {plan.solve_seconds:.2f} s, "
         f"{plan.solver.variables if plan.solver else '?'} variables)"
     )
-    for line in plan.limits:
-        console.print(f"  [yellow]limit:[/] {line} (optimal means among the rest)")
     if plan.status == "optimal" and plan.solver and not plan.solver.ties_settled:
         console.print(
             "  [yellow]ties:[/] the cost is proven optimal, but the tie order (fewer cards, "

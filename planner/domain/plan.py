@@ -182,7 +182,6 @@ class Plan(_PlanModel):
     utilisation: dict[str, CardUse] = {}
     decisions: list[str] = []
     assumptions: list[str] = []  # assumed and low-confidence figures the plan rests on
-    limits: list[str] = []  # options the model left out: optimal means among the rest
 
     @property
     def train(self) -> list[Assignment]:

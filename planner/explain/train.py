@@ -189,7 +189,7 @@ def window(scenario: Scenario, jobs: Sequence[Job], job: Job) -> Conflict:
     else:
         needed = (
             f"{len(config.runs)} daily windows of {w.daily_hours}, {config.span:,} h from its "
-            f"first opening at {when(axis, start)}, on its fastest config ({config.label()})"
+            f"start at {when(axis, start)}, on its fastest config ({config.label()})"
         )
     relaxation = _later_deadline(scenario, jobs, job, finish - job.deadline)
     return Conflict(kind, (w.name,), needed, available, relaxation)
@@ -207,16 +207,14 @@ def _no_config(scenario: Scenario, job: Job, kind: Kind, available: str) -> Conf
             return found
     axis = scenario.axis
     window = w.daily_hours
-    opens = [] if window is None else [axis.window(d, window)[0] for d in range(axis.days)]
-    if window is not None and any(job.earliest <= h < axis.hours for h in opens):
+    windows = [] if window is None else [axis.window(d, window) for d in range(axis.days)]
+    if any(max(a, job.earliest) < min(b, axis.hours) for a, b in windows):
         model = scenario.models[w.name]
         setup = min(setup_hours(o, model, w.setup_minutes) for o in _rentable(scenario, w))
         needed = f"a daily window longer than its setup ({float(setup):.2f} h at the least)"
         return Conflict(kind, (w.name,), needed, f"{window} each day")
-    needed = f"a window opening at or after {when(axis, job.earliest)}"
-    available = (
-        "none before the horizon ends (the model starts a windowed job at a window's opening)"
-    )
+    needed = f"a window hour at or after {when(axis, job.earliest)}"
+    available = "none before the horizon ends"
     return Conflict(kind, (w.name,), needed, available)
 
 
