@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 from ortools.sat.python import cp_model
@@ -24,6 +25,8 @@ class Variables:
     # serve/reserve replicas per (replica job, config, segment), and hourly rental starts
     replicas: dict[tuple[int, int, int], cp_model.IntVar] = field(default_factory=dict)
     starts: dict[tuple[int, int, int], cp_model.IntVar] = field(default_factory=dict)
+    # replicas of a held (package) config started per segment, where a min hold needs them
+    held_starts: dict[tuple[int, int, int], cp_model.IntVar] = field(default_factory=dict)
     # units replicas hold per (offer, mode), held or rented, and segment start: added by
     # the constraints
     usage: dict[tuple[tuple[str, str], bool, int], cp_model.IntVar] = field(default_factory=dict)
@@ -58,6 +61,8 @@ def make_variables(model: cp_model.CpModel, problem: Problem) -> Variables:
                     v.replicas[(j, k, s)] = model.new_int_var(0, most, f"r[{name}]")
                     if replica.rented:
                         v.starts[(j, k, s)] = model.new_int_var(0, most, f"up[{name}]")
+                    elif replica_job.hold:
+                        v.held_starts[(j, k, s)] = model.new_int_var(0, most, f"up[{name}]")
     for key, pool in problem.pools.items():
         if pool.days == 0:
             continue  # committed hourly cards: nothing to buy
@@ -70,9 +75,28 @@ def make_variables(model: cp_model.CpModel, problem: Problem) -> Variables:
 
 
 def replica_bound(job: ReplicaJob, config: ReplicaConfig, segment: int) -> int:
-    """Most replicas of one config a segment can use: enough to carry the demand alone."""
+    """Most replicas of one config a segment can use: enough to carry the demand alone; under
+    a min hold H, the most any segment of the workload needs, in every segment of its span.
+
+    The hold bound loses no plan. Cap a config's count n at that constant P: where n > P,
+    P alone carries the demand; replica-hours, rises and units only shrink; and every hold
+    is kept: at hour t, let d be the last fall of min(n, P) in (t − H, t]; there n(d) < P,
+    so the capped rises up to d are at most n's, which n(d) held; after d it only rises.
+    Replicas stay inside the span, as without a hold (before the start they serve nobody).
+    """
+    if job.hold:
+        return _peak(job, config) if job.within[segment] else 0
+    return _own_bound(job, config, segment)
+
+
+def _own_bound(job: ReplicaJob, config: ReplicaConfig, segment: int) -> int:
     needed = -(-job.demand[segment] // config.capacity)
     return int(max(job.minimum[segment], needed))
+
+
+@functools.lru_cache(maxsize=4096)
+def _peak(job: ReplicaJob, config: ReplicaConfig) -> int:
+    return max(_own_bound(job, config, s) for s in range(len(job.demand)))
 
 
 def pool_cap(problem: Problem, key: tuple[str, str]) -> int:
