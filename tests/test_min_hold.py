@@ -101,6 +101,20 @@ def test_a_day_long_hold_keeps_the_replica_through_the_dips(
     assert serving == [(4, 0), (16, 0), (30, 6), (42, 18)]
 
 
+def test_a_dip_shorter_than_a_setup_is_held_through_without_a_hold(
+    make_scenario: Any, capacity: int
+) -> None:
+    # No hold, setup 2 h, one day of 2C with a 1-hour dip to C at 06:00-07:00. Releasing
+    # the second replica saves 1 h and pays a second 2 h setup: B would cost 6 + 17 + 2 × 2
+    # = 27 h; kept, 24 + 2 = 26 h; with A's 26 h, 52 h → 520.00 (the model capped each
+    # segment at its own need and called 530.00 optimal).
+    slow = {**HOURLY, "setup_minutes": 120}
+    dip = {"00-06": 2 * capacity, "06-07": capacity, "07-24": 2 * capacity}
+    plan = solved(make_scenario([slow], [service(end="2026-07-02", concurrency=dip)], 1)).plan
+    assert plan is not None and plan.total_cost == Decimal("520.00")
+    assert counts(plan) == [(0, 24, 2)]
+
+
 def test_a_hold_longer_than_the_service_ends_with_the_service(
     make_scenario: Any, capacity: int
 ) -> None:

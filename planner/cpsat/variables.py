@@ -75,28 +75,32 @@ def make_variables(model: cp_model.CpModel, problem: Problem) -> Variables:
 
 
 def replica_bound(job: ReplicaJob, config: ReplicaConfig, segment: int) -> int:
-    """Most replicas of one config a segment can use: enough to carry the demand alone; under
-    a min hold H, the most any segment of the workload needs, in every segment of its span.
+    """Most replicas of one config a segment can use: the most any one segment of the job
+    needs of it alone (P), from its first active segment to its last (under a min hold,
+    anywhere inside its span, where the hold may keep replicas that no demand needs).
 
-    The hold bound loses no plan. Cap a config's count n at that constant P: where n > P,
-    P alone carries the demand; replica-hours, rises and units only shrink; and every hold
-    is kept: at hour t, let d be the last fall of min(n, P) in (t − H, t]; there n(d) < P,
-    so the capped rises up to d are at most n's, which n(d) held; after d it only rises.
-    Replicas stay inside the span, as without a hold (before the start they serve nobody).
+    Not the segment's own need: keeping a rented replica through a dip shorter than its
+    setup is cheaper than a second start, and a hold keeps it longer still. A constant P
+    loses no plan: cap a config's count n at P; where n > P, P alone carries the demand;
+    replica-hours, rises and units held only shrink (a constant cap never adds a rise);
+    and every hold is kept: at hour t, let d be the last fall of min(n, P) in (t − H, t];
+    there n(d) < P, so the capped rises up to d are at most n's, which n(d) held; after d
+    it only rises. Outside that range no replica serves anybody.
     """
+    peak, first, last = _reach(job, config)
     if job.hold:
-        return _peak(job, config) if job.within[segment] else 0
-    return _own_bound(job, config, segment)
-
-
-def _own_bound(job: ReplicaJob, config: ReplicaConfig, segment: int) -> int:
-    needed = -(-job.demand[segment] // config.capacity)
-    return int(max(job.minimum[segment], needed))
+        return peak if job.within[segment] else 0
+    return peak if first <= segment <= last else 0
 
 
 @functools.lru_cache(maxsize=4096)
-def _peak(job: ReplicaJob, config: ReplicaConfig) -> int:
-    return max(_own_bound(job, config, s) for s in range(len(job.demand)))
+def _reach(job: ReplicaJob, config: ReplicaConfig) -> tuple[int, int, int]:
+    """(P, first active segment, last active segment) of one config of a job."""
+    active = [s for s in range(len(job.demand)) if job.active(s)]
+    if not active:
+        return 0, 0, -1
+    needs = (max(job.minimum[s], -(-job.demand[s] // config.capacity)) for s in active)
+    return int(max(needs)), active[0], active[-1]
 
 
 def pool_cap(problem: Problem, key: tuple[str, str]) -> int:
