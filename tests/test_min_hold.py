@@ -195,6 +195,13 @@ def test_releasing_a_replica_early_is_the_one_violation(make_scenario: Any, capa
     # without the hold the same plan is legal
     free = make_scenario([HOURLY], [service(concurrency=dips(capacity))], 2)
     assert check_plan(free, tampered).ok
+    # a trillion replicas for one hour are replayed as one batch, not one by one
+    huge = [use(0, 6, 2), use(6, 7, 10**12), use(7, 30, 2), *chat.uses[1:]]
+    tampered = plan.model_copy(
+        update={"assignments": [chat.model_copy(update={"uses": huge}), *plan.train]}
+    )
+    held = [v for v in check_plan(s, tampered).violations if v.rule == "hold"]
+    assert [v.amount for v in held] == [10**12 - 2]
 
 
 @settings(max_examples=25, deadline=None)

@@ -183,26 +183,32 @@ def _min_hold(
     axis = scenario.axis
     end = min(axis.hour_of_local(until), axis.hours)
     for key, n in sorted(counts.items()):
-        alive: deque[int] = deque()  # start hours of the replicas serving, oldest first
+        alive: deque[list[int]] = deque()  # [start hour, replicas] serving, oldest first
+        serving = 0
         for t in range(axis.hours + 1):
             level = n[t] if t < axis.hours else 0
-            while len(alive) < level:
-                alive.append(t)
-            early = []
-            while len(alive) > level:
-                started = alive.popleft()
-                if t < min(started + hold, end):
-                    early.append((started, min(started + hold, end) - t))
+            if level > serving:
+                alive.append([t, level - serving])
+            released, early, latest = max(serving - level, 0), 0, 0
+            while released:
+                batch = alive[0]
+                taken = min(batch[1], released)
+                if t < min(batch[0] + hold, end):
+                    early, latest = early + taken, batch[0]
+                batch[1] -= taken
+                released -= taken
+                if not batch[1]:
+                    alive.popleft()
+            serving = level
             if early:
-                started, hours = max(early, key=lambda e: e[1])
                 result.add(
                     "hold",
                     name,
-                    len(early),
+                    early,
                     "replicas",
-                    f"{len(early)} replica(s) of {key[4]}× {key[3]} on {key[0]} {key[1]} "
-                    f"released at {axis.text(t)}, up to {hours} h before their min_hold_hours "
-                    f"{hold} end (started {axis.text(started)})",
+                    f"{early} replica(s) of {key[4]}× {key[3]} on {key[0]} {key[1]} released at "
+                    f"{axis.text(t)}, up to {min(latest + hold, end) - t} h before their "
+                    f"min_hold_hours {hold} end (started {axis.text(latest)})",
                 )
 
 
