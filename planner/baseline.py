@@ -217,16 +217,21 @@ def _replicas(
         held_replicas = [0] * len(problem.segments)
         plan = _package_base(problem, ledger, j, base) if base else None
         if plan is not None:
-            k, count, covered = plan
-            for s, carried in enumerate(covered):
-                if carried:
-                    replicas[(j, k, s)] = held_replicas[s] = count
+            k, held_replicas = plan
+            capacity = job.configs[k].capacity
+            for s, count in enumerate(held_replicas):
+                if count:
+                    replicas[(j, k, s)] = count
+                    covered[s] = count * capacity
         config = job.configs[h]
         setup = problem.replica_setup[(job.name, config.offer)]
-        before = 0
+        counts = []
         for s in range(len(problem.segments)):
             rest = max(0, job.demand[s] - covered[s])
-            count = max(-(-rest // config.capacity), job.minimum[s] - held_replicas[s], 0)
+            counts.append(max(-(-rest // config.capacity), job.minimum[s] - held_replicas[s], 0))
+        counts = _hold(problem, job, counts)
+        before = 0
+        for s, count in enumerate(counts):
             if count:
                 replicas[(j, h, s)] = count
                 a, b = problem.segments[s]
@@ -251,8 +256,9 @@ def _base_load(problem: Problem, job: ReplicaJob) -> int:
 
 def _package_base(
     problem: Problem, ledger: _Ledger, j: int, base: int
-) -> tuple[int, int, list[int]] | None:
-    """Buy packages carrying `base` over the job's active days if cheaper than hourly."""
+) -> tuple[int, list[int]] | None:
+    """Buy packages carrying `base` over the job's active days (and its holds) if cheaper
+    than hourly: the config and its replicas per segment."""
     job = problem.replica_jobs[j]
     options = [
         (
@@ -270,9 +276,12 @@ def _package_base(
     config = job.configs[k]
     pool = problem.pools[(config.offer, config.mode)]
     count = -(-base // config.capacity)
-    active = [s for s in range(len(problem.segments)) if job.active(s)]
-    first = problem.axis.day_of(problem.segments[active[0]][0])
-    packages = packages_until(problem.axis, first, pool.days, problem.segments[active[-1]][1])
+    series = _hold(
+        problem, job, [count if job.active(s) else 0 for s in range(len(problem.segments))]
+    )
+    kept = [s for s, n in enumerate(series) if n]
+    first = problem.axis.day_of(problem.segments[kept[0]][0])
+    packages = packages_until(problem.axis, first, pool.days, problem.segments[kept[-1]][1])
     price = pool.unit_price * config.units * count * packages
     hourly = min(problem.replica_hour_price(c) / c.capacity for c in job.configs if c.rented)
     hours = sum(b - a for s, (a, b) in enumerate(problem.segments) if job.active(s))
@@ -284,12 +293,23 @@ def _package_base(
     if pool.stock is not None and any(held[h] + count * config.units > pool.stock for h in span):
         return None
     ledger.buy((config.offer, config.mode), first, packages, count * config.units)
-    covered = [0] * len(problem.segments)
-    for s in active:
+    for s in kept:
         a, b = problem.segments[s]
-        covered[s] = count * config.capacity
-        ledger.add(ledger.used, (config.offer, config.mode), a, b, count * config.units)
-    return k, count, covered
+        ledger.add(ledger.used, (config.offer, config.mode), a, b, series[s] * config.units)
+    return k, series
+
+
+def _hold(problem: Problem, job: ReplicaJob, series: list[int]) -> list[int]:
+    """A config's replica counts kept up until every replica started has been held the
+    workload's `min_hold_hours` (or to its end): a count falls only to the replicas started
+    in the last hold hours. Without a hold, `series` itself."""
+    kept = list(series)
+    started = [0] * len(kept)
+    for s in range(len(kept)):
+        recent = sum(started[u] for u in job.held_from(problem.segments, s) if u < s)
+        kept[s] = max(kept[s], recent)
+        started[s] = max(0, kept[s] - (kept[s - 1] if s else 0))
+    return kept
 
 
 def _choose(

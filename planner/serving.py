@@ -28,9 +28,25 @@ class ReplicaJob:
     configs: tuple[ReplicaConfig, ...]
     demand: tuple[int, ...]  # per segment: requests in flight (serve) or cards (reserve)
     minimum: tuple[int, ...]  # per segment: replicas that must run (0 where inactive)
+    hold: int = 0  # serve `min_hold_hours`: a replica started is held this long (0: no hold)
+    within: tuple[bool, ...] = ()  # per segment: inside the workload's [start, end)
 
     def active(self, segment: int) -> bool:
         return self.demand[segment] > 0 or self.minimum[segment] > 0
+
+    def held_from(self, segments: tuple[tuple[int, int], ...], segment: int) -> range:
+        """Segments whose replicas, once started, must still be held in `segment`: those
+        starting in (start(segment) − hold, start(segment)] (none past the workload's end).
+
+        Exact for the hourly rule: counts change only at segment starts, so inside a
+        segment the replicas started in the last `hold` hours are most at its first hour."""
+        if not self.hold or not self.within[segment]:
+            return range(0)
+        a = segments[segment][0]
+        first = segment
+        while first > 0 and segments[first - 1][0] > a - self.hold:
+            first -= 1
+        return range(first, segment + 1)
 
 
 def reserve_configs(scenario: Scenario, workload: ReserveWorkload) -> list[ReplicaConfig]:
@@ -101,19 +117,30 @@ def replica_jobs(scenario: Scenario) -> tuple[list[tuple[int, int]], list[Replic
     """Segments of the horizon and every serve and reserve workload as a replica job."""
     axis = scenario.axis
     raw: list[tuple[str, str, list[ReplicaConfig], list[int], list[int]]] = []
+    spans: dict[str, list[int]] = {}  # per hour: 1 inside the workload's [start, end)
     for w in scenario.spec.workloads:
+        if not isinstance(w, ServeWorkload | ReserveWorkload):
+            continue
+        first, last = axis.hour_of_local(w.start), axis.hour_of_local(w.end)
+        spans[w.name] = [int(first <= h < last) for h in range(axis.hours)]
         if isinstance(w, ServeWorkload):
             demand = hourly_demand(scenario, w)
-            first, last = axis.hour_of_local(w.start), axis.hour_of_local(w.end)
-            minimum = [w.min_replicas if first <= h < last else 0 for h in range(axis.hours)]
+            minimum = [w.min_replicas * inside for inside in spans[w.name]]
             raw.append(
                 (w.name, "serve", undominated(replica_configs(scenario, w)), demand, minimum)
             )
-        elif isinstance(w, ReserveWorkload):
+        else:
             demand = reserve_hours(scenario, w)
             minimum = [0] * len(demand)  # people need their cards, not a replica count
             raw.append((w.name, "reserve", reserve_configs(scenario, w), demand, minimum))
-    segments = segments_of(axis, [series for *_, d, m in raw for series in (d, m)])
+    holds = {
+        w.name: w.min_hold_hours or 0
+        for w in scenario.spec.workloads
+        if isinstance(w, ServeWorkload)
+    }
+    # a held workload's span is cut too, so its hold ends exactly at its end
+    cuts = [spans[name] for name, hold in holds.items() if hold]
+    segments = segments_of(axis, [series for *_, d, m in raw for series in (d, m)] + cuts)
     jobs = [
         ReplicaJob(
             name,
@@ -121,6 +148,8 @@ def replica_jobs(scenario: Scenario) -> tuple[list[tuple[int, int]], list[Replic
             tuple(configs),
             tuple(demand[a] for a, _ in segments),
             tuple(minimum[a] for a, _ in segments),
+            holds.get(name, 0),
+            tuple(bool(spans[name][a]) for a, _ in segments),
         )
         for name, kind, configs, demand, minimum in raw
     ]

@@ -129,7 +129,7 @@ def _replica_assignment(
     problem: Problem, solution: Solution, j: int
 ) -> tuple[ReplicaAssignment, list[Rental]]:
     """A replica job's uses (constant runs of replicas per config) and its hourly rentals:
-    each rise in a config's replica count starts rentals, each fall ends the newest ones."""
+    each rise in a config's replica count starts rentals, each fall ends the oldest ones."""
     job = problem.replica_jobs[j]
     currency = problem.scenario.spec.currency
     uses: list[ReplicaUse] = []
@@ -188,7 +188,7 @@ def _replica_assignment(
                     config.offer,
                     "hourly",
                     config.units,
-                    open_rentals.pop(),
+                    open_rentals.pop(0),  # the oldest: a newer one may still be held
                     a,
                     job.name,
                 )

@@ -1,11 +1,12 @@
 """Serve and reserve assignments (rule 6): legal replicas whose capacity, recomputed from
 the estimates, covers demand and the minimum at every hour; hourly replicas on rentals of
-their own workload, ready after setup; replicas on held cards counted in their pool."""
+their own workload, ready after setup; replicas on held cards counted in their pool; a
+serve workload's replicas held their `min_hold_hours`."""
 
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import defaultdict, deque
 from decimal import Decimal
 from fractions import Fraction
 
@@ -24,8 +25,11 @@ from planner.check.result import CheckResult, cost_line
 from planner.domain.costs import CostTerm
 from planner.domain.plan import Plan, ReplicaAssignment, ReplicaUse
 from planner.domain.scenario import Scenario
+from planner.domain.values import Instant
 from planner.domain.workload import ReserveWorkload, ServeWorkload
 from planner.estimate.precision import supports
+
+ConfigKey = tuple[str, str, bool, str, int, str]  # offer, mode, held, card, cards, precision
 
 
 def _capacity(
@@ -106,6 +110,7 @@ def _check_one(
         demand, minimum = reserve_demand(scenario, w), [0] * axis.hours
     carried, running = [0] * axis.hours, [0] * axis.hours
     hourly: dict[str, dict[int, int]] = defaultdict(dict)  # offer → hour → units needed
+    counts: dict[ConfigKey, list[int]] = defaultdict(lambda: [0] * axis.hours)  # replicas
     share, storage = Fraction(0), Fraction(0)
     for u in a.uses:
         capacity = _capacity(scenario, w, u, result)
@@ -130,6 +135,7 @@ def _check_one(
         for h in range(max(start, 0), min(end, axis.hours)):
             carried[h] += u.replicas * capacity
             running[h] += u.replicas
+            counts[(u.offer, u.mode, u.held, u.card, u.cards, u.precision)][h] += u.replicas
         if u.held:
             ledger.use((u.offer, u.mode), start, end, u.replicas * u.cards)
             share += u.replicas * u.cards * (end - start) * card_hour_price(offer, u.mode)
@@ -141,6 +147,8 @@ def _check_one(
             for h in range(start, end):
                 line[h] = line.get(h, 0) + u.replicas * units_for(offer, u.cards)
     _coverage(scenario, w.name, demand, minimum, carried, running, result)
+    if isinstance(w, ServeWorkload) and w.min_hold_hours:
+        _min_hold(scenario, w.name, w.min_hold_hours, w.end, counts, result)
     own = _own_rentals(scenario, w.name, hourly, held, used_rentals, ledger, result)
     _listed(w.name, a.rentals, [r.rental.id for r in own], result)
     for rental in own:
@@ -157,6 +165,51 @@ def _check_one(
     )
     if share or a.package_share is not None:
         cost_line(result, f"{a.workload} package share", a.package_share, share, currency)
+
+
+def _min_hold(
+    scenario: Scenario,
+    name: str,
+    hold: int,
+    until: Instant,
+    counts: dict[ConfigKey, list[int]],
+    result: CheckResult,
+) -> None:
+    """A replica of a config, once started, serves `hold` hours or until the workload's end.
+
+    Replayed per config, releasing the oldest replicas first: that order keeps every hold
+    any order keeps, so a fall at hour t is early exactly when the count n(t) is below the
+    replicas started in the last `hold` hours, Σ over (t − hold, t] of max(0, n(u) − n(u−1))."""
+    axis = scenario.axis
+    end = min(axis.hour_of_local(until), axis.hours)
+    for key, n in sorted(counts.items()):
+        alive: deque[list[int]] = deque()  # [start hour, replicas] serving, oldest first
+        serving = 0
+        for t in range(axis.hours + 1):
+            level = n[t] if t < axis.hours else 0
+            if level > serving:
+                alive.append([t, level - serving])
+            released, early, latest = max(serving - level, 0), 0, 0
+            while released:
+                batch = alive[0]
+                taken = min(batch[1], released)
+                if t < min(batch[0] + hold, end):
+                    early, latest = early + taken, batch[0]
+                batch[1] -= taken
+                released -= taken
+                if not batch[1]:
+                    alive.popleft()
+            serving = level
+            if early:
+                result.add(
+                    "hold",
+                    name,
+                    early,
+                    "replicas",
+                    f"{early} replica(s) of {key[4]}× {key[3]} on {key[0]} {key[1]} released at "
+                    f"{axis.text(t)}, up to {min(latest + hold, end) - t} h before their "
+                    f"min_hold_hours {hold} end (started {axis.text(latest)})",
+                )
 
 
 def _listed(name: str, listed: list[str], own: list[str], result: CheckResult) -> None:

@@ -25,6 +25,7 @@ class Constraints:
     def add_constraints(self) -> None:
         self._cover_demand()
         self._replica_starts()
+        self._min_hold()
         self._select_one_config()
         self._config_starts()
         self._deadlines()
@@ -54,6 +55,24 @@ class Constraints:
         for (j, k, s), up in self.v.starts.items():
             before = self.v.replicas.get((j, k, s - 1), 0)
             self.model.add(up >= self.v.replicas[(j, k, s)] - before)
+
+    def _min_hold(self) -> None:
+        """A replica, once started, is held `min_hold_hours` or until its workload's end."""
+        for (j, k, s), up in self.v.held_starts.items():  # held configs: a start per rise
+            before = self.v.replicas.get((j, k, s - 1), 0)
+            self.model.add(up >= self.v.replicas[(j, k, s)] - before)
+        starts = {**self.v.starts, **self.v.held_starts}
+        segments = self.problem.segments
+        for (j, k, s), replicas in self.v.replicas.items():
+            # min-up time for counts: replicas now ≥ those started in the last hold hours
+            # (exact: see ReplicaJob.held_from)
+            recent = [
+                starts[(j, k, u)]
+                for u in self.problem.replica_jobs[j].held_from(segments, s)
+                if (j, k, u) in starts
+            ]
+            if recent:
+                self.model.add(replicas >= sum(recent))
 
     def replica_usage(
         self, key: tuple[str, str], held: bool

@@ -84,9 +84,10 @@ class CpModel:
         for (j, k, s), replicas in self.v.replicas.items():
             count = solution.replicas.get((j, k, s), 0)
             self.model.add_hint(replicas, count)
-            if (j, k, s) in self.v.starts:
-                rise = count - solution.replicas.get((j, k, s - 1), 0)
-                self.model.add_hint(self.v.starts[(j, k, s)], max(0, rise))
+            for starts in (self.v.starts, self.v.held_starts):  # held: under a min hold
+                if (j, k, s) in starts:
+                    rise = count - solution.replicas.get((j, k, s - 1), 0)
+                    self.model.add_hint(starts[(j, k, s)], max(0, rise))
         segment_index = {a: s for s, (a, _) in enumerate(self.problem.segments)}
         for (key, held, hour), usage in self.v.usage.items():
             s = segment_index[hour]

@@ -141,6 +141,9 @@ class ServeWorkload(_Workload):
     month_scale: dict[Annotated[str, Field(pattern=r"^\d{4}-\d{2}$")], PositiveFloat] = {}
     min_replicas: Annotated[int, Field(ge=0)] = 1
     max_cards_per_replica: PositiveInt | None = None
+    # a replica config, once started, is held at least this many hours (or until `end`);
+    # None (or 0): replicas follow the demand segment by segment
+    min_hold_hours: Annotated[int, Field(ge=0)] | None = None
 
     _end_after_start = _after("start", "end")
 
