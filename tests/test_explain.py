@@ -306,17 +306,6 @@ def test_a_minimum_of_replicas_beyond_the_stock(make_scenario: Any) -> None:
     assert feasible(s, more)
 
 
-def test_a_stock_proof_holds_over_options_the_model_leaves_out(make_scenario: Any) -> None:
-    # The 4-hour-minimum offer is left out of serving (a modelling limit), so "no plan
-    # among the options covered" alone would be exit 3; but even counting its 2 units,
-    # 2 + 1 = 3 cards cannot carry 5: proven (exit 2).
-    four = offer("four", hourly={"price": 1, "min_hours": 4, "stock": 2})
-    s = make_scenario([four, offer("o", hourly={"price": 10, "stock": 1})], [reserve("d", 5)])
-    result = solved(s)
-    assert result.status == "infeasible"
-    assert result.conflicts[0].available.startswith("3 cards at most on all stock together")
-
-
 # --- several workloads together ---------------------------------------------------------------
 
 

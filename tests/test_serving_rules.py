@@ -13,6 +13,7 @@ from planner.configs import replica_configs
 from planner.domain.costs import CostTerm
 from planner.domain.errors import LoadError
 from planner.domain.workload import ServeWorkload
+from planner.solve import SolveParams, solve
 from tests.planning import job, offer, reserve, solved
 
 
@@ -154,3 +155,21 @@ def test_out_of_scope_billing_through_the_cli_is_bad_input(cli: Any, make_scenar
     result = cli("solve", str(s.path))
     assert result.exit_code == 1
     assert "rule 6" in result.stderr and "Traceback" not in result.output
+
+
+def test_a_pool_with_no_stock_does_not_make_a_feasible_plan_infeasible(
+    make_scenario: Any,
+) -> None:
+    # 6 reserved cards weekdays 09:00-19:00 for 5 days on an hourly offer of stock 6 (10/h),
+    # beside an 8-card machine sold monthly with stock 0: 6 cards × 10 h × 5 days = 300
+    # card-hours + 6 setups of 1 h on the first morning... each morning's rise: 6 × 1 h × 5
+    # = 30 more: 330 × 10 = 3,300. CP-SAT 9.14-9.15 called this infeasible when the empty
+    # pool was a cumulative of capacity 0 (found by the explanation's relaxed example).
+    hourly = {**offer("h", hourly={"price": 10, "stock": 6}), "setup_minutes": 60}
+    machine = {**offer("m", monthly={"price": 1000, "stock": 0}), "unit_cards": 8}
+    desks = reserve(cards=6, hours="09:00-19:00", days=5, setup_minutes=None)
+    s = make_scenario([hourly, machine], [desks], days=5)
+    for workers in (1, 2, 4):
+        result = solve(s, SolveParams(time_limit=10, workers=workers, deterministic=True))
+        assert result.plan is not None, (workers, result.reasons)
+        assert result.plan.total_cost == Decimal("3300.00")

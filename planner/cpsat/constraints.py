@@ -6,8 +6,12 @@ import itertools
 
 from ortools.sat.python import cp_model
 
+from planner.cpsat.cumulative import Load
 from planner.cpsat.variables import Variables, pool_cap, replica_bound
 from planner.problem import Problem
+
+# (start, end, variable demand, its largest value) of a fixed part of a cumulative
+Usage = tuple[int, int, cp_model.LinearExprT, int]
 
 
 class Constraints:
@@ -17,9 +21,7 @@ class Constraints:
         self, model: cp_model.CpModel, problem: Problem, v: Variables, require_all: bool = True
     ) -> None:
         self.model, self.problem, self.v = model, problem, v
-        self._usage: dict[
-            tuple[tuple[str, str], bool], list[tuple[int, cp_model.IntervalVar, cp_model.IntVar]]
-        ] = {}
+        self._usage: dict[tuple[tuple[str, str], bool], list[Usage]] = {}
         self.require_all = require_all  # False: presence is left to assumptions (explanations)
 
     def add_constraints(self) -> None:
@@ -74,16 +76,13 @@ class Constraints:
             if recent:
                 self.model.add(replicas >= sum(recent))
 
-    def replica_usage(
-        self, key: tuple[str, str], held: bool
-    ) -> list[tuple[int, cp_model.IntervalVar, cp_model.IntVar]]:
+    def replica_usage(self, key: tuple[str, str], held: bool) -> list[Usage]:
         """Per segment, what replicas hold on one offer and mode: on held cards, cards (rule
         5: workloads use a held package's cards, so 1-card replicas share a machine); on
-        rentals of their own, units. (segment start, fixed interval, variable demand) for
-        the cumulative constraints."""
+        rentals of their own, units. (start, end, variable, its largest value)."""
         if (key, held) in self._usage:
             return self._usage[(key, held)]
-        usage = []
+        usage: list[Usage] = []
         for s, (a, b) in enumerate(self.problem.segments):
             mine = [
                 (j, k, job, c, c.cards if held else c.units)
@@ -101,16 +100,14 @@ class Constraints:
                 units = self.model.new_int_var(0, most, f"use[{key[0]},{key[1]},{held},{s}]")
                 self.v.usage[(key, held, a)] = units
                 self.model.add(units == sum(r * size for r, size in terms))
-                usage.append((a, self.model.new_fixed_size_interval_var(a, b - a, ""), units))
+                usage.append((a, b, units, most))
         self._usage[(key, held)] = usage
         return usage
 
-    def replica_setup_usage(
-        self, key: tuple[str, str]
-    ) -> list[tuple[cp_model.IntervalVar, cp_model.LinearExprT]]:
+    def replica_setup_usage(self, key: tuple[str, str]) -> list[Usage]:
         """Units that hourly replica rentals hold while they set up: ceil(setup) hours before
         each segment where a config's count rises (rules 6-7: setup hours are held)."""
-        usage: list[tuple[cp_model.IntervalVar, cp_model.LinearExprT]] = []
+        usage: list[Usage] = []
         for (j, k, s), up in self.v.starts.items():
             job = self.problem.replica_jobs[j]
             c = job.configs[k]
@@ -118,9 +115,16 @@ class Constraints:
             if (c.offer, c.mode) != key or not setup:
                 continue
             a = self.problem.segments[s][0]
-            interval = self.model.new_fixed_size_interval_var(a - setup, setup, "")
-            usage.append((interval, up * c.units))
+            most = replica_bound(job, c, s) * c.units
+            usage.append((a - setup, a, up * c.units, most))
         return usage
+
+    def _replica_load(self, load: Load, key: tuple[str, str]) -> None:
+        """Hourly replicas of one offer and mode, and their setup hours, into `load`."""
+        for a, b, units, most in self.replica_usage(key, held=False):
+            load.add_fixed(a, b, units, most)
+        for a, b, setting_up, most in self.replica_setup_usage(key):
+            load.add_fixed(a, b, setting_up, most)
 
     def _select_one_config(self) -> None:
         """Each present job runs on exactly one config (rule 1); every job is present."""
@@ -156,38 +160,28 @@ class Constraints:
 
     def _rental_stock(self) -> None:
         """Units held on hourly/spot rentals (and committed hourly units) ≤ that mode's stock."""
-        by_pool: dict[
-            tuple[str, str], tuple[list[cp_model.IntervalVar], list[cp_model.LinearExprT]]
-        ] = {}
+        loads: dict[tuple[str, str], Load] = {}
         for replica_job in self.problem.replica_jobs:
             for replica in replica_job.configs:
                 if replica.rented:
-                    by_pool.setdefault((replica.offer, replica.mode), ([], []))
-        for key, (intervals, demands) in by_pool.items():
-            for _, interval, units in self.replica_usage(key, held=False):
-                intervals.append(interval)
-                demands.append(units)
-            for interval, setting_up in self.replica_setup_usage(key):
-                intervals.append(interval)
-                demands.append(setting_up)
+                    loads.setdefault((replica.offer, replica.mode), Load(""))
+        for key, load in loads.items():
+            self._replica_load(load, key)
         for job in self.problem.jobs:
             for k, config in enumerate(job.configs):
                 if not config.held:
-                    intervals, demands = by_pool.setdefault(config.pool, ([], []))
+                    load = loads.setdefault(config.pool, Load(""))
                     for interval in self.v.runs[(job.index, k)]:
-                        intervals.append(interval)
-                        demands.append(config.units)
-        for (offer_id, mode), (intervals, demands) in by_pool.items():
+                        load.add_moving(interval, config.units)
+        for (offer_id, mode), load in loads.items():
             stock = self.problem.offers[offer_id].billing(mode).stock
             if stock is None:
                 continue
             pool = self.problem.pools.get((offer_id, mode))
             for c in pool.committed if pool else ():
-                intervals.append(
-                    self.model.new_fixed_size_interval_var(c.start, c.end - c.start, "")
-                )
-                demands.append(c.units)
-            self.model.add_cumulative(intervals, demands, stock)
+                load.add_fixed(c.start, c.end, c.units, c.units)
+            load.name = f"stock,{offer_id},{mode}"
+            load.constrain(self.model, stock)
 
     def held_units(self, key: tuple[str, str], hour: int) -> cp_model.LinearExpr:
         """Units of a pool held at `hour`: packages bought covering it (commitments among
@@ -218,28 +212,39 @@ class Constraints:
         (cap − held) units' cards per segment fits a cumulative of the cap's cards."""
         for key in self.problem.pools:
             unit_cards = self.problem.offers[key[0]].unit_cards
-            intervals: list[cp_model.IntervalVar] = []
-            demands: list[cp_model.LinearExprT] = []
+            load = Load(f"pool,{key[0]},{key[1]}")
             for job in self.problem.jobs:
                 for k, config in enumerate(job.configs):
                     if config.held and config.pool == key:
-                        intervals += self.v.runs[(job.index, k)]
-                        demands += [config.cards] * len(config.runs)
-            for a, interval, cards in self.replica_usage(key, held=True):
-                intervals.append(interval)
-                demands.append(cards)
+                        for interval in self.v.runs[(job.index, k)]:
+                            load.add_moving(interval, config.cards)
+            for a, b, cards, most in self.replica_usage(key, held=True):
+                load.add_fixed(a, b, cards, most)
                 # redundant but linear: the LP bound sees that replicas need held packages
                 self.model.add(cards <= self.held_units(key, a) * unit_cards)
-            if not intervals:
+            if not load:
                 continue
             cap = pool_cap(self.problem, key)
+            if cap == 0:
+                self._nothing_held(key)
+                continue
             for a, b in self._segments(key):
                 free = self.model.new_int_var(0, cap, f"free[{key[0]},{key[1]},{a}]")
                 self.v.free[(key, a)] = free
                 self.model.add(free == cap - self.held_units(key, a))
-                intervals.append(self.model.new_fixed_size_interval_var(a, b - a, ""))
-                demands.append(free * unit_cards)
-            self.model.add_cumulative(intervals, demands, cap * unit_cards)
+                load.add_fixed(a, b, free * unit_cards, cap * unit_cards)
+            load.constrain(self.model, cap * unit_cards)
+
+    def _nothing_held(self, key: tuple[str, str]) -> None:
+        """A pool that can hold nothing (stock 0) carries no job and no replica. Said
+        linearly: CP-SAT 9.14-9.15 proved a feasible model infeasible when a cumulative of
+        capacity 0 had variable demands (tests/test_serving_rules.py pins the case)."""
+        for job in self.problem.jobs:
+            for k, config in enumerate(job.configs):
+                if config.held and config.pool == key:
+                    self.model.add(self.v.choose[job.index][k] == 0)
+        for _, _, cards, _ in self.replica_usage(key, held=True):
+            self.model.add(cards == 0)
 
     def _pool_stock(self) -> None:
         """Packages held at once (with committed units) ≤ the mode's stock (rule 7)."""
@@ -263,32 +268,22 @@ class Constraints:
         for offer_id, offer in self.problem.offers.items():
             if offer.max_units is None:
                 continue
-            intervals: list[cp_model.IntervalVar] = []
-            demands: list[cp_model.LinearExprT] = []
+            load = Load(f"cap,{offer_id}")
             for job in self.problem.jobs:
                 for k, config in enumerate(job.configs):
                     if config.offer == offer_id and not config.held:
-                        intervals += self.v.runs[(job.index, k)]
-                        demands += [config.units] * len(config.runs)
-            for _, interval, units in self.replica_usage((offer_id, "hourly"), held=False):
-                intervals.append(interval)
-                demands.append(units)
-            for interval, setting_up in self.replica_setup_usage((offer_id, "hourly")):
-                intervals.append(interval)
-                demands.append(setting_up)
+                        for interval in self.v.runs[(job.index, k)]:
+                            load.add_moving(interval, config.units)
+            self._replica_load(load, (offer_id, "hourly"))
             for (pool_offer, mode), bought in self.v.packages.items():
                 if pool_offer != offer_id:
                     continue
+                cap = pool_cap(self.problem, (pool_offer, mode))
                 for day, count in bought.items():
                     a, b = self.problem.package((pool_offer, mode), day)  # real hours
-                    intervals.append(self.model.new_fixed_size_interval_var(a, b - a, ""))
-                    demands.append(count)
+                    load.add_fixed(a, b, count, cap)
             for (pool_offer, _), pool in self.problem.pools.items():
                 if pool_offer == offer_id and not pool.days:
                     for c in pool.committed:
-                        intervals.append(
-                            self.model.new_fixed_size_interval_var(c.start, c.end - c.start, "")
-                        )
-                        demands.append(c.units)
-            if intervals:
-                self.model.add_cumulative(intervals, demands, offer.max_units)
+                        load.add_fixed(c.start, c.end, c.units, c.units)
+            load.constrain(self.model, offer.max_units)
