@@ -168,6 +168,11 @@ def solve(
         # the solver found nothing better in time: the checked baseline is still a plan
         best = min(hints, key=lambda s: s.cost(problem))
         outcome = replace(outcome, status="feasible", solution=best, bound=None, terms={})
+    elif outcome.status == "feasible" and outcome.solution is not None and hints:
+        # never show a plan dearer than a baseline: CP-SAT may end the limit on a worse one
+        best = min(hints, key=lambda s: s.cost(problem))
+        if best.cost(problem) < outcome.solution.cost(problem):
+            outcome = replace(outcome, solution=best, objective=None, terms={})
     if outcome.solution is None:
         return _no_plan(problem, outcome.status, params, outcome.size, started)
     solution = outcome.solution

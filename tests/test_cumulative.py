@@ -20,7 +20,7 @@ def test_nested_parts_one_at_capacity_stay_feasible() -> None:
     load = Load("test")
     load.add_fixed(0, 10, d0, 6)
     load.add_fixed(9, 10, d1, 6)
-    load.constrain(model, 6)
+    load.constrain(model, 6, [])
     model.add(d0 >= 6)
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
@@ -44,7 +44,7 @@ def test_slices_hold_exactly_what_the_parts_hold(
     load = Load("test")
     for a, length, demand in spec:
         load.add_fixed(a, a + length, model.new_constant(demand), demand)
-    load.constrain(model, capacity)
+    load.constrain(model, capacity, [])
     peak = max(sum(d for a, n, d in spec if a <= h < a + n) for h in range(0, 41))
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1

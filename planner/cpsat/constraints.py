@@ -181,7 +181,7 @@ class Constraints:
             for c in pool.committed if pool else ():
                 load.add_fixed(c.start, c.end, c.units, c.units)
             load.name = f"stock,{offer_id},{mode}"
-            load.constrain(self.model, stock)
+            load.constrain(self.model, stock, self.v.sums)
 
     def held_units(self, key: tuple[str, str], hour: int) -> cp_model.LinearExpr:
         """Units of a pool held at `hour`: packages bought covering it (commitments among
@@ -233,7 +233,7 @@ class Constraints:
                 self.v.free[(key, a)] = free
                 self.model.add(free == cap - self.held_units(key, a))
                 load.add_fixed(a, b, free * unit_cards, cap * unit_cards)
-            load.constrain(self.model, cap * unit_cards)
+            load.constrain(self.model, cap * unit_cards, self.v.sums)
 
     def _nothing_held(self, key: tuple[str, str]) -> None:
         """A pool that can hold nothing (stock 0) carries no job and no replica. Said
@@ -286,4 +286,4 @@ class Constraints:
                 if pool_offer == offer_id and not pool.days:
                     for c in pool.committed:
                         load.add_fixed(c.start, c.end, c.units, c.units)
-            load.constrain(self.model, offer.max_units)
+            load.constrain(self.model, offer.max_units, self.v.sums)

@@ -35,17 +35,27 @@ class Load:
     def __bool__(self) -> bool:
         return bool(self.moving or self.fixed)
 
-    def constrain(self, model: cp_model.CpModel, capacity: int) -> None:
-        """Σ demands of what covers each hour ≤ capacity, as one cumulative."""
+    def constrain(
+        self,
+        model: cp_model.CpModel,
+        capacity: int,
+        sums: list[tuple[cp_model.IntVar, cp_model.LinearExpr]],
+    ) -> None:
+        """Σ demands of what covers each hour ≤ capacity, as one cumulative; each slice
+        variable made to hold a sum is appended to `sums` (with the sum, for hints)."""
         intervals = [i for i, _ in self.moving]
         demands: list[cp_model.LinearExprT] = [d for _, d in self.moving]
-        for a, b, demand in self._slices(model):
+        for a, b, demand in self._slices(model, sums):
             intervals.append(model.new_fixed_size_interval_var(a, b - a, ""))
             demands.append(demand)
         if intervals:
             model.add_cumulative(intervals, demands, capacity)
 
-    def _slices(self, model: cp_model.CpModel) -> list[tuple[int, int, cp_model.LinearExprT]]:
+    def _slices(
+        self,
+        model: cp_model.CpModel,
+        sums: list[tuple[cp_model.IntVar, cp_model.LinearExpr]],
+    ) -> list[tuple[int, int, cp_model.LinearExprT]]:
         """The fixed parts summed between consecutive ends: disjoint slices, each with one
         variable (or constant) demand."""
         points = sorted({p for a, b, _, _ in self.fixed for p in (a, b)})
@@ -63,7 +73,9 @@ class Load:
                 demand = self.fixed[parts[0]][2]
             else:
                 most = sum(self.fixed[k][3] for k in parts)
+                total = cp_model.LinearExpr.sum([self.fixed[k][2] for k in parts])
                 demand = model.new_int_var(0, most, f"load[{self.name},{p}]")
-                model.add(demand == sum(self.fixed[k][2] for k in parts))
+                model.add(demand == total)
+                sums.append((demand, total))
             slices.append((p, q, demand))
         return slices

@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
 
-from ortools.sat.python import cp_model
+from ortools.sat.python import cp_model, cp_model_helper
 
 from planner.cpsat.constraints import Constraints
 from planner.cpsat.objective import cost_terms, tie_levels
@@ -113,6 +113,20 @@ class CpModel:
             else:
                 units = sum(c.units for c in pool.committed if c.start <= hour < c.end)
             self.model.add_hint(free, pool_cap(self.problem, key) - units)
+        # the slices of a cumulative hold sums of what is hinted above: a complete hint
+        hinted = dict(
+            zip(
+                self.model.proto.solution_hint.vars,
+                self.model.proto.solution_hint.values,
+                strict=True,
+            )
+        )
+        for var, total in self.v.sums:
+            flat = cp_model_helper.FlatIntExpr(total)
+            value = flat.offset + sum(
+                c * hinted[x.index] for x, c in zip(flat.vars, flat.coeffs, strict=True)
+            )
+            self.model.add_hint(var, value)
 
     def solve(self, settings: SolverSettings, progress: Progress | None = None) -> Outcome:
         """Minimise money; at a proven optimum, break ties by the documented order with what

@@ -30,6 +30,8 @@ class Variables:
     # what replicas hold per (offer, mode), held (cards) or rented (units), and segment
     # start: added by the constraints
     usage: dict[tuple[tuple[str, str], bool, int], cp_model.IntVar] = field(default_factory=dict)
+    # a variable per slice of a cumulative that holds a sum of fixed parts, with the sum
+    sums: list[tuple[cp_model.IntVar, cp_model.LinearExpr]] = field(default_factory=list)
 
 
 def make_variables(model: cp_model.CpModel, problem: Problem) -> Variables:
