@@ -285,20 +285,27 @@ def replica_modes(scenario: Scenario, offer: Offer) -> list[tuple[str, bool]]:
     return options
 
 
+def replica_counts(scenario: Scenario, workload: ServeWorkload, offer: Offer) -> list[int]:
+    """Card counts one replica may take on an offer: within one node (unless the offer has
+    a network), at most `max_cards_per_replica`, and splitting the heads evenly (tensor
+    parallel)."""
+    model = scenario.models[workload.name]
+    return [
+        count
+        for count in SERVE_COUNTS
+        if (count <= offer.node_cards or offer.network is not None)
+        and not (workload.max_cards_per_replica and count > workload.max_cards_per_replica)
+        and not (model.heads % count or (model.kv_heads % count and count % model.kv_heads))
+    ]
+
+
 def replica_configs(scenario: Scenario, workload: ServeWorkload) -> list[ReplicaConfig]:
     """Every config that can carry at least one request of `workload` (never on spot)."""
-    model = scenario.models[workload.name]
     capacities: dict[tuple[str, int], tuple[int, str, float]] = {}
     configs = []
     for offer in scenario.offers.values():
         card = scenario.cards[offer.card]
-        for count in SERVE_COUNTS:
-            if count > offer.node_cards and offer.network is None:
-                continue
-            if workload.max_cards_per_replica and count > workload.max_cards_per_replica:
-                continue
-            if model.heads % count or (model.kv_heads % count and count % model.kv_heads):
-                continue  # tensor parallel must split the heads evenly
+        for count in replica_counts(scenario, workload, offer):
             key = (card.id, count)
             if key not in capacities:
                 capacities[key] = _best_precision(scenario, workload, card, count)

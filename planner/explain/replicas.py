@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from planner.configs import SERVE_COUNTS, ReplicaConfig, replica_configs
+from planner.configs import SERVE_COUNTS, ReplicaConfig, replica_configs, replica_counts
 from planner.domain.scenario import Scenario
 from planner.domain.workload import ReserveWorkload, ServeWorkload
 from planner.estimate.core import usable_bytes
@@ -80,13 +80,7 @@ def _options(scenario: Scenario, w: ServeWorkload) -> list[_Option]:
     seen: dict[tuple[str, int, str], _Option] = {}
     for offer in scenario.offers.values():
         card = scenario.cards[offer.card]
-        for count in SERVE_COUNTS:
-            if count > offer.node_cards and offer.network is None:
-                continue
-            if w.max_cards_per_replica and count > w.max_cards_per_replica:
-                continue
-            if model.heads % count or (model.kv_heads % count and count % model.kv_heads):
-                continue
+        for count in replica_counts(scenario, w, offer):
             for precision in w.precision:
                 if not supports(card, precision) or (card.id, count, precision) in seen:
                     continue
