@@ -28,8 +28,8 @@ from planner.pricing import breakdown
 from planner.problem import Infeasible, Problem, build_problem
 from planner.solution import Solution, to_plan
 
-# incumbent, bound (exact money), gap, elapsed seconds
-OnProgress = Callable[[Fraction, Fraction, float, float], None]
+# incumbent (None when only the bound moved), bound (exact money), elapsed seconds
+OnProgress = Callable[[Fraction | None, Fraction, float], None]
 
 
 class Status(StrEnum):
@@ -139,10 +139,10 @@ def solve(
         model.hint(min(hints, key=lambda s: s.cost(problem)))
     scale = problem.money_scale
 
-    def progress(incumbent: int, bound: int, elapsed: float) -> None:
+    def progress(incumbent: int | None, bound: int, elapsed: float) -> None:
         if on_progress is not None:
-            gap = (incumbent - bound) / incumbent if incumbent else 0.0
-            on_progress(Fraction(incumbent, scale), Fraction(bound, scale), gap, elapsed)
+            found = None if incumbent is None else Fraction(incumbent, scale)
+            on_progress(found, Fraction(bound, scale), elapsed)
 
     settings = replace(params.settings(), time_limit=search_seconds(params, started))
     if settings.time_limit > 0:

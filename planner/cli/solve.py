@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from fractions import Fraction
 from pathlib import Path
@@ -51,7 +52,8 @@ def solve_command(
                 f"solving {loaded.name} with {params.settings().workers} "
                 f"worker(s), limit {time_limit:g} s …"
             )
-            result = solve(loaded, params, _progress(loaded.spec.currency, header), started)
+            with Progress(loaded.spec.currency, header) as progress:
+                result = solve(loaded, params, progress, started)
         except PlanRejected as exc:
             err.print(
                 f"[bold red]internal error:[/] the plan failed the independent checker: {exc}"
@@ -93,22 +95,65 @@ def print_no_plan(result: Result) -> None:
         err.print(f"    relax: {relax}", markup=False, soft_wrap=True)
 
 
-def _progress(currency: str, header: str) -> Any:
-    started: list[bool] = []
+HEARTBEAT_SECONDS = 5.0  # a line at least this often while the solver searches
 
-    def report(incumbent: Fraction, bound: Fraction, gap: float, elapsed: float) -> None:
-        if not started:
-            err.print(header)
-            started.append(True)
-        bound = max(bound, Fraction(0))  # costs are never negative; early bounds can be
-        gap = float((incumbent - bound) / incumbent) if incumbent else 0.0
+
+class Progress:
+    """Search progress on stderr: a line per better plan, and a heartbeat every few seconds
+    while nothing improves (elapsed, incumbent, bound, gap, what could still be saved)."""
+
+    def __init__(self, currency: str, header: str, every: float = HEARTBEAT_SECONDS) -> None:
+        self.currency, self.header, self.every = currency, header, every
+        self.incumbent: Fraction | None = None
+        self.bound = Fraction(0)
+        self.started = time.perf_counter()
+        self.last = self.started  # when the last line was printed
+        self.lock = threading.Lock()
+        self.done = threading.Event()
+
+    def __enter__(self) -> Progress:
+        err.print(self.header)
+        threading.Thread(target=self._beat, daemon=True).start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.done.set()
+
+    def __call__(self, incumbent: Fraction | None, bound: Fraction, elapsed: float) -> None:
+        with self.lock:
+            self.bound = max(self.bound, bound)  # costs are never negative
+            if incumbent is not None:
+                self.incumbent = incumbent
+                self._line("")
+
+    def _beat(self) -> None:
+        while not self.done.wait(self.every / 5):
+            with self.lock:
+                if time.perf_counter() - self.last >= self.every:
+                    self._line("searching")
+
+    def _line(self, what: str) -> None:
+        elapsed = time.perf_counter() - self.started
+        self.last = time.perf_counter()
+        if self.incumbent is None:
+            err.print(f"  {elapsed:7.1f} s  {what}: no plan yet", highlight=False)
+            return
         err.print(
-            f"  {elapsed:7.2f} s  incumbent {currency} {float(incumbent):,.2f}  "
-            f"bound {float(bound):,.2f}  gap {gap:.1%}",
+            f"  {elapsed:7.1f} s  {status_line(self.currency, self.incumbent, self.bound)}"
+            + (f"  ({what})" if what else ""),
             highlight=False,
         )
 
-    return report
+
+def status_line(currency: str, incumbent: Fraction, bound: Fraction) -> str:
+    """Incumbent, bound, gap, and the gap in plain words."""
+    gap = float((incumbent - bound) / incumbent) if incumbent else 0.0
+    saved = float(incumbent - bound)
+    plain = f"at most {currency} {saved:,.2f} could still be saved" if saved > 0 else "proven"
+    return (
+        f"incumbent {currency} {float(incumbent):,.2f}  bound {float(bound):,.2f}  "
+        f"gap {gap:.1%}: {plain}"
+    )
 
 
 def _saving(total: Any, baseline: Any, note: str | None) -> str:
@@ -128,6 +173,15 @@ def print_plan(console: Console, plan: Plan) -> None:
         f"(bound {bound}, gap {gap}, {plan.solve_seconds:.2f} s, "
         f"{plan.solver.variables if plan.solver else '?'} variables)"
     )
+    if plan.status != "optimal":
+        if plan.bound is None:
+            console.print("  not proven: the solver found no lower bound in the time limit")
+        else:
+            console.print(
+                f"  not proven: no plan costs less than {c} {plan.bound:,.2f}, so at most "
+                f"{c} {plan.total_cost - plan.bound:,.2f} could still be saved; a longer "
+                "--time-limit may find it or prove this plan"
+            )
     if plan.status == "optimal" and plan.solver and not plan.solver.ties_settled:
         console.print(
             "  [yellow]ties:[/] the cost is proven optimal, but the tie order (fewer cards, "

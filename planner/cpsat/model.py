@@ -22,7 +22,8 @@ STATUS = {
     cp_model.MODEL_INVALID: "invalid",
     cp_model.UNKNOWN: "unknown",
 }
-Progress = Callable[[int, int, float], None]  # incumbent, bound (scaled money), elapsed s
+# incumbent (None when only the bound moved), bound (scaled money), elapsed s
+Progress = Callable[[int | None, int, float], None]
 
 
 @dataclass(frozen=True)
@@ -135,6 +136,10 @@ class CpModel:
         self.model.minimize(self.cost)
         solver = self._solver(settings, settings.time_limit)
         callback = _Progress(progress) if progress else None
+        if progress is not None:
+            solver.best_bound_callback = lambda bound: progress(
+                None, round(bound), time.perf_counter() - started
+            )
         status = solver.solve(self.model, callback)
         name = STATUS[status]
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
