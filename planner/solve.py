@@ -164,6 +164,11 @@ def solve(
                 )
             ]
         )
+    contradicted = outcome.status == "infeasible" and bool(hints)
+    if contradicted:
+        # a baseline plan exists, so the solver's proof is wrong (CP-SAT 9.14-9.15 had a
+        # presolve fault that did this); the plan shown is the baseline, checked as always
+        outcome = replace(outcome, status="unknown")
     if outcome.solution is None and outcome.status == "unknown" and hints:
         # the solver found nothing better in time: the checked baseline is still a plan
         best = min(hints, key=lambda s: s.cost(problem))
@@ -183,6 +188,11 @@ def solve(
     bound = None if outcome.bound is None else max(Fraction(outcome.bound, scale), Fraction(0))
     status = Status(outcome.status)
     notes = {k: v for k, v in (("naive", naive_why), ("heuristic", heuristic_why)) if v}
+    if contradicted:
+        notes["solver"] = (
+            "CP-SAT called the scenario infeasible although a baseline plan passes the "
+            "checker: a solver fault; the plan shown is the best baseline (please report it)"
+        )
     plan = to_plan(problem, solution, status.value)
     plan = plan.model_copy(
         update={

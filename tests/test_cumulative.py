@@ -3,6 +3,8 @@ exact, and clear of a CP-SAT presolve bug with nested fixed intervals of variabl
 
 from __future__ import annotations
 
+from typing import Any
+
 from hypothesis import given
 from hypothesis import strategies as st
 from ortools.sat.python import cp_model
@@ -50,3 +52,23 @@ def test_slices_hold_exactly_what_the_parts_hold(
     solver.parameters.num_workers = 1
     feasible = solver.solve(model) in (cp_model.OPTIMAL, cp_model.FEASIBLE)
     assert feasible == (peak <= capacity)
+
+
+def test_a_wrong_infeasibility_proof_gives_way_to_a_checked_baseline(
+    make_scenario: Any, monkeypatch: Any
+) -> None:
+    # If CP-SAT ever says "infeasible" while a baseline plan passes the checker, the proof
+    # is wrong: the plan shown is the baseline, with a warning, never exit 2.
+    from planner.cpsat.model import CpModel, Outcome
+    from planner.solve import SolveParams, solve
+    from tests.planning import job, offer
+
+    def infeasible(self: Any, settings: Any, progress: Any = None) -> Outcome:
+        return Outcome("infeasible", None, None, None, 0.0, self.size())
+
+    monkeypatch.setattr(CpModel, "solve", infeasible)
+    s = make_scenario([offer("o", hourly={"price": 10})], [job("j", 3)])
+    result = solve(s, SolveParams(time_limit=5, workers=1))
+    assert result.status == "feasible" and result.plan is not None
+    assert result.plan.total_cost == 30
+    assert "solver fault" in result.plan.baseline_notes["solver"]

@@ -189,6 +189,8 @@ def print_plan(console: Console, plan: Plan) -> None:
             "return another plan of the same cost"
         )
     notes = plan.baseline_notes
+    if "solver" in notes:
+        console.print(f"  [yellow]warning:[/] {notes['solver']}")
     console.print(
         f"  naive plan      {_saving(plan.total_cost, plan.naive_cost, notes.get('naive'))}"
     )
