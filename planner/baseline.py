@@ -229,7 +229,7 @@ def _replicas(
         for s in range(len(problem.segments)):
             rest = max(0, job.demand[s] - covered[s])
             counts.append(max(-(-rest // config.capacity), job.minimum[s] - held_replicas[s], 0))
-        counts = _hold(problem, job, counts)
+        counts = job.kept(problem.segments, counts)
         before = 0
         for s, count in enumerate(counts):
             if count:
@@ -276,8 +276,8 @@ def _package_base(
     config = job.configs[k]
     pool = problem.pools[(config.offer, config.mode)]
     count = -(-base // config.capacity)
-    series = _hold(
-        problem, job, [count if job.active(s) else 0 for s in range(len(problem.segments))]
+    series = job.kept(
+        problem.segments, [count if job.active(s) else 0 for s in range(len(problem.segments))]
     )
     kept = [s for s, n in enumerate(series) if n]
     first = problem.axis.day_of(problem.segments[kept[0]][0])
@@ -297,19 +297,6 @@ def _package_base(
         a, b = problem.segments[s]
         ledger.add(ledger.used, (config.offer, config.mode), a, b, series[s] * config.units)
     return k, series
-
-
-def _hold(problem: Problem, job: ReplicaJob, series: list[int]) -> list[int]:
-    """A config's replica counts kept up until every replica started has been held the
-    workload's `min_hold_hours` (or to its end): a count falls only to the replicas started
-    in the last hold hours. Without a hold, `series` itself."""
-    kept = list(series)
-    started = [0] * len(kept)
-    for s in range(len(kept)):
-        recent = sum(started[u] for u in job.held_from(problem.segments, s) if u < s)
-        kept[s] = max(kept[s], recent)
-        started[s] = max(0, kept[s] - (kept[s - 1] if s else 0))
-    return kept
 
 
 def _choose(

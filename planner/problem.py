@@ -282,6 +282,7 @@ def quote_replicas(scenario: Scenario, name: str) -> list[dict[str, Any]]:
             continue  # committed hourly cards are paid already; alone they price nothing
         offer = scenario.offers[c.offer]
         need = [max(job.minimum[s], -(-job.demand[s] // c.capacity)) for s in range(len(segments))]
+        need = job.kept(tuple(segments), need)  # under a min hold, replicas stay held
         if c.rented:
             setup = _replica_setup(scenario, job, c.offer)
             rises = sum(max(0, need[s] - (need[s - 1] if s else 0)) for s in range(len(need)))

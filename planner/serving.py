@@ -48,6 +48,18 @@ class ReplicaJob:
             first -= 1
         return range(first, segment + 1)
 
+    def kept(self, segments: tuple[tuple[int, int], ...], series: list[int]) -> list[int]:
+        """A config's replica counts per segment kept up until every replica started has
+        been held `hold` hours (or to the workload's end): a count falls only to the
+        replicas started in the last hold hours. Without a hold, `series` itself."""
+        kept = list(series)
+        started = [0] * len(kept)
+        for s in range(len(kept)):
+            recent = sum(started[u] for u in self.held_from(segments, s) if u < s)
+            kept[s] = max(kept[s], recent)
+            started[s] = max(0, kept[s] - (kept[s - 1] if s else 0))
+        return kept
+
 
 def reserve_configs(scenario: Scenario, workload: ReserveWorkload) -> list[ReplicaConfig]:
     """One unit of every offer of a suitable card is a 'replica' carrying its cards."""

@@ -256,3 +256,16 @@ def test_the_hold_is_optional_and_none_by_default(tmp_path: Path) -> None:
     s: Scenario = load_scenario(path)
     chat = s.workload("chat")
     assert isinstance(chat, ServeWorkload) and chat.min_hold_hours is None
+
+
+def test_quote_prices_a_held_service_as_held(make_scenario: Any, capacity: int) -> None:
+    # The one config alone with min_hold_hours: 24 over the dips above: the plan's 960.00
+    # (92 replica-hours + 4 setups), not the 940.00 of following demand hour by hour.
+    from planner.problem import quote_replicas
+
+    held = make_scenario([HOURLY], [service(concurrency=dips(capacity), min_hold_hours=24)], days=2)
+    [row] = quote_replicas(held, "chat")
+    assert row["exact_cost"] == 960
+    free = make_scenario([HOURLY], [service(concurrency=dips(capacity))], days=2)
+    [row] = quote_replicas(free, "chat")
+    assert row["exact_cost"] == 940
