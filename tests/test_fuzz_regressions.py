@@ -39,7 +39,7 @@ def _catalog_copy(write: Any, data: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.mark.parametrize("ident", [[{}], {"a": 1}])
 def test_an_offer_id_that_is_not_text(cli: Any, write: Any, ident: Any) -> None:
-    # fuzz v568, v749: a list or map as an offer id was used as a dict key (TypeError)
+    # a list or map as an offer id was used as a dict key (TypeError: unhashable)
     data = minimal_scenario()
     catalog = _catalog_copy(write, data)
     catalog["offers"][1]["id"] = ident
@@ -54,7 +54,7 @@ def test_an_offer_patch_id_that_is_not_text(cli: Any, write: Any) -> None:
 
 
 def test_a_card_id_that_is_not_text(cli: Any, write: Any) -> None:
-    # fuzz v1809: card specs in a catalog are merged by id, like offers
+    # card specs in a catalog are merged by id, like offers
     data = minimal_scenario()
     catalog = _catalog_copy(write, data)
     catalog["cards"] = [{"id": {"a": 1}, "name": "x"}]
@@ -63,7 +63,7 @@ def test_a_card_id_that_is_not_text(cli: Any, write: Any) -> None:
 
 
 def test_a_model_name_too_long_for_a_file_name(cli: Any, write: Any) -> None:
-    # fuzz v1281: looking for models/<name>.yaml raised OSError (file name too long)
+    # looking for models/<name>.yaml raised OSError (file name too long)
     data = minimal_scenario()
     data["workloads"][1]["model"] = "x" * 5000
     refused(cli, write(data), "workloads[1].model", "unknown model 'xxxx")
@@ -87,7 +87,7 @@ def test_no_suggestion_for_a_name_longer_than_any(monkeypatch: pytest.MonkeyPatc
 
 
 def test_a_horizon_in_year_one(cli: Any, write: Any) -> None:
-    # fuzz v1505: 0001-01-01 at +08:00 is before the first datetime (OverflowError)
+    # 0001-01-01 at +08:00 is before the first datetime (OverflowError)
     data = minimal_scenario()
     data["horizon"] = {"start": "0001-01-01", "end": "0001-02-01"}
     refused(cli, write(data), "horizon.start", "outside the days the planner accepts")
