@@ -129,6 +129,18 @@ def test_link_at_least_a_hundredth_of_a_gigabit(cli: Any, write: Any) -> None:
     assert "offers[0].link_gbps: 0.009 Gbit/s is under the limit of 0.01 Gbit/s" in result.stderr
 
 
+def test_at_least_one_token(cli: Any, write: Any) -> None:
+    # a fraction of a token is no work: below about 2 ms of compute the model rounds a job to
+    # nothing and called it infeasible ("does not fit its memory or is too slow")
+    data = minimal_scenario()
+    data["workloads"][0]["tokens"] = 1
+    assert cli("validate", write(data)).exit_code == 0
+    data["workloads"][0]["tokens"] = 0.5
+    result = cli("validate", write(data))
+    assert result.exit_code == 1
+    assert "workloads[0].tokens: Input should be greater than or equal to 1" in result.stderr
+
+
 def test_horizon_of_at_most_366_days(cli: Any, write: Any) -> None:
     data = minimal_scenario()
     data["horizon"] = {"start": "2026-01-01", "end": "2027-01-02"}  # 2026 has 365 days: +1

@@ -23,7 +23,7 @@ Why each figure:
   the bounds the solver forms. q3.yaml's is 1.6 × 10^10. Each price at most 10^9 with 6
   decimals alone cannot promise this (10^9 × 10^4 units × 10^4 h × 10^6 is 10^23), so the
   product is checked as such.
-- Tokens: at most 10^15 per train workload (Llama 3 was pre-trained on 1.5 × 10^13); a
+- Tokens: 1 to 10^15 per train workload (Llama 3 was pre-trained on 1.5 × 10^13); a
   sequence, a context or an output at most 10^7 tokens (the longest context windows).
 - Demand: at most 10^6 requests in flight at the peak hour, after growth, month scales and
   Little's law (the capacity of a replica is at least one request, so that many replicas

@@ -94,7 +94,7 @@ class TrainWorkload(_Workload, TrainKnobs):
     method: Literal["full", "lora", "qlora", "eval"]  # eval: forward passes only
     recipe: Slug | None = None  # a named bundle of training knobs (see `plan fit --help`)
     precision: Precision = "bf16"
-    tokens: Annotated[float, Field(gt=0), at_most(MAX_TOKENS, "tokens")]  # epochs × dataset
+    tokens: Annotated[float, Field(ge=1), at_most(MAX_TOKENS, "tokens")]  # epochs × dataset
     seq_len: Tokens = 2048
     micro_batch: Annotated[int, Field(ge=1), at_most(MAX_COUNT, "sequences")] = 1
     earliest_start: Instant | None = None  # default: the horizon start
