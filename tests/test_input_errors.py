@@ -69,7 +69,7 @@ def test_unknown_card_in_an_offer_points_at_the_scenario_line(write: Any) -> Non
 
 def test_negative_tokens(write: Any, cli: Any) -> None:
     path = write(with_change({"tokens": -5}, workload=0))
-    assert_cli_rejects(cli, path, "workloads[0].tokens", "greater than 0")
+    assert_cli_rejects(cli, path, "workloads[0].tokens", "greater than or equal to 1")
 
 
 def test_deadline_before_start(write: Any, cli: Any) -> None:

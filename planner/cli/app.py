@@ -74,3 +74,7 @@ def main() -> None:
         )
         raise SystemExit(70) from None
     raise SystemExit(code if isinstance(code, int) else 0)
+
+
+if __name__ == "__main__":  # `python -m planner.cli.app …` runs the CLI, as `plan …` does
+    main()

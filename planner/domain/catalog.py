@@ -8,7 +8,8 @@ from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from planner.domain.money import MINOR_DIGITS, Price
+from planner.domain.limits import MAX_COUNT, MIN_LINK_GBPS, at_least, at_most
+from planner.domain.money import MINOR_DIGITS, BilledHours, Price
 from planner.domain.values import BILLING_MODES, PACKAGE_DAYS, BillingMode, Slug, WholeMinutes
 
 T = TypeVar("T")
@@ -18,7 +19,8 @@ Confidence = Literal["high", "medium", "low"]
 class Frozen(BaseModel):
     """Base of every schema: immutable, unknown fields are errors."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # .nan and .inf are no figures: every float field refuses them
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
 class Spec(Frozen, Generic[T]):
@@ -35,6 +37,8 @@ class Spec(Frozen, Generic[T]):
 
 
 PositiveSpec = Spec[Annotated[float, Field(gt=0)]]
+Units = Annotated[int, Field(ge=0), at_most(MAX_COUNT, "units")]
+Cards = Annotated[int, Field(ge=1), at_most(MAX_COUNT, "cards")]
 
 
 class CardType(Frozen):
@@ -80,7 +84,7 @@ class _Billing(Frozen):
     """Fields every billing mode has. `assumed`: true, or the names of the assumed figures."""
 
     price: Price  # per unit: per unit-hour for hourly/spot, per package otherwise
-    stock: Annotated[int, Field(ge=0)] | None = None  # most units of this mode held at once
+    stock: Units | None = None  # most units of this mode held at once
     assumed: frozenset[str] = frozenset()
 
     @field_validator("assumed", mode="before")
@@ -92,8 +96,8 @@ class _Billing(Frozen):
 class HourlyBilling(_Billing):
     """Per started increment, with a minimum billed duration per start."""
 
-    min_hours: Annotated[Decimal, Field(gt=0)] = Decimal(1)
-    increment_hours: Annotated[Decimal, Field(gt=0)] = Decimal(1)
+    min_hours: BilledHours = Decimal(1)
+    increment_hours: BilledHours = Decimal(1)
 
 
 class SpotBilling(HourlyBilling):
@@ -129,13 +133,13 @@ class Offer(Frozen):
 
     id: Slug
     card: Slug
-    unit_cards: Annotated[int, Field(ge=1)] = 1
-    cards_per_node: Annotated[int, Field(ge=1)] | None = None  # default: unit_cards
+    unit_cards: Cards = 1
+    cards_per_node: Cards | None = None  # default: unit_cards
     network: Network | None = None
-    link_gbps: Annotated[float, Field(gt=0)] = 1.0  # per unit, for image and weight downloads
+    link_gbps: Annotated[float, at_least(MIN_LINK_GBPS, "Gbit/s")] = 1.0  # per unit, downloads
     setup_minutes: WholeMinutes | None = None  # overrides the computed download time
     disk_price_per_gb_month: Price | None = None
-    max_units: Annotated[int, Field(ge=0)] | None = None  # all modes together
+    max_units: Units | None = None  # all modes together
     hourly: HourlyBilling | None = None
     daily: PackageBilling | None = None
     weekly: PackageBilling | None = None

@@ -23,7 +23,7 @@ from planner.domain.scenario import Scenario, ScenarioFile
 from planner.domain.semantics import catalog_issues, scenario_issues
 from planner.domain.suggest import did_you_mean
 from planner.domain.workload import ReserveWorkload
-from planner.domain.yaml_source import PathKey, Source, read_yaml
+from planner.domain.yaml_source import PathKey, Source, read_text, read_yaml
 from planner.paths import data_dir, shipped_names
 
 M = TypeVar("M", bound=BaseModel)
@@ -54,6 +54,21 @@ def _is_path(ref: str) -> bool:
     return "/" in ref or "\\" in ref or ref.endswith((".yaml", ".yml", ".json")) or ref == "."
 
 
+def _is_file(path: Path) -> bool:
+    """Whether `path` is a file; a name too long or otherwise unusable is simply not one."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
+
+
 def _mapping(source: Source, what: str) -> dict[str, Any]:
     if not isinstance(source.data, dict):
         raise LoadError([source.issue((), f"expected a {what} (a YAML mapping) at the top level")])
@@ -79,7 +94,7 @@ def resolve_catalog_path(ref: str, base: Path | None, where: Locate) -> Path:
         path = Path(ref)
         return path if path.is_absolute() or base is None else base / path
     path = data_dir("catalogs") / f"{ref}.yaml"
-    if ref == CARD_SPECS or not path.is_file():
+    if ref == CARD_SPECS or not _is_file(path):
         names = catalog_names()
         raise LoadError(
             [
@@ -104,7 +119,7 @@ def _merged_items(
     """Merge patch items over base items by `key`, then validate each, blaming the right file."""
     items: dict[Any, Layers] = {}
     for origin in [*base, *patches]:
-        items.setdefault(origin[2].get(key, object()), []).append(origin)
+        items.setdefault(_ident(origin[2], key), []).append(origin)
     result = []
     for layers in items.values():
         merged: dict[str, Any] = {}
@@ -121,6 +136,13 @@ def _merged_items(
             result.append(value)
             collect.issues += check(value, locate)
     return result
+
+
+def _ident(item: dict[str, Any], key: str = "id") -> object:
+    """An item's id for merging; an id that is not text (a list, a map: an error reported
+    by the schema) matches nothing, so it can neither merge nor break a lookup."""
+    value = item.get(key)
+    return value if isinstance(value, str) else object()
 
 
 def _written(data: Any, path: PathKey) -> bool:
@@ -166,23 +188,24 @@ def load_catalogs(
     cards = {c.id: c for c in _merged_items(collect, CardType, "id", card_layers, [])}
     catalogs = []
     patches = _items(offer_patches, "offers") if offer_patches else []
-    known = {i.get("id") for s in sources for _, _, i in _items(s, "offers")}
+    known = {_ident(i) for s in sources for _, _, i in _items(s, "offers")}
     for source, where, item in patches:
-        if item.get("id") not in known and "card" not in item:
+        if _ident(item) not in known and "card" not in item:
             ident = str(item.get("id"))
+            ids = sorted(i for i in known if isinstance(i, str))
             collect.issues.append(
                 source.issue(
                     (*where, "id"),
-                    f"unknown offer id {ident!r}{did_you_mean(ident, sorted(map(str, known)))}; "
+                    f"unknown offer id {ident!r}{did_you_mean(ident, ids)}; "
                     "a new offer needs at least card and a billing mode",
                 )
             )
-    patches = [p for p in patches if p[2].get("id") in known or "card" in p[2]]
+    patches = [p for p in patches if _ident(p[2]) in known or "card" in p[2]]
     for source in sources:
-        own_ids = {item.get("id") for _, _, item in _items(source, "offers")}
-        mine = [p for p in patches if p[2].get("id") in own_ids]
+        own_ids = {_ident(item) for _, _, item in _items(source, "offers")}
+        mine = [p for p in patches if _ident(p[2]) in own_ids]
         if source is sources[-1]:  # offers new to every catalog join the last one
-            mine += [p for p in patches if p[2].get("id") not in known]
+            mine += [p for p in patches if _ident(p[2]) not in known]
         offers = _merged_items(
             collect, Offer, "id", _items(source, "offers"), mine, _known_card(cards)
         )
@@ -225,7 +248,7 @@ def load_model(ref: str, base: Path | None, where: Locate) -> ModelCard:
     """A model card by shipped name, or from a .yaml card or a HF config.json by path."""
     if not _is_path(ref):
         path = data_dir("models") / f"{ref}.yaml"
-        if not path.is_file():
+        if not _is_file(path):
             names = model_names()
             raise LoadError(
                 [
@@ -239,15 +262,16 @@ def load_model(ref: str, base: Path | None, where: Locate) -> ModelCard:
         return _model_file(path)
     path = Path(ref)
     path = path if path.is_absolute() or base is None else base / path
-    if path.is_dir():  # a Hugging Face checkout: its config.json
+    if _is_dir(path):  # a Hugging Face checkout: its config.json
         path = path / "config.json"
     if path.suffix != ".json":
         return _model_file(path)
     try:
-        config = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise LoadError([where((), f"model config {str(path)!r} not found")]) from None
-    except (OSError, ValueError) as exc:
+        config = json.loads(read_text(path))
+    except LoadError as exc:  # not found, unreadable or too large
+        message = exc.issues[0].message
+        raise LoadError([where((), f"model config {str(path)!r}: {message}")]) from None
+    except ValueError as exc:
         raise LoadError([where((), f"cannot read model config {str(path)!r}: {exc}")]) from None
     if not isinstance(config, dict):
         raise LoadError([where((), f"{str(path)!r} is not a config.json object")])

@@ -8,6 +8,8 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field
 
+from planner.domain.limits import MAX_BILLED_HOURS, MAX_PRICE, at_most, over
+
 # ISO 4217 minor-unit digits of the currencies a GPU price list is likely to use.
 MINOR_DIGITS: dict[str, int] = {
     "CNY": 2,
@@ -29,9 +31,11 @@ MINOR_DIGITS: dict[str, int] = {
 MAX_PRICE_DECIMALS = 6
 
 
-def _check_price(value: Decimal) -> Decimal:
+def _check_decimals(value: Decimal) -> Decimal:
+    """A finite decimal with at most MAX_PRICE_DECIMALS places, written without an exponent
+    (1E+2 becomes 100)."""
     if not value.is_finite():
-        raise ValueError("expected a finite amount of money")
+        raise ValueError("expected a finite number")
     exponent = value.as_tuple().exponent
     assert isinstance(exponent, int)
     if -exponent > MAX_PRICE_DECIMALS:
@@ -39,8 +43,19 @@ def _check_price(value: Decimal) -> Decimal:
     return Decimal(int(value)) if value == value.to_integral_value() else value
 
 
+def _check_price(value: Decimal) -> Decimal:
+    if value.is_finite() and value > MAX_PRICE:
+        raise ValueError(over(value, MAX_PRICE))
+    return _check_decimals(value)
+
+
 Price = Annotated[Decimal, Field(ge=0), AfterValidator(_check_price)]
-"""A non-negative amount in the scenario's currency, exact as written."""
+"""A non-negative amount in the scenario's currency, exact as written, at most 10^9."""
+
+BilledHours = Annotated[
+    Decimal, Field(gt=0), AfterValidator(_check_decimals), at_most(MAX_BILLED_HOURS, "h")
+]
+"""A billing minimum or increment in hours: exact, like prices, since it multiplies them."""
 
 
 def to_minor(amount: Decimal | Fraction | int, currency: str) -> int:

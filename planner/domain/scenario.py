@@ -11,6 +11,7 @@ from typing import Annotated, Any
 from pydantic import Field, field_validator, model_validator
 
 from planner.domain.catalog import CardType, Catalog, Frozen, Offer
+from planner.domain.limits import FIRST_DAY, LAST_DAY, LIMITS_DOC, MAX_HORIZON_DAYS
 from planner.domain.model_card import ModelCard
 from planner.domain.money import MINOR_DIGITS
 from planner.domain.timeaxis import TimeAxis
@@ -24,10 +25,25 @@ class Horizon(Frozen):
     start: dt.date
     end: dt.date
 
+    @field_validator("start", "end")
+    @classmethod
+    def _in_calendar(cls, value: dt.date) -> dt.date:
+        if not FIRST_DAY <= value <= LAST_DAY + dt.timedelta(days=1):
+            raise ValueError(
+                f"{value} is outside the days the planner accepts, {FIRST_DAY} .. "
+                f"{LAST_DAY} ({LIMITS_DOC})"
+            )
+        return value
+
     @model_validator(mode="after")
     def _ordered(self) -> Horizon:
         if self.end <= self.start:
             raise ValueError(f"horizon end {self.end} is not after its start {self.start}")
+        if self.days > MAX_HORIZON_DAYS:
+            raise ValueError(
+                f"horizon of {self.days:,} days is over the limit of {MAX_HORIZON_DAYS} days "
+                f"({LIMITS_DOC})"
+            )
         return self
 
     @property
@@ -75,7 +91,7 @@ class ScenarioFile(Frozen):
     def _timezone(cls, value: str) -> str:
         try:
             zoneinfo.ZoneInfo(value)
-        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):  # OSError: a name too long
             from planner.domain.suggest import did_you_mean
 
             hint = did_you_mean(value, sorted(zoneinfo.available_timezones()))

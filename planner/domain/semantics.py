@@ -9,6 +9,7 @@ import networkx as nx
 
 from planner.domain.catalog import Catalog
 from planner.domain.errors import Issue
+from planner.domain.magnitudes import magnitude_issues
 from planner.domain.scenario import Scenario
 from planner.domain.suggest import did_you_mean
 from planner.domain.values import instant_datetime
@@ -78,6 +79,7 @@ def scenario_issues(scenario: Scenario, source: Source) -> list[Issue]:
     issues += _horizon_issues(scenario, source)
     issues += _reference_issues(scenario, source)
     issues += _dependency_issues(scenario, source)
+    issues += magnitude_issues(scenario, source)
     return issues
 
 

@@ -5,10 +5,14 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
+MAX_NAME_LENGTH = 100  # longer than any name, id or time zone: no suggestion
+
 
 def closest(name: str, valid: Iterable[str]) -> str | None:
     """The valid name most like `name`: a unique prefix match first, else the closest spelling."""
     options = list(valid)
+    if len(name) > MAX_NAME_LENGTH:  # nothing is that long, and the edit distance is quadratic
+        return None
     lowered = name.lower()
     prefixed = [v for v in options if v.lower().startswith(lowered)]
     if len(prefixed) == 1:

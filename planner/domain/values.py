@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field, PlainSerializer, WithJsonSchema
+from pydantic import AfterValidator, BeforeValidator, Field, PlainSerializer, WithJsonSchema
+
+from planner.domain.limits import MAX_HORIZON_DAYS, MAX_MINUTES, over
 
 SLUG_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
 Slug = Annotated[str, Field(pattern=SLUG_PATTERN, max_length=64)]
@@ -50,6 +53,12 @@ def parse_minutes(value: Any) -> int:
     return days * 1440 + hours * 60 + minutes
 
 
+def _within_limit(minutes: int) -> int:
+    if minutes > MAX_MINUTES:
+        raise ValueError(over(format_minutes(minutes), f"{MAX_HORIZON_DAYS}d"))
+    return minutes
+
+
 def format_minutes(minutes: int) -> str:
     days, rest = divmod(minutes, 1440)
     hours, mins = divmod(rest, 60)
@@ -69,6 +78,7 @@ def parse_whole_minutes(value: Any) -> int:
 WholeMinutes = Annotated[
     int,
     BeforeValidator(parse_whole_minutes),
+    AfterValidator(_within_limit),
     WithJsonSchema({"oneOf": [{"type": "integer", "minimum": 0}, {"type": "string"}]}),
 ]
 """Minutes as a number (`10`) or a duration (`10m`, `1h`)."""
@@ -76,6 +86,7 @@ WholeMinutes = Annotated[
 Minutes = Annotated[
     int,
     BeforeValidator(parse_minutes),
+    AfterValidator(_within_limit),
     PlainSerializer(format_minutes, return_type=str),
     WithJsonSchema({"type": "string", "pattern": r"^(\d+d)?(\d+h)?(\d+m)?$"}),
 ]
@@ -210,8 +221,8 @@ _HOUR_RANGE = re.compile(r"^(\d{1,2})\s*-\s*(\d{1,2})$")
 def _parse_day_curve(value: Any, where: str) -> tuple[float, ...]:
     """A number (flat) or {"00-08": 20, "08-24": 60} → 24 hourly values."""
     if isinstance(value, int | float) and not isinstance(value, bool):
-        if value < 0:
-            raise ValueError(f"{where}: expected a number ≥ 0, got {value}")
+        if not 0 <= value < math.inf:
+            raise ValueError(f"{where}: expected a finite number ≥ 0, got {value}")
         return (float(value),) * 24
     if not isinstance(value, dict) or not value:
         raise ValueError(f"{where}: expected a number or hour ranges such as {{'00-08': 20}}")
@@ -223,8 +234,14 @@ def _parse_day_curve(value: Any, where: str) -> tuple[float, ...]:
         lo, hi = int(match[1]), int(match[2])
         if not 0 <= lo < hi <= 24:
             raise ValueError(f"{where}: hour range {key!r} must satisfy 0 ≤ from < to ≤ 24")
-        if isinstance(level, bool) or not isinstance(level, int | float) or level < 0:
-            raise ValueError(f"{where}: level of {key!r} must be a number ≥ 0, got {level!r}")
+        if (
+            isinstance(level, bool)
+            or not isinstance(level, int | float)
+            or not 0 <= level < math.inf
+        ):
+            raise ValueError(
+                f"{where}: level of {key!r} must be a finite number ≥ 0, got {level!r}"
+            )
         for h in range(lo, hi):
             if hours[h] is not None:
                 raise ValueError(f"{where}: hour {h:02d} is covered twice (by {key!r})")

@@ -8,6 +8,15 @@ from typing import Annotated, Any, Literal
 from pydantic import Discriminator, Field, Tag, ValidationInfo, field_validator, model_validator
 
 from planner.domain.catalog import Frozen
+from planner.domain.limits import (
+    MAX_COUNT,
+    MAX_DISK_GB,
+    MAX_HORIZON_DAYS,
+    MAX_PACKAGES,
+    MAX_SEQUENCE_TOKENS,
+    MAX_TOKENS,
+    at_most,
+)
 from planner.domain.model_card import ModelCard
 from planner.domain.recipes import TrainKnobs, check_recipe, recipe_knobs
 from planner.domain.values import (
@@ -29,6 +38,8 @@ from planner.domain.values import (
 
 PositiveInt = Annotated[int, Field(ge=1)]
 PositiveFloat = Annotated[float, Field(gt=0)]
+Cards = Annotated[int, Field(ge=1), at_most(MAX_COUNT, "cards")]
+Tokens = Annotated[int, Field(ge=1), at_most(MAX_SEQUENCE_TOKENS, "tokens")]
 
 
 def _model_ref_tag(value: Any) -> str:
@@ -60,7 +71,8 @@ def _after(earlier: str, later: str) -> Any:
 
 class _Workload(Frozen):
     name: Name
-    disk_gb: Annotated[float, Field(ge=0)] = 0.0  # storage billed where the offer prices disk
+    # storage billed where the offer prices disk; whole GB keep money exact
+    disk_gb: Annotated[int, Field(ge=0), at_most(MAX_DISK_GB, "GB")] = 0
     setup_minutes: WholeMinutes | None = None  # overrides the offer's computed setup time
 
 
@@ -68,7 +80,7 @@ class Measured(Frozen):
     """A trial run's throughput: `tokens_per_s` is the total over `cards` cards of `card`."""
 
     card: Slug
-    cards: PositiveInt = 1
+    cards: Cards = 1
     tokens_per_s: PositiveFloat
 
 
@@ -83,14 +95,14 @@ class TrainWorkload(_Workload, TrainKnobs):
     method: Literal["full", "lora", "qlora", "eval"]  # eval: forward passes only
     recipe: Slug | None = None  # a named bundle of training knobs (see `plan fit --help`)
     precision: Precision = "bf16"
-    tokens: PositiveFloat  # processed in all: epochs × dataset tokens
-    seq_len: PositiveInt = 2048
-    micro_batch: PositiveInt = 1
+    tokens: Annotated[float, Field(ge=1), at_most(MAX_TOKENS, "tokens")]  # epochs × dataset
+    seq_len: Tokens = 2048
+    micro_batch: Annotated[int, Field(ge=1), at_most(MAX_COUNT, "sequences")] = 1
     earliest_start: Instant | None = None  # default: the horizon start
     deadline: Instant | None = None  # default: the horizon end
     daily_hours: Window | None = None  # runs, and is billed, only inside this window
     checkpoint_every: Minutes | None = None  # makes the job spot-eligible
-    max_cards: PositiveInt | None = None
+    max_cards: Cards | None = None
     measured: Measured | None = None
     after: tuple[Name, ...] = ()
 
@@ -132,18 +144,20 @@ class ServeWorkload(_Workload):
     engine: Literal["vllm", "hf"] = "vllm"
     start: Instant
     end: Instant
-    context_tokens: PositiveInt  # prompt + output per request, held in KV cache
+    context_tokens: Tokens  # prompt + output per request, held in KV cache
     min_tokens_per_s: PositiveFloat  # decode speed each request must see
     concurrency: Curve | None = None  # requests in flight, by hour (of weekday)
     requests_per_s: Curve | None = None  # alternative: arrivals, by Little's law
-    output_tokens: PositiveInt | None = None  # per request; needed with requests_per_s
+    output_tokens: Tokens | None = None  # per request; needed with requests_per_s
     growth_per_month: Annotated[float, Field(gt=-1)] = 0.0  # compounds by calendar month
     month_scale: dict[Annotated[str, Field(pattern=r"^\d{4}-\d{2}$")], PositiveFloat] = {}
-    min_replicas: Annotated[int, Field(ge=0)] = 1
-    max_cards_per_replica: PositiveInt | None = None
+    min_replicas: Annotated[int, Field(ge=0), at_most(MAX_COUNT, "replicas")] = 1
+    max_cards_per_replica: Cards | None = None
     # a replica config, once started, is held at least this many hours (or until `end`);
     # None (or 0): replicas follow the demand segment by segment
-    min_hold_hours: Annotated[int, Field(ge=0)] | None = None
+    min_hold_hours: Annotated[int, Field(ge=0), at_most(MAX_HORIZON_DAYS * 24, "hours")] | None = (
+        None
+    )
 
     _end_after_start = _after("start", "end")
 
@@ -162,7 +176,7 @@ class ReserveWorkload(_Workload):
     kind: Literal["reserve"]
     card: Slug | None = None
     min_memory_gib: PositiveFloat | None = None  # any card with at least this much
-    cards: PositiveInt
+    cards: Cards
     hours: Window = DailyWindow(0, 24)
     days: Days = tuple(range(7))
     start: Instant
@@ -186,9 +200,10 @@ class Commitment(Frozen):
     name: Name | None = None
     offer: Slug
     mode: BillingMode
-    units: PositiveInt
+    units: Annotated[int, Field(ge=1), at_most(MAX_COUNT, "units")]
     start: Instant
-    count: PositiveInt | None = None  # packages in a row; default: enough to reach the horizon end
+    # packages in a row; default: enough to reach the horizon end
+    count: Annotated[int, Field(ge=1), at_most(MAX_PACKAGES, "packages")] | None = None
     end: Instant | None = None  # hourly and spot: when it ends; default: the horizon end
 
     _end_after_start = _after("start", "end")

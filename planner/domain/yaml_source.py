@@ -18,7 +18,7 @@ import yaml
 from planner.domain.errors import Issue, LoadError
 
 MAX_NODES = 200_000
-MAX_BYTES = 10_000_000
+MAX_BYTES = 1_000_000  # a scenario is ~5 kB; PyYAML composes ~1 MB a second, so refusals stay quick
 PathKey = tuple[str | int, ...]
 
 _SCALAR_TAGS = {
@@ -152,15 +152,26 @@ def parse_yaml(text: str, file: str) -> Source:
     return Source(file, data, builder.marks)
 
 
-def read_yaml(path: Path) -> Source:
-    """Read and parse a YAML file; a missing or unreadable file is a LoadError."""
+def read_text(path: Path) -> str:
+    """A file's text, read no further than one byte past `MAX_BYTES` (so a device such as
+    /dev/zero, or a huge file, is refused rather than read into memory)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_BYTES + 1)
+        if len(raw) > MAX_BYTES:
+            raise LoadError(
+                [Issue(str(path), None, None, (), f"file is larger than {MAX_BYTES:,} bytes")]
+            )
+        return raw.decode("utf-8")
     except FileNotFoundError:
         raise LoadError([Issue(str(path), None, None, (), "file not found")]) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise LoadError([Issue(str(path), None, None, (), f"cannot read file: {exc}")]) from None
-    return parse_yaml(text, str(path))
+
+
+def read_yaml(path: Path) -> Source:
+    """Read and parse a YAML file; a missing or unreadable file is a LoadError."""
+    return parse_yaml(read_text(path), str(path))
 
 
 def walk(data: Any, path: PathKey = ()) -> Iterator[PathKey]:

@@ -1,0 +1,162 @@
+"""Inputs benchmarks/fuzz.py found to end in an internal error, a crash or a long stall: each
+is now bad input, exit 1, with a located message (file:line:column: field: message)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from planner import __version__
+from planner.domain import suggest, yaml_source
+from tests.conftest import REPO, minimal_scenario
+
+
+def refused(cli: Any, path: Path, field: str, *texts: str) -> str:
+    """`plan validate` exits 1 and reports `field` at a line and column of a file."""
+    result = cli("validate", path)
+    assert result.exit_code == 1, result.output
+    assert "internal error" not in result.output and "Traceback" not in result.output
+    text = " ".join(result.stderr.split())  # rich wraps long lines
+    assert re.search(rf"\.(yaml|json):\d+:\d+: {re.escape(field)}: ", text), text
+    for part in texts:
+        assert part in text, text
+    return text
+
+
+def _catalog_copy(write: Any, data: dict[str, Any]) -> dict[str, Any]:
+    """The shipped catalog as a file next to the scenario, which names it by path."""
+    catalog = yaml.safe_load((REPO / "catalogs" / "jizhisuan-2026-09.yaml").read_text())
+    write(catalog, "catalog.yaml")
+    data["catalog"] = "catalog.yaml"
+    return catalog
+
+
+@pytest.mark.parametrize("ident", [[{}], {"a": 1}])
+def test_an_offer_id_that_is_not_text(cli: Any, write: Any, ident: Any) -> None:
+    # a list or map as an offer id was used as a dict key (TypeError: unhashable)
+    data = minimal_scenario()
+    catalog = _catalog_copy(write, data)
+    catalog["offers"][1]["id"] = ident
+    write(catalog, "catalog.yaml")
+    refused(cli, write(data), "offers[1].id", "Input should be a valid string")
+
+
+def test_an_offer_patch_id_that_is_not_text(cli: Any, write: Any) -> None:
+    data = minimal_scenario()
+    data["offers"] = [{"id": ["jz-h200"], "hourly": {"price": 1}}]
+    refused(cli, write(data), "offers[0].id", "unknown offer id")
+
+
+def test_a_card_id_that_is_not_text(cli: Any, write: Any) -> None:
+    # card specs in a catalog are merged by id, like offers
+    data = minimal_scenario()
+    catalog = _catalog_copy(write, data)
+    catalog["cards"] = [{"id": {"a": 1}, "name": "x"}]
+    write(catalog, "catalog.yaml")
+    refused(cli, write(data), "cards[0].id", "Input should be a valid string")
+
+
+def test_a_model_name_too_long_for_a_file_name(cli: Any, write: Any) -> None:
+    # looking for models/<name>.yaml raised OSError (file name too long)
+    data = minimal_scenario()
+    data["workloads"][1]["model"] = "x" * 5000
+    refused(cli, write(data), "workloads[1].model", "unknown model 'xxxx")
+
+
+def test_a_timezone_too_long_for_a_file_name(cli: Any, write: Any) -> None:
+    data = minimal_scenario()
+    data["timezone"] = "Asia/" + "x" * 5000
+    refused(cli, write(data), "timezone", "unknown timezone 'Asia/xxxx")
+
+
+def test_no_suggestion_for_a_name_longer_than_any(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a 100,000-character name against 600 time zones was a quadratic edit distance each
+    # (minutes); past MAX_NAME_LENGTH no distance is computed at all
+    def never(a: str, b: str) -> int:
+        raise AssertionError("no edit distance for an overlong name")
+
+    monkeypatch.setattr(suggest, "_edits", never)
+    long_name = "x" * (suggest.MAX_NAME_LENGTH + 1)
+    assert suggest.did_you_mean(long_name, ["Asia/Shanghai", "Europe/Berlin"]) == ""
+
+
+def test_a_horizon_in_year_one(cli: Any, write: Any) -> None:
+    # 0001-01-01 at +08:00 is before the first datetime (OverflowError)
+    data = minimal_scenario()
+    data["horizon"] = {"start": "0001-01-01", "end": "0001-02-01"}
+    refused(cli, write(data), "horizon.start", "outside the days the planner accepts")
+
+
+@pytest.mark.parametrize(
+    ("workload", "field", "value", "message"),
+    [
+        (0, "tokens", float("inf"), "finite number"),  # OverflowError in the solver
+        (0, "tokens", float("nan"), "finite number"),
+        (1, "concurrency", float("inf"), "finite number ≥ 0"),  # math.ceil(inf) in demand
+        (1, "concurrency", {"00-12": float("nan"), "12-24": 1}, "finite number ≥ 0"),
+        (1, "min_tokens_per_s", float("inf"), "finite number"),
+        (1, "growth_per_month", float("inf"), "finite number"),
+    ],
+)
+def test_infinite_and_nan_figures(
+    cli: Any, write: Any, workload: int, field: str, value: Any, message: str
+) -> None:
+    data = minimal_scenario()
+    data["workloads"][workload][field] = value
+    refused(cli, write(data), f"workloads[{workload}].{field}", message)
+
+
+def test_a_file_past_the_size_limit(cli: Any, write: Any) -> None:
+    big = write("# padding\n" * (yaml_source.MAX_BYTES // 10 + 1), "big.yaml")
+    data = minimal_scenario()
+    data["catalog"] = str(big)
+    result = cli("validate", write(data))
+    assert result.exit_code == 1
+    assert f"{big}: file is larger than 1,000,000 bytes" in " ".join(result.stderr.split())
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero here")
+def test_a_catalog_that_is_a_device(write: Any) -> None:
+    # a path to /dev/zero was read until memory ran out; reading stops past MAX_BYTES. Run
+    # in a child with 2 GiB of address space, so that a regression fails, not the machine.
+    data = minimal_scenario()
+    data["catalog"] = "/dev/zero"
+    path = write(data)
+    limit = "import resource; resource.setrlimit(resource.RLIMIT_AS, (2**31, 2**31))"
+    run = f"{limit}; import sys; sys.argv = ['plan', 'validate', {str(path)!r}]"
+    result = subprocess.run(
+        [sys.executable, "-c", f"{run}; from planner.cli.app import main; main()"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+    )
+    assert result.returncode == 1, result.stderr
+    assert "/dev/zero: file is larger than 1,000,000 bytes" in result.stderr
+
+
+def test_python_dash_m_runs_the_cli(tmp_path: Path) -> None:
+    # `python -m planner.cli.app …` (as the README's development notes run it) did nothing
+    # and exited 0: the module had no __main__ guard
+    result = subprocess.run(
+        [sys.executable, "-m", "planner.cli.app", "validate", str(tmp_path / "nope.yaml")],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+    )
+    assert result.returncode == 1 and "file not found" in result.stderr
+    version = subprocess.run(
+        [sys.executable, "-m", "planner.cli.app", "--version"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+    )
+    assert version.returncode == 0 and version.stdout.strip() == f"gpuplan {__version__}"
