@@ -157,7 +157,8 @@ def _configs(
     """One config, or for a windowed job one per distinct shape of its runs (the shapes
     differ only between start days on either side of a daylight-saving change)."""
     model = scenario.models[w.name]
-    compute = Fraction(w.tokens / tps / 3600).limit_denominator(10**6)
+    # exact to a micro-hour, and never 0: a token is work (a job of 1 token still runs)
+    compute = max(Fraction(w.tokens / tps / 3600).limit_denominator(10**6), Fraction(1, 10**6))
     factor = 1.0
     if mode == "spot":
         assert offer.spot is not None and w.checkpoint_every is not None
@@ -211,11 +212,11 @@ def _windowed_runs(
         opens, closes = axis.window(day, window)
         if opens >= deadline:
             break
+        # the windows after the first, up to the deadline: work not done by then is no run
+        following = (axis.window(d, window) for d in range(day + 1, axis.days))
+        later = list(itertools.takewhile(lambda w: w[0] < deadline, following))
         for start in range(max(opens, earliest), min(closes, deadline)):
-            later = (axis.window(day + k, window) for k in itertools.count(1))
-            runs = daily_runs(
-                compute, setup, itertools.chain([(start, closes)], later), setup_every_day
-            )
+            runs = daily_runs(compute, setup, [(start, closes), *later], setup_every_day)
             if runs is not None and runs.runs:
                 shapes.setdefault(runs.runs, []).append(start)
     return {shape: tuple(starts) for shape, starts in shapes.items()}

@@ -242,6 +242,9 @@ def decisions(problem: Problem, plan: Plan) -> list[str]:
         if hourly is None:
             reference = "(no hourly offer of this card to compare with)"
             break_even = None
+        elif hourly[1] == 0:
+            reference = f"({hourly[0]} rents this card hourly for nothing)"
+            break_even = None
         else:
             per_unit = hourly[1] * offer.unit_cards
             break_even = float(pool.unit_price / per_unit)

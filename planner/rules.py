@@ -102,13 +102,11 @@ def daily_runs(
     day's run pays its own setup, on packages only the first. `windows` are the real hours
     [open, close) of the daily window on consecutive local days, the first (non-empty) one
     opening at the start; a window that falls wholly in a spring-forward gap is empty and
-    holds no run. None if a day cannot progress."""
+    holds no run. None if a day cannot progress, or the windows end before the work does."""
     runs: list[tuple[int, int]] = []
     remaining = compute
     first: int | None = None
     for opens, closes in windows:
-        if remaining <= 0:
-            break
         first = opens if first is None else first
         if closes <= opens:
             continue
@@ -118,7 +116,7 @@ def daily_runs(
             return None
         if remaining <= useful:
             runs.append((opens - first, occupied_hours(remaining, this_setup)))
-            break
+            return DailyRuns(tuple(runs))
         runs.append((opens - first, closes - opens))
         remaining -= useful
-    return DailyRuns(tuple(runs))
+    return None

@@ -160,3 +160,44 @@ def test_python_dash_m_runs_the_cli(tmp_path: Path) -> None:
         timeout=120,
     )
     assert version.returncode == 0 and version.stdout.strip() == f"gpuplan {__version__}"
+
+
+# --- found in model code (fixed there) ------------------------------------------------------
+
+
+def test_windowed_work_far_past_the_deadline_is_refused_quickly(make_scenario: Any) -> None:
+    # 10 million hours of work in 08:00-22:00 windows: every start's runs stop at the
+    # deadline (they used to be walked day after day past it, for every start and config,
+    # which hung `plan solve`): no config, a deadline conflict, exit 2.
+    from planner.solve import SolveParams, solve
+    from tests.planning import job, offer
+
+    windowed = job("j", 1e7, daily_hours="08:00-22:00", deadline="2026-07-05")
+    s = make_scenario([offer("o", hourly={"price": 10})], [windowed], days=10)
+    result = solve(s, SolveParams(time_limit=5, workers=1))
+    assert result.status == "infeasible"
+    assert result.conflicts and result.conflicts[0].kind == "deadline"
+
+
+def test_a_job_of_a_few_tokens_runs_for_an_hour(make_scenario: Any) -> None:
+    # 1 token at 1,000 tokens/s is 0.28 µs of work: it used to round to 0 hours and be
+    # called infeasible; it occupies ceil(1e-6 h) = 1 h on one card: 10.00.
+    from planner.solve import SolveParams, solve
+    from tests.planning import job, offer
+
+    tiny = {**job("j", 1), "tokens": 1}
+    s = make_scenario([offer("o", hourly={"price": 10})], [tiny], days=1)
+    result = solve(s, SolveParams(time_limit=5, workers=1))
+    assert result.plan is not None and result.plan.total_cost == 10
+
+
+def test_a_free_hourly_offer_beside_a_package_is_reported(cli: Any, tmp_path: Path) -> None:
+    # the package decision compared its price with a free hourly card: division by zero
+    data = yaml.safe_load((REPO / "scenarios" / "q3-train.yaml").read_text())
+    data["offers"] = [{"id": "jz-rtx4090-48g", "hourly": {"price": 0}}]
+    data["catalog"] = str(REPO / "catalogs" / "jizhisuan-2026-09.yaml")
+    path = tmp_path / "free.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    result = cli("solve", path, "--deterministic", "--time-limit", "2", "--workers", "1")
+    assert result.exit_code == 0, result.output
+    assert "internal error" not in result.output
