@@ -225,8 +225,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "window-start-plus-one",
         "planner/configs.py",
-        "shapes.setdefault(runs.runs, []).append(opens)",
-        "shapes.setdefault(runs.runs, []).append(opens + 1)",
+        "shapes.setdefault(runs.runs, []).append(start)",
+        "shapes.setdefault(runs.runs, []).append(start + 1)",
         "windowed runs start one hour after the window opens (window openings moved from"
         " problem.py to configs._windowed_runs with the time axis)",
     ),
@@ -312,8 +312,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "min-replicas-dropped",
         "planner/serving.py",
-        "minimum = [w.min_replicas if first <= h < last else 0 for h in range(axis.hours)]",
-        "minimum = [0 if first <= h < last else 0 for h in range(axis.hours)]",
+        "minimum = [w.min_replicas * inside for inside in spans[w.name]]",
+        "minimum = [0 * inside for inside in spans[w.name]]",
         "serve workloads lose their min_replicas (in the replica jobs)",
     ),
     # --- planner/cpsat/: the CP-SAT encoding ------------------------------------------------
@@ -334,15 +334,15 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "stock-off-by-one",
         "planner/cpsat/constraints.py",
-        "self.model.add_cumulative(intervals, demands, stock)",
-        "self.model.add_cumulative(intervals, demands, stock + 1)",
+        "load.constrain(self.model, stock, self.v.sums)",
+        "load.constrain(self.model, stock + 1, self.v.sums)",
         "hourly/spot stock allows one unit more (≤ stock + 1)",
     ),
     Mutant(
         "pool-capacity-plus-one",
         "planner/cpsat/constraints.py",
-        "self.model.add_cumulative(intervals, demands, cap)",
-        "self.model.add_cumulative(intervals, demands, cap + 1)",
+        "load.constrain(self.model, cap * unit_cards, self.v.sums)",
+        "load.constrain(self.model, (cap + 1) * unit_cards, self.v.sums)",
         "jobs on package cards may use one unit more than is held",
     ),
     Mutant(
@@ -376,11 +376,11 @@ MUTANTS: tuple[Mutant, ...] = (
         "the objective leaves out hourly replicas' setup hours",
     ),
     Mutant(
-        "tie-weights-scaled",
+        "tie-index-shifted",
         "planner/cpsat/objective.py",
-        "for key in v.packages) + 1",
-        "for key in v.packages) + 2",
-        "tie-break weights grow but keep their order — equivalent",
+        "index.append(x * k)",
+        "index.append(x * (k + 1))",
+        "the last tie level counts configs from 1: a constant per job — equivalent",
     ),
     # --- planner/solution.py: the plan from a solution -------------------------------------
     Mutant(
@@ -477,8 +477,9 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "windows-every-24h",
         "planner/configs.py",
-        "        days = (axis.window(day + k, window) for k in itertools.count())",
-        "        days = ((opens + 24 * k, closes + 24 * k) for k in itertools.count())",
+        "following = (axis.window(d, window) for d in range(day + 1, axis.days))",
+        "following = ((opens + 24 * (d - day), closes + 24 * (d - day)) "
+        "for d in range(day + 1, axis.days))",
         "a windowed job's later windows are 24 × n real hours after its first (the old rule),"
         " not at local wall-clock time across a daylight-saving change",
     ),
