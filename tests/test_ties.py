@@ -70,3 +70,30 @@ def test_random_instances_same_plan_for_any_seed_and_clock(
         left = first.plan.model_dump(exclude=set(TIMING))
         right = second.plan.model_dump(exclude=set(TIMING))
         assert left == right
+
+
+def test_identical_jobs_take_their_places_in_workload_order(make_scenario: Any) -> None:
+    # Found by hypothesis: j0 and j1 are the same 10-hour job (36e6 tokens at 1,000/s); on
+    # one a100 (2/h, stock 1) and one h200 (3/h or 20 a day, stock 1) every optimum costs
+    # 20.00 and the two could swap places. The workload order decides: j0 starts first,
+    # whatever the seed.
+    offers = [
+        offer("o0-a100-80g", hourly={"price": 2, "stock": 1}),
+        offer(
+            "o1-h200-141g",
+            card="h200-141g",
+            hourly={"price": 3, "stock": 1},
+            daily={"price": 20, "stock": 1},
+        ),
+    ]
+    jobs = [job("j0", 10), job("j1", 10), job("j2", 1)]
+    s = make_scenario(offers, jobs, days=2)
+    plans = []
+    for seed in (0, 1, 2):
+        result = solve(s, SolveParams(time_limit=10, workers=2, seed=seed))
+        assert result.plan is not None and result.plan.solver is not None
+        assert result.plan.solver.ties_settled
+        plans.append(result.plan.model_dump(exclude=set(TIMING)))
+    assert plans[0] == plans[1] == plans[2]
+    starts = {a["workload"]: a["start"] for a in plans[0]["assignments"]}
+    assert starts["j0"] <= starts["j1"]

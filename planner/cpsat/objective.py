@@ -53,8 +53,9 @@ def tie_levels(problem: Problem, v: Variables) -> list[tuple[str, cp_model.Linea
     """Among plans of equal cost, the documented order (PRODUCT.md rule 12), one level at a
     time, each minimised with the levels before it fixed: fewer cards (each job's cards,
     each replica's cards per segment), earlier finishes, lower offer ids and billing modes
-    (alphabetical rank), earlier package purchases, then the lower config index (the order
-    the problem lists configs in), so that the minimiser is one plan."""
+    (alphabetical rank), earlier package purchases, earlier starts for workloads listed
+    first, then the lower config index (the order the problem lists configs in), so that
+    the minimiser is one plan."""
     mode_rank = {m: i for i, m in enumerate(sorted({"hourly", "spot", *PACKAGE_MODES}))}
     modes = len(mode_rank)
 
@@ -77,6 +78,9 @@ def tie_levels(problem: Problem, v: Variables) -> list[tuple[str, cp_model.Linea
         offers.append(replicas * rank(replica.offer, replica.mode))
         index.append(replicas * (k + 1))
     days = [n * (d + 1) for bought in v.packages.values() for d, n in bought.items()]
+    # workload order: of two jobs that could swap places, the one listed first starts first
+    jobs = len(problem.jobs)
+    order = [v.start[job.index] * (jobs - job.index) for job in problem.jobs]
     levels = [("cards", cards), ("finish", finish), ("offer", offers), ("package day", days)]
-    levels.append(("config", index))
+    levels += [("workload order", order), ("config", index)]
     return [(name, cp_model.LinearExpr.sum(terms)) for name, terms in levels if terms]
