@@ -188,6 +188,12 @@ def solve(
     bound = None if outcome.bound is None else max(Fraction(outcome.bound, scale), Fraction(0))
     status = Status(outcome.status)
     notes = {k: v for k, v in (("naive", naive_why), ("heuristic", heuristic_why)) if v}
+    if not settings.time_limit > 0:
+        notes["solver"] = (
+            f"building the model took {time.perf_counter() - started:,.0f} s of the "
+            f"{params.time_limit:g} s limit, leaving no time to search: the plan is the best "
+            "baseline (a larger --time-limit lets the solver improve it)"
+        )
     if contradicted:
         notes["solver"] = (
             "CP-SAT called the scenario infeasible although a baseline plan passes the "

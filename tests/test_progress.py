@@ -49,3 +49,12 @@ def test_the_cli_says_what_a_plan_not_proven_could_still_save(cli: Any) -> None:
     )
     assert result.exit_code == 0, result.output
     assert "not proven" in result.stdout
+
+
+def test_a_limit_spent_on_building_says_so_and_shows_the_baseline(cli: Any) -> None:
+    # loading and building ten jobs takes longer than 0.1 s: no search, the heuristic's plan
+    result = cli("solve", "scenarios/q3-train.yaml", "--time-limit", "0.1")
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.stdout.split())
+    assert "leaving no time to search: the plan is the best baseline" in text
+    assert "q3-train: feasible" in text
