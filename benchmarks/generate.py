@@ -96,6 +96,9 @@ def generate(n: int, seed: int, stock: str = "scaled") -> dict[str, Any]:
         workloads += _reserve(rng, reserves)
         offers = _stock(factor) if stock == "scaled" else []
         data = _scenario(n, seed, workloads, offers)
+        data["description"] += (
+            f"; catalog stock × {factor}" if stock == "scaled" else " --stock seeds"
+        )
         _load(folder, data)  # what `plan validate` checks
         _verify(data, folder)
     return data
@@ -105,7 +108,8 @@ def write(data: dict[str, Any], path: Path) -> Path:
     """The scenario as YAML, referring to the shipped catalog by name: no other file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     header = f"# {data['description']}\n"
-    path.write_text(header + yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+    path.write_text(header + text, encoding="utf-8")
     return path
 
 
