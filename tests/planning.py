@@ -61,6 +61,22 @@ def reserve(
     }
 
 
+def service(**fields: Any) -> dict[str, Any]:
+    """A llama-3.1-8b service ("chat") for 2026-07-01, 10 requests of 4,096 tokens in flight
+    at 20 tokens/s each; `fields` override."""
+    return {
+        "name": "chat",
+        "kind": "serve",
+        "model": "llama-3.1-8b",
+        "start": "2026-07-01",
+        "end": "2026-07-02",
+        "context_tokens": 4096,
+        "min_tokens_per_s": 20,
+        "concurrency": 10,
+        **fields,
+    }
+
+
 def scenario(
     folder: Path,
     offers: list[dict[str, Any]],

@@ -17,7 +17,7 @@ from planner.estimate.core import GIB
 from planner.estimate.memory import train_memory, workload_setup
 from planner.explain import Conflict, Relaxation, patched
 from tests.conftest import REPO
-from tests.planning import job, offer, reserve, solved
+from tests.planning import job, offer, reserve, service, solved
 
 HOURLY = {"price": 10}
 
@@ -86,16 +86,7 @@ def test_a_context_no_card_holds_names_the_service_and_the_kv_per_request(
     # 1e7 tokens (the most a scenario may ask) needs 1e7 × 16,384 B ÷ 2^30 = 152.6 GiB per
     # card; an a100-80g
     # has 72.0 GiB usable. The longest context that fits is found exactly, to the block.
-    serve = {
-        "name": "chat",
-        "kind": "serve",
-        "model": "llama-3.1-8b",
-        "start": "2026-07-01",
-        "end": "2026-07-02",
-        "context_tokens": 10**7,
-        "min_tokens_per_s": 20,
-        "concurrency": 10,
-    }
+    serve = service(context_tokens=10**7)
     s = make_scenario([offer("o", hourly=HOURLY)], [serve], days=1)
     conflict = only(s)
     assert conflict.kind == "memory" and conflict.workloads == ("chat",)
@@ -119,16 +110,7 @@ def test_a_speed_no_replica_reaches_is_a_demand_conflict(make_scenario: Any) -> 
     # One request alone decodes at bandwidth ÷ bytes read per token; 2,000 tokens/s is out
     # of reach of any a100-80g replica, and the fastest one's speed, rounded down to a
     # tenth, is the relaxation: met there, and a tenth more is not.
-    serve = {
-        "name": "chat",
-        "kind": "serve",
-        "model": "llama-3.1-8b",
-        "start": "2026-07-01",
-        "end": "2026-07-02",
-        "context_tokens": 4096,
-        "min_tokens_per_s": 2000,
-        "concurrency": 10,
-    }
+    serve = service(min_tokens_per_s=2000)
     s = make_scenario([offer("o", hourly=HOURLY)], [serve], days=1)
     conflict = only(s)
     assert conflict.kind == "demand" and conflict.needed.startswith("2000 tokens/s")
@@ -286,18 +268,7 @@ def test_reserved_cards_beyond_all_stock_add_units_on_the_cheapest_offer(
 
 def test_a_minimum_of_replicas_beyond_the_stock(make_scenario: Any) -> None:
     # 3 replicas must run; the offer sells 2 units, one replica each: add 1.
-    serve = {
-        "name": "chat",
-        "kind": "serve",
-        "model": "llama-3.1-8b",
-        "start": "2026-07-01",
-        "end": "2026-07-02",
-        "context_tokens": 4096,
-        "min_tokens_per_s": 20,
-        "concurrency": 1,
-        "min_replicas": 3,
-        "max_cards_per_replica": 1,
-    }
+    serve = service(concurrency=1, min_replicas=3, max_cards_per_replica=1)
     s = make_scenario([offer("o", hourly={"price": 10, "stock": 2})], [serve], days=1)
     conflict = only(s)
     assert conflict.needed == "3 replicas at 2026-07-01 00:00 (min_replicas)"

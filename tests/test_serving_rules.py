@@ -14,7 +14,7 @@ from planner.domain.costs import CostTerm
 from planner.domain.errors import LoadError
 from planner.domain.workload import ServeWorkload
 from planner.solve import SolveParams, solve
-from tests.planning import job, offer, reserve, solved
+from tests.planning import job, offer, reserve, service, solved
 
 
 def _reserve(cards: int, hours: str, **fields: Any) -> dict[str, Any]:
@@ -55,16 +55,7 @@ def test_setup_hours_are_held_and_stocked(make_scenario: Any) -> None:
 
 
 def test_max_cards_per_replica_limits_the_configs(make_scenario: Any) -> None:
-    serve = {
-        "name": "chat",
-        "kind": "serve",
-        "model": "llama-3.1-8b",
-        "start": "2026-07-01",
-        "end": "2026-07-02",
-        "context_tokens": 4096,
-        "min_tokens_per_s": 20,
-        "concurrency": 10,
-    }
+    serve = service()
     offers = [offer("o", hourly={"price": 10})]
     s = make_scenario(offers, [serve], days=1)
     w = s.workload("chat")
