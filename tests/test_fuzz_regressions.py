@@ -201,3 +201,17 @@ def test_a_free_hourly_offer_beside_a_package_is_reported(cli: Any, tmp_path: Pa
     result = cli("solve", path, "--deterministic", "--time-limit", "2", "--workers", "1")
     assert result.exit_code == 0, result.output
     assert "internal error" not in result.output
+
+
+def test_a_deadline_fix_past_the_longest_horizon_is_not_offered(make_scenario: Any) -> None:
+    # 10,000 h of work on one card (max_cards 1) fits no deadline inside a 366-day
+    # horizon: the conflict stands, without a relaxation (the patched scenario used to
+    # fail validation inside the explanation: an internal error).
+    from planner.solve import SolveParams, solve
+    from tests.planning import job, offer
+
+    s = make_scenario([offer("o", hourly={"price": 10})], [job("j", 10_000)], days=10)
+    result = solve(s, SolveParams(time_limit=5, workers=1))
+    assert result.status == "infeasible"
+    [conflict] = result.conflicts
+    assert conflict.kind == "deadline" and conflict.relaxations == ()

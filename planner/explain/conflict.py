@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pydantic import ValidationError
+
 from planner.domain.catalog import Catalog
 from planner.domain.merge import deep_merge
 from planner.domain.scenario import Scenario, ScenarioFile
@@ -114,6 +116,15 @@ def merged(*patches: dict[str, Any]) -> dict[str, Any]:
     for patch in patches:
         out = deep_merge(out, patch)
     return out
+
+
+def within_limits(scenario: Scenario, patch: dict[str, Any]) -> Scenario | None:
+    """`patched`, or None where the patch takes the scenario past what the planner accepts
+    (a horizon over 366 days, stock over the input limits): no relaxation to offer."""
+    try:
+        return patched(scenario, patch)
+    except ValidationError:
+        return None
 
 
 def patched(scenario: Scenario, patch: dict[str, Any]) -> Scenario:

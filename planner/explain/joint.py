@@ -25,6 +25,7 @@ from planner.explain.conflict import (
     stamp,
     stock_patch,
     when,
+    within_limits,
     workload_patch,
 )
 from planner.problem import Infeasible, Problem, build_problem
@@ -249,7 +250,8 @@ def _later_deadline(probes: Probes, scenario: Scenario, core: list[str]) -> tupl
 
         def fits(extra: int, name: str = name, own: int = own) -> bool:
             patch = workload_patch(name, deadline=stamp(axis, own + extra))
-            return probes.ok() and probes.fits(patched(scenario, patch), core)
+            changed = within_limits(scenario, patch)
+            return probes.ok() and changed is not None and probes.fits(changed, core)
 
         extra = _smallest(fits, room)
         if extra is not None:
@@ -283,7 +285,8 @@ def _more_stock(
         def fits(k: int, offer_id: str = offer_id, mode: str = mode, stock: int = stock) -> bool:
             cap = scenario.offers[offer_id].max_units
             patch = stock_patch(offer_id, mode, stock + k, None if cap is None else cap + k)
-            return probes.ok() and probes.fits(patched(scenario, patch), core)
+            changed = within_limits(scenario, patch)
+            return probes.ok() and changed is not None and probes.fits(changed, core)
 
         k = _smallest(fits, room)
         if k is not None:

@@ -24,11 +24,11 @@ from planner.explain.conflict import (
     by_value,
     gib,
     merged,
-    patched,
     plural,
     stamp,
     stock_patch,
     when,
+    within_limits,
     workload_patch,
 )
 from planner.problem import Infeasible, Job, build_problem, quote_job
@@ -127,7 +127,7 @@ def _checkpointed(scenario: Scenario, w: TrainWorkload) -> list[Relaxation]:
         }
     )
     patch = workload_patch(w.name, checkpoint_every="30m")
-    if not holding or not _has_configs(patched(scenario, patch), w.name):
+    if not holding or not _has_configs(within_limits(scenario, patch), w.name):
         return []
     text = f"checkpoints (checkpoint_every: 30m) to run on spot, where {', '.join(holding)} hold it"
     return [Relaxation(text, patch)]
@@ -300,12 +300,14 @@ def _later_deadline(
             end = local.date() + dt.timedelta(days=0 if local.time() == dt.time() else 1)
             patch = merged({"horizon": {"end": end.isoformat()}}, patch)
             text = f"extend the horizon to {end} and {text}"
-        if _has_configs(patched(scenario, patch), job.name):
+        if _has_configs(within_limits(scenario, patch), job.name):
             return (Relaxation(text, patch),)
     return ()
 
 
-def _has_configs(scenario: Scenario, name: str) -> bool:
+def _has_configs(scenario: Scenario | None, name: str) -> bool:
+    if scenario is None:  # the change is past the input limits
+        return False
     try:
         problem = build_problem(scenario, serving=True)
     except Infeasible as exc:
