@@ -7,7 +7,7 @@ Knows nothing of the solver: the CP-SAT model, the baselines and the checker all
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from fractions import Fraction
@@ -192,6 +192,7 @@ def build_problem(scenario: Scenario, serving: bool = False) -> Problem:
         for c in r.configs
         if c.rented
     }
+    replicas = [r.with_bounds(segments, _bridge(r.name, setup)) for r in replicas]
     return Problem(
         scenario,
         hours,
@@ -204,6 +205,12 @@ def build_problem(scenario: Scenario, serving: bool = False) -> Problem:
         tuple(replicas),
         setup,
     )
+
+
+def _bridge(name: str, setup: dict[tuple[str, str], int]) -> Callable[[ReplicaConfig], int]:
+    """Hours a replica of `name` may be kept through a dip: a start's setup hours on its own
+    rentals (what keeping it saves), none on held cards (starts cost nothing there)."""
+    return lambda c: setup.get((name, c.offer), 0) if c.rented else 0
 
 
 def _disk_hour(scenario: Scenario, job: str, config: ReplicaConfig) -> Fraction:

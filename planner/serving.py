@@ -10,7 +10,8 @@ one. Hours are real hours on the scenario's time axis; demand follows local wall
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 
 from planner.configs import ReplicaConfig, replica_configs, replica_modes
 from planner.demand import hourly_demand
@@ -30,6 +31,50 @@ class ReplicaJob:
     minimum: tuple[int, ...]  # per segment: replicas that must run (0 where inactive)
     hold: int = 0  # serve `min_hold_hours`: a replica started is held this long (0: no hold)
     within: tuple[bool, ...] = ()  # per segment: inside the workload's [start, end)
+    # per config, the most replicas each segment may hold (`with_bounds`)
+    bounds: dict[ReplicaConfig, tuple[int, ...]] = field(
+        default_factory=dict, compare=False, hash=False
+    )
+
+    def need(self, config: ReplicaConfig, segment: int) -> int:
+        """Replicas of `config` alone that carry the segment's demand and minimum."""
+        return int(max(self.minimum[segment], -(-self.demand[segment] // config.capacity)))
+
+    def with_bounds(
+        self, segments: Sequence[tuple[int, int]], bridge: Callable[[ReplicaConfig], int]
+    ) -> ReplicaJob:
+        """This job with each config's most replicas per segment. Under a min hold: the
+        config's peak need anywhere in the span (a hold keeps replicas no demand needs).
+        Otherwise: the most any segment within `bridge(config)` hours before or after
+        needs, between the first and last active segments. A replica kept through a dip
+        beyond what the dip needs saves a start only where the dip is no longer than its
+        setup hours (rented: ceil(setup) unit-hours a start; held cards: starts are free,
+        so 0); releasing it in a longer dip and starting it again costs no more money and
+        holds fewer units. So these bounds lose no plan.
+        """
+        active = [s for s in range(len(self.demand)) if self.active(s)]
+        bounds = {}
+        for c in self.configs:
+            needs = [self.need(c, s) for s in range(len(self.demand))]
+            if not active:
+                bounds[c] = tuple(0 for _ in needs)
+            elif self.hold:
+                peak = max(needs[s] for s in active)
+                bounds[c] = tuple(peak if inside else 0 for inside in self.within)
+            else:
+                reach = bridge(c)
+                first, last = active[0], active[-1]
+                row = [0] * len(segments)
+                for s in range(first, last + 1):
+                    a, b = segments[s]
+                    lo = hi = s  # segments within `reach` hours, contiguous around s
+                    while lo > first and segments[lo - 1][1] > a - reach:
+                        lo -= 1
+                    while hi < last and segments[hi + 1][0] < b + reach:
+                        hi += 1
+                    row[s] = max(needs[lo : hi + 1])
+                bounds[c] = tuple(row)
+        return replace(self, bounds=bounds)
 
     def active(self, segment: int) -> bool:
         return self.demand[segment] > 0 or self.minimum[segment] > 0
@@ -80,27 +125,33 @@ def reserve_configs(scenario: Scenario, workload: ReserveWorkload) -> list[Repli
     return configs
 
 
-def undominated(configs: list[ReplicaConfig]) -> list[ReplicaConfig]:
-    """Drop a config when another of the same offer and mode carries at least as much with
-    no more of what it takes (units rented, or cards of held machines): any plan using it
-    is matched, at no more money or stock, by the other."""
+def undominated(configs: list[ReplicaConfig], disks: bool = False) -> list[ReplicaConfig]:
+    """Drop a config when another of the same offer and mode does its work for no more:
+    one replica of it carries at least as much with no more of what it takes (units
+    rented, or cards of held machines), or k replicas of it take exactly as much and carry
+    at least as much (money, setup hours and stock are per unit or card, so the same; not
+    where each replica pays a disk of its own, `disks`). Any plan using the dropped config
+    is matched by the other."""
 
     def size(c: ReplicaConfig) -> int:
         return c.cards if c.held else c.units
 
-    kept = []
-    for c in configs:
-        beaten = any(
-            o is not c
-            and (o.offer, o.mode, o.held) == (c.offer, c.mode, c.held)
-            and size(o) <= size(c)
-            and o.capacity >= c.capacity
-            and (size(o), -o.capacity, o.cards) < (size(c), -c.capacity, c.cards)
-            for o in configs
-        )
-        if not beaten:
-            kept.append(c)
-    return kept
+    def beats(o: ReplicaConfig, c: ReplicaConfig) -> bool:
+        if o is c or (o.offer, o.mode, o.held) != (c.offer, c.mode, c.held):
+            return False
+        if size(o) <= size(c) and o.capacity >= c.capacity:
+            return (size(o), -o.capacity, o.cards) < (size(c), -c.capacity, c.cards)
+        k, rest = divmod(size(c), size(o))
+        return not disks and k >= 2 and not rest and k * o.capacity >= c.capacity
+
+    return [c for c in configs if not any(beats(o, c) for o in configs)]
+
+
+def _disks(scenario: Scenario, w: ServeWorkload) -> bool:
+    """Whether each replica pays a disk of its own on some offer (rule 9)."""
+    return bool(w.disk_gb) and any(
+        o.disk_price_per_gb_month is not None for o in scenario.offers.values()
+    )
 
 
 def reserve_hours(scenario: Scenario, workload: ReserveWorkload) -> list[int]:
@@ -139,7 +190,13 @@ def replica_jobs(scenario: Scenario) -> tuple[list[tuple[int, int]], list[Replic
             demand = hourly_demand(scenario, w)
             minimum = [w.min_replicas * inside for inside in spans[w.name]]
             raw.append(
-                (w.name, "serve", undominated(replica_configs(scenario, w)), demand, minimum)
+                (
+                    w.name,
+                    "serve",
+                    undominated(replica_configs(scenario, w), _disks(scenario, w)),
+                    demand,
+                    minimum,
+                )
             )
         else:
             demand = reserve_hours(scenario, w)

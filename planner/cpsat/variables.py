@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field
 
 from ortools.sat.python import cp_model
@@ -77,32 +76,9 @@ def make_variables(model: cp_model.CpModel, problem: Problem) -> Variables:
 
 
 def replica_bound(job: ReplicaJob, config: ReplicaConfig, segment: int) -> int:
-    """Most replicas of one config a segment can use: the most any one segment of the job
-    needs of it alone (P), from its first active segment to its last (under a min hold,
-    anywhere inside its span, where the hold may keep replicas that no demand needs).
-
-    Not the segment's own need: keeping a rented replica through a dip shorter than its
-    setup is cheaper than a second start, and a hold keeps it longer still. A constant P
-    loses no plan: cap a config's count n at P; where n > P, P alone carries the demand;
-    replica-hours, rises and units held only shrink (a constant cap never adds a rise);
-    and every hold is kept: at hour t, let d be the last fall of min(n, P) in (t − H, t];
-    there n(d) < P, so the capped rises up to d are at most n's, which n(d) held; after d
-    it only rises. Outside that range no replica serves anybody.
-    """
-    peak, first, last = _reach(job, config)
-    if job.hold:
-        return peak if job.within[segment] else 0
-    return peak if first <= segment <= last else 0
-
-
-@functools.lru_cache(maxsize=4096)
-def _reach(job: ReplicaJob, config: ReplicaConfig) -> tuple[int, int, int]:
-    """(P, first active segment, last active segment) of one config of a job."""
-    active = [s for s in range(len(job.demand)) if job.active(s)]
-    if not active:
-        return 0, 0, -1
-    needs = (max(job.minimum[s], -(-job.demand[s] // config.capacity)) for s in active)
-    return int(max(needs)), active[0], active[-1]
+    """Most replicas of one config a segment can use (`ReplicaJob.with_bounds` says why
+    no plan is lost)."""
+    return job.bounds[config][segment]
 
 
 def pool_cap(problem: Problem, key: tuple[str, str]) -> int:
