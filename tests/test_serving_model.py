@@ -148,3 +148,19 @@ def test_the_checker_sees_a_missing_replica_rental(make_scenario: Any) -> None:
     broken = plan.model_copy(update={"rentals": plan.rentals[1:]})
     rules = {v.rule for v in check_plan(s, broken).violations}
     assert "rental" in rules and "cost" in rules
+
+
+def test_k_replicas_that_take_the_same_cards_dominate() -> None:
+    # On held cards, two 1-card replicas (45 requests each, 90 in all) take the 2 cards of
+    # one 2-card replica carrying 80: the 2-card config goes. One carrying 100 stays; and a
+    # config whose replicas each pay a disk is never replaced by more replicas.
+    from planner.configs import ReplicaConfig
+    from planner.serving import undominated
+
+    def rc(cards: int, capacity: int, held: bool = True) -> ReplicaConfig:
+        return ReplicaConfig("h200-141g", cards, "m", "monthly", 1, "fp8", capacity, 0.0, held)
+
+    one, weak, strong = rc(1, 45), rc(2, 80), rc(2, 100)
+    assert undominated([one, weak]) == [one]
+    assert undominated([one, strong]) == [one, strong]
+    assert undominated([one, weak], disks=True) == [one, weak]
