@@ -5,7 +5,6 @@ limit."""
 from __future__ import annotations
 
 import datetime as dt
-import re
 from typing import Any
 
 import pytest
@@ -14,6 +13,7 @@ from pydantic import ValidationError
 from planner.domain.scenario import Horizon
 from tests.conftest import minimal_scenario
 from tests.planning import job, offer
+from tests.test_fuzz_regressions import refused
 
 # (name, where in minimal_scenario(), value at the limit, value past it, message past it)
 Case = tuple[str, tuple[Any, ...], Any, Any, str]
@@ -68,13 +68,8 @@ def _set(data: Any, path: tuple[Any, ...], value: Any) -> None:
 
 
 def _refused(cli: Any, path: Any, field: str, *texts: str) -> None:
-    result = cli("validate", path)
-    assert result.exit_code == 1, result.output
-    assert "internal error" not in result.output and "Traceback" not in result.output
-    text = " ".join(result.stderr.split())  # rich wraps long lines
-    assert re.search(rf"{re.escape(str(path))}:\d+:\d+: {re.escape(field)}: ", text), text
-    for part in (*texts, "the limit of", 'README "Limits of input"'):
-        assert part in text
+    """Refused at a line and column, naming the limit and where the README lists it."""
+    refused(cli, path, field, *texts, "the limit of", 'README "Limits of input"')
 
 
 @pytest.mark.parametrize(("name", "where", "limit", "past", "message"), WORKLOAD_LIMITS)
