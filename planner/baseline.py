@@ -9,6 +9,7 @@ Both are greedy, never look back, and return None where stock runs out.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -20,6 +21,8 @@ from planner.problem import Job, Problem
 from planner.rules import package_hours, packages_until
 from planner.serving import ReplicaJob
 from planner.solution import Solution
+
+_TABLES = ("rented", "held", "used", "bought", "early")
 
 
 @dataclass
@@ -43,6 +46,17 @@ class _Ledger:
                         self.bought.get(key, {}).get(day, 0) + c.units
                     )
                 self.add(self.held, key, c.start, c.end, c.units)
+
+    def snapshot(self) -> _Ledger:
+        """A copy to try a placement on: `adopt` it if it works."""
+        other = copy.copy(self)
+        for name in _TABLES:
+            setattr(other, name, copy.deepcopy(getattr(self, name)))
+        return other
+
+    def adopt(self, other: _Ledger) -> None:
+        for name in _TABLES:
+            setattr(self, name, getattr(other, name))
 
     def line(self, table: dict[tuple[str, str], list[int]], key: tuple[str, str]) -> list[int]:
         """Hours up to 31 local days past the horizon: packages may run beyond it."""
@@ -201,7 +215,8 @@ def _replicas(
     """Serve and reserve first. Naive: every segment on the hourly config with the lowest
     price per request (or card). Heuristic: the base load — the level held in most hours —
     on the package config with the lowest price per unit of capacity, when that is cheaper
-    than renting it hourly, and the rest hourly."""
+    than renting it hourly, and the rest on the hourly config that costs least for that
+    series, or the next where its stock runs out."""
     replicas: dict[tuple[int, int, int], int] = {}
     for j, job in enumerate(problem.replica_jobs):
         hourly = [
@@ -211,7 +226,6 @@ def _replicas(
         ]
         if not hourly:
             return None, f"{job.name} has no hourly config"
-        _, _, h = min(hourly)
         base = _base_load(problem, job) if careful else 0
         covered = [0] * len(problem.segments)  # capacity carried by package replicas
         held_replicas = [0] * len(problem.segments)
@@ -223,26 +237,67 @@ def _replicas(
                 if count:
                     replicas[(j, k, s)] = count
                     covered[s] = count * capacity
-        config = job.configs[h]
-        setup = problem.replica_setup[(job.name, config.offer)]
-        counts = []
-        for s in range(len(problem.segments)):
-            rest = max(0, job.demand[s] - covered[s])
-            counts.append(max(-(-rest // config.capacity), job.minimum[s] - held_replicas[s], 0))
-        counts = job.kept(problem.segments, counts)
-        before = 0
-        for s, count in enumerate(counts):
-            if count:
-                replicas[(j, h, s)] = count
-                a, b = problem.segments[s]
-                # new replicas' rentals hold their setup hours first (rules 6-7)
-                rise = max(0, count - before)
-                if not ledger.take_hourly(config.offer, a - setup, a, rise * config.units):
-                    return None, f"stock of {config.offer} hourly runs out for {job.name}"
-                if not ledger.take_hourly(config.offer, a, b, count * config.units):
-                    return None, f"stock of {config.offer} hourly runs out for {job.name}"
-            before = count
+        # naive: the lowest price per request; careful: the cheapest over this job's own
+        # series, and the next one where stock runs out
+        candidates = [min(hourly)[2]]
+        if careful:
+            series = {
+                k: _hourly_counts(problem, job, k, covered, held_replicas) for _, _, k in hourly
+            }
+            candidates = sorted(series, key=lambda k: (_hourly_cost(problem, job, k, series[k]), k))
+        why = ""
+        for h in candidates:
+            trial = ledger.snapshot()
+            counts = _hourly_counts(problem, job, h, covered, held_replicas)
+            why = _take_hourly(problem, trial, job, h, counts)
+            if not why:
+                ledger.adopt(trial)
+                replicas.update({(j, h, s): n for s, n in enumerate(counts) if n})
+                break
+        if why:
+            return None, why
     return replicas, ""
+
+
+def _hourly_counts(
+    problem: Problem, job: ReplicaJob, k: int, covered: list[int], held: list[int]
+) -> list[int]:
+    """Replicas of hourly config `k` per segment for what package replicas leave (holds
+    kept)."""
+    config = job.configs[k]
+    counts = [
+        max(-(-max(0, job.demand[s] - covered[s]) // config.capacity), job.minimum[s] - held[s], 0)
+        for s in range(len(problem.segments))
+    ]
+    return job.kept(problem.segments, counts)
+
+
+def _hourly_cost(problem: Problem, job: ReplicaJob, k: int, counts: list[int]) -> Fraction:
+    """What those replicas cost on their own rentals: held hours plus setup per rise."""
+    config = job.configs[k]
+    setup = problem.replica_setup[(job.name, config.offer)]
+    rises = sum(max(0, n - (counts[s - 1] if s else 0)) for s, n in enumerate(counts))
+    hours = sum(n * (b - a) for n, (a, b) in zip(counts, problem.segments, strict=True))
+    return problem.replica_hour_price(config) * (hours + setup * rises)
+
+
+def _take_hourly(
+    problem: Problem, ledger: _Ledger, job: ReplicaJob, k: int, counts: list[int]
+) -> str:
+    """Rent those replicas, each rise's setup hours first (rules 6-7); why not, or ""."""
+    config = job.configs[k]
+    setup = problem.replica_setup[(job.name, config.offer)]
+    before = 0
+    for s, count in enumerate(counts):
+        if count:
+            a, b = problem.segments[s]
+            rise = max(0, count - before)
+            if not ledger.take_hourly(config.offer, a - setup, a, rise * config.units):
+                return f"stock of {config.offer} hourly runs out for {job.name}"
+            if not ledger.take_hourly(config.offer, a, b, count * config.units):
+                return f"stock of {config.offer} hourly runs out for {job.name}"
+        before = count
+    return ""
 
 
 def _base_load(problem: Problem, job: ReplicaJob) -> int:

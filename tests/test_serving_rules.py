@@ -164,3 +164,21 @@ def test_a_pool_with_no_stock_does_not_make_a_feasible_plan_infeasible(
         result = solve(s, SolveParams(time_limit=10, workers=workers, deterministic=True))
         assert result.plan is not None, (workers, result.reasons)
         assert result.plan.total_cost == Decimal("3300.00")
+
+
+def test_the_heuristic_moves_to_the_next_offer_where_stock_runs_out(
+    make_scenario: Any,
+) -> None:
+    # 2 reserved cards 09:00-12:00: "cheap" (10/h) has stock 1, "dear" (12/h) stock 2.
+    # The naive plan takes the cheapest offer and stops where its stock runs out; the
+    # heuristic, like a careful person, moves to the next: 2 × 3 h × 12 = 72.00. The
+    # optimum mixes them: 3 h × 10 + 3 h × 12 = 66.00.
+    offers = [
+        offer("cheap", hourly={"price": 10, "stock": 1}),
+        offer("dear", hourly={"price": 12, "stock": 2}),
+    ]
+    plan = solved(make_scenario(offers, [_reserve(2, "09:00-12:00")], days=1)).plan
+    assert plan is not None
+    assert plan.naive_cost is None and "stock of cheap" in plan.baseline_notes["naive"]
+    assert plan.heuristic_cost == Decimal("72.00")
+    assert plan.total_cost == Decimal("66.00")
