@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from planner.domain.load import load_scenario
+from planner.domain.plan import Assignment, Plan
 from planner.domain.scenario import Scenario
 from planner.report import annotate
 from planner.solve import Result, SolveParams, solve
@@ -108,6 +109,19 @@ def scenario(
     path = folder / "scenario.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     return load_scenario(path)
+
+
+def train_of(plan: Plan, name: str) -> Assignment:
+    """The train assignment of workload `name`."""
+    return next(a for a in plan.train if a.workload == name)
+
+
+def with_assignment(plan: Plan, name: str, **changes: Any) -> Plan:
+    """`plan` with the assignment of workload `name` changed: for checker tests."""
+    assignments = [
+        a.model_copy(update=changes) if a.workload == name else a for a in plan.assignments
+    ]
+    return plan.model_copy(update={"assignments": assignments})
 
 
 def solved(s: Scenario, seconds: float = 20.0) -> Result:

@@ -11,16 +11,9 @@ from typing import Any
 from planner.check import check_plan
 from planner.domain.costs import CostTerm
 from planner.domain.plan import Plan, ReplicaAssignment
-from tests.planning import job, offer, reserve, solved
+from tests.planning import job, offer, reserve, solved, with_assignment
 
 H = dt.timedelta(hours=1)
-
-
-def _replace(plan: Plan, name: str, **changes: Any) -> Plan:
-    assignments = [
-        a.model_copy(update=changes) if a.workload == name else a for a in plan.assignments
-    ]
-    return plan.model_copy(update={"assignments": assignments})
 
 
 def _restated(plan: Plan, total: str, storage: str) -> Plan:
@@ -65,7 +58,7 @@ def test_a_replica_use_that_ends_before_it_starts_earns_no_money_back(
     s, plan, desk = _desk_on_a_package(make_scenario)
     [u] = desk.uses
     back = u.model_copy(update={"start": u.start + 10 * H, "end": u.start})
-    tampered = _replace(
+    tampered = with_assignment(
         plan, "desk", uses=[u, back], cost=Decimal("-7.00"), package_share=Decimal("-29.17")
     )
     tampered = _restated(tampered, total="93.00", storage="-7.00")
@@ -76,10 +69,11 @@ def test_negative_replicas_are_refused(make_scenario: Any) -> None:
     # A use of -1 replicas was skipped without a word; a plan may not state one.
     s, plan, desk = _desk_on_a_package(make_scenario)
     [u] = desk.uses
-    tampered = _replace(plan, "desk", uses=[u, u.model_copy(update={"replicas": -1})])
+    tampered = with_assignment(plan, "desk", uses=[u, u.model_copy(update={"replicas": -1})])
     assert _rules(s, tampered) == [("config", "desk")]
     # zero replicas carry nothing and cost nothing: not a broken rule
-    assert check_plan(s, _replace(plan, "desk", uses=[u, u.model_copy(update={"replicas": 0})])).ok
+    zero = u.model_copy(update={"replicas": 0})
+    assert check_plan(s, with_assignment(plan, "desk", uses=[u, zero])).ok
 
 
 def test_a_train_assignment_costs_only_the_rentals_of_its_runs(make_scenario: Any) -> None:
@@ -92,11 +86,11 @@ def test_a_train_assignment_costs_only_the_rentals_of_its_runs(make_scenario: An
     assert plan is not None and check_plan(s, plan).ok
     a = next(x for x in plan.train if x.workload == "a")
     assert (a.rentals, a.cost) == (["a"], Decimal("30.00"))
-    steal = _replace(plan, "a", rentals=["a", "b"], cost=Decimal("50.00"))
+    steal = with_assignment(plan, "a", rentals=["a", "b"], cost=Decimal("50.00"))
     assert sorted(_rules(s, steal)) == [("cost", "a"), ("rental", "a")]
-    twice = _replace(plan, "a", rentals=["a", "a"], cost=Decimal("60.00"))
+    twice = with_assignment(plan, "a", rentals=["a", "a"], cost=Decimal("60.00"))
     assert sorted(_rules(s, twice)) == [("cost", "a"), ("rental", "a")]
-    ghost = _replace(plan, "a", rentals=["a", "no-such-rental"])
+    ghost = with_assignment(plan, "a", rentals=["a", "no-such-rental"])
     assert _rules(s, ghost) == [("rental", "a")]
 
 
@@ -109,8 +103,9 @@ def test_a_replica_assignment_lists_exactly_its_own_rentals(make_scenario: Any) 
     assert plan is not None and check_plan(s, plan).ok
     [desk] = plan.replica
     assert len(desk.rentals) == 1 and desk.cost == Decimal("30.00")
-    assert _rules(s, _replace(plan, "desk", rentals=[*desk.rentals, "a"])) == [("rental", "desk")]
-    assert _rules(s, _replace(plan, "desk", rentals=[])) == [("rental", "desk")]
+    extra = with_assignment(plan, "desk", rentals=[*desk.rentals, "a"])
+    assert _rules(s, extra) == [("rental", "desk")]
+    assert _rules(s, with_assignment(plan, "desk", rentals=[])) == [("rental", "desk")]
 
 
 def test_a_whole_day_window_is_one_run_per_day(make_scenario: Any) -> None:
@@ -132,7 +127,7 @@ def test_a_whole_day_window_is_one_run_per_day(make_scenario: Any) -> None:
     assert check_plan(s, plan).ok
     # one 31-hour rental over both days (one setup: 30.5 h → 31 h) is not rule 3's plan
     merged = a.runs[0].model_copy(update={"end": a.runs[1].end})
-    one = _replace(plan, "a", runs=[merged], rentals=["a#1"])
+    one = with_assignment(plan, "a", runs=[merged], rentals=["a#1"])
     rental = next(r for r in plan.rentals if r.id == "a#1").model_copy(
         update={"end": a.runs[1].end}
     )

@@ -7,21 +7,10 @@ import datetime as dt
 from typing import Any
 
 from planner.check import check_plan
-from planner.domain.plan import Assignment, Plan
-from tests.planning import job, offer, solved
+from planner.domain.plan import Plan
+from tests.planning import job, offer, solved, train_of, with_assignment
 
 H = dt.timedelta(hours=1)
-
-
-def _train(plan: Plan, name: str) -> Assignment:
-    return next(a for a in plan.train if a.workload == name)
-
-
-def _replace(plan: Plan, name: str, **changes: Any) -> Plan:
-    assignments = [
-        a.model_copy(update=changes) if a.workload == name else a for a in plan.assignments
-    ]
-    return plan.model_copy(update={"assignments": assignments})
 
 
 def _violations(s: Any, plan: Plan) -> list[tuple[str, str]]:
@@ -36,11 +25,11 @@ def test_an_assignment_ends_with_its_last_run(make_scenario: Any) -> None:
     )
     plan = solved(s).plan
     assert plan is not None and check_plan(s, plan).ok
-    j = _train(plan, "j")
+    j = train_of(plan, "j")
     assert len(j.runs) == 2
-    early = _replace(plan, "j", end=j.runs[0].end)
+    early = with_assignment(plan, "j", end=j.runs[0].end)
     assert _violations(s, early) == [("duration", "j")]
-    late_start = _replace(plan, "j", start=j.start + H)
+    late_start = with_assignment(plan, "j", start=j.start + H)
     assert _violations(s, late_start) == [("duration", "j")]
 
 
@@ -56,10 +45,10 @@ def test_stated_compute_hours_include_spot_rework(make_scenario: Any) -> None:
     )
     plan = solved(s).plan
     assert plan is not None and check_plan(s, plan).ok
-    j = _train(plan, "j")
+    j = train_of(plan, "j")
     assert j.mode == "spot" and j.compute_hours == 9
-    assert _violations(s, _replace(plan, "j", compute_hours=6.0)) == [("duration", "j")]
-    assert check_plan(s, _replace(plan, "j", compute_hours=9.00005)).ok
+    assert _violations(s, with_assignment(plan, "j", compute_hours=6.0)) == [("duration", "j")]
+    assert check_plan(s, with_assignment(plan, "j", compute_hours=9.00005)).ok
 
 
 def test_stated_setup_hours_are_rule_two(make_scenario: Any) -> None:
@@ -71,5 +60,5 @@ def test_stated_setup_hours_are_rule_two(make_scenario: Any) -> None:
     )
     plan = solved(s).plan
     assert plan is not None and check_plan(s, plan).ok
-    assert _train(plan, "j").setup_hours == 0.5
-    assert _violations(s, _replace(plan, "j", setup_hours=0.0)) == [("duration", "j")]
+    assert train_of(plan, "j").setup_hours == 0.5
+    assert _violations(s, with_assignment(plan, "j", setup_hours=0.0)) == [("duration", "j")]

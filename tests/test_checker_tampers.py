@@ -8,25 +8,14 @@ from decimal import Decimal
 from typing import Any
 
 from planner.check import check_plan
-from planner.domain.plan import Assignment, Plan, Rental
-from tests.planning import job, offer, reserve, solved
+from planner.domain.plan import Plan, Rental
+from tests.planning import job, offer, reserve, solved, train_of, with_assignment
 
 H = dt.timedelta(hours=1)
 
 
-def _train(plan: Plan, name: str) -> Assignment:
-    return next(a for a in plan.train if a.workload == name)
-
-
 def _rental(plan: Plan, rental_id: str) -> Rental:
     return next(r for r in plan.rentals if r.id == rental_id)
-
-
-def _replace(plan: Plan, name: str, **changes: Any) -> Plan:
-    assignments = [
-        a.model_copy(update=changes) if a.workload == name else a for a in plan.assignments
-    ]
-    return plan.model_copy(update={"assignments": assignments})
 
 
 def test_two_concurrent_runs_cannot_share_one_rental(make_scenario: Any) -> None:
@@ -35,9 +24,9 @@ def test_two_concurrent_runs_cannot_share_one_rental(make_scenario: Any) -> None
     s = make_scenario([offer("o", hourly={"price": 10, "stock": 1})], [job("a", 3), job("b", 3)])
     plan = solved(s).plan
     assert plan is not None and plan.total_cost == Decimal("60.00")
-    a, b = _train(plan, "a"), _train(plan, "b")
+    a, b = train_of(plan, "a"), train_of(plan, "b")
     runs = [r.model_copy() for r in a.runs]
-    tampered = _replace(plan, "b", start=a.start, end=a.end, runs=runs, rentals=a.rentals)
+    tampered = with_assignment(plan, "b", start=a.start, end=a.end, runs=runs, rentals=a.rentals)
     tampered = tampered.model_copy(
         update={
             "rentals": [r for r in plan.rentals if r.id not in b.rentals],
@@ -55,9 +44,9 @@ def test_a_train_job_cannot_run_on_a_reserve_rental(make_scenario: Any) -> None:
     plan = solved(s).plan
     assert plan is not None
     desk = next(r for r in plan.rentals if r.workload == "desk")
-    a = _train(plan, "a")
+    a = train_of(plan, "a")
     at = desk.start
-    tampered = _replace(
+    tampered = with_assignment(
         plan,
         "a",
         start=at,
@@ -98,13 +87,13 @@ def test_an_occupied_hours_slip_is_caught(make_scenario: Any) -> None:
     s = make_scenario([offer("o", hourly={"price": 10})], [job("a", 5)], days=1)
     plan = solved(s).plan
     assert plan is not None
-    a = _train(plan, "a")
+    a = train_of(plan, "a")
     [r] = plan.rentals
     short_run = a.runs[0].model_copy(update={"end": a.start + 3 * H})
     short = r.model_copy(
         update={"end": r.start + 3 * H, "billed_hours": Decimal(3), "cost": Decimal("30.00")}
     )
-    tampered = _replace(plan, "a", end=a.start + 3 * H, runs=[short_run], hours=3)
+    tampered = with_assignment(plan, "a", end=a.start + 3 * H, runs=[short_run], hours=3)
     tampered = tampered.model_copy(update={"rentals": [short], "total_cost": Decimal("30.00")})
     [slip] = [v for v in check_plan(s, tampered).violations if v.rule == "duration"]
     assert slip.amount == 2
@@ -118,10 +107,10 @@ def test_a_legal_start_the_model_never_writes_is_accepted(make_scenario: Any) ->
     )
     plan = solved(s).plan
     assert plan is not None
-    a = _train(plan, "a")
+    a = train_of(plan, "a")
     [r] = plan.rentals
     later = 4 * H
-    moved = _replace(
+    moved = with_assignment(
         plan,
         "a",
         start=a.start + later,
@@ -134,7 +123,7 @@ def test_a_legal_start_the_model_never_writes_is_accepted(make_scenario: Any) ->
     result = check_plan(s, moved)
     assert result.ok, result.violations
     # and a start outside the window is not
-    early = _replace(
+    early = with_assignment(
         moved,
         "a",
         start=a.start - 2 * H,
