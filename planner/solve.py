@@ -135,8 +135,9 @@ def solve(
     heuristic, heuristic_why = greedy(problem, careful=True)
     model = CpModel(problem)
     hints = [s for s in (heuristic, naive) if s is not None]
-    if hints:
-        model.hint(min(hints, key=lambda s: s.cost(problem)))
+    best = min(hints, key=lambda s: s.cost(problem)) if hints else None  # the cheaper baseline
+    if best is not None:
+        model.hint(best)
     scale = problem.money_scale
 
     def progress(incumbent: int | None, bound: int, elapsed: float) -> None:
@@ -164,20 +165,22 @@ def solve(
                 )
             ]
         )
-    contradicted = outcome.status == "infeasible" and bool(hints)
+    contradicted = outcome.status == "infeasible" and best is not None
     if contradicted:
         # a baseline plan exists, so the solver's proof is wrong (CP-SAT 9.14-9.15 had a
         # presolve fault that did this); the plan shown is the baseline, checked as always
         outcome = replace(outcome, status="unknown")
-    if outcome.solution is None and outcome.status == "unknown" and hints:
+    if outcome.solution is None and outcome.status == "unknown" and best is not None:
         # the solver found nothing better in time: the checked baseline is still a plan
-        best = min(hints, key=lambda s: s.cost(problem))
         outcome = replace(outcome, status="feasible", solution=best, bound=None, terms={})
-    elif outcome.status == "feasible" and outcome.solution is not None and hints:
+    elif (
+        outcome.status == "feasible"
+        and outcome.solution is not None
+        and best is not None
+        and best.cost(problem) < outcome.solution.cost(problem)
+    ):
         # never show a plan dearer than a baseline: CP-SAT may end the limit on a worse one
-        best = min(hints, key=lambda s: s.cost(problem))
-        if best.cost(problem) < outcome.solution.cost(problem):
-            outcome = replace(outcome, solution=best, objective=None, terms={})
+        outcome = replace(outcome, solution=best, objective=None, terms={})
     if outcome.solution is None:
         return _no_plan(problem, outcome.status, params, outcome.size, started)
     solution = outcome.solution
