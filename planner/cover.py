@@ -1,0 +1,57 @@
+"""The least cost of whole replicas that carry a segment's demand and minimum: shared by the
+solver's cover cuts and the solver-free lower bound."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from fractions import Fraction
+
+# Above this many DP steps the least cover falls back to its LP value (still a lower bound).
+DP_STEPS = 400_000
+
+
+def least_cover(items: Sequence[tuple[int, int]], demand: int, minimum: int) -> int:
+    """min Σ w·r over non-negative integers r with Σ c·r ≥ demand and Σ r ≥ minimum, for
+    items (c, w); by dynamic programming over (demand covered, replicas) capped at the
+    targets, or where that is too large the LP value rounded up (Σ w·r is an integer)."""
+    if (demand <= 0 and minimum <= 0) or not items:
+        return 0  # nothing to carry, or nothing can carry it (then no plan exists at all)
+    states = (demand + 1) * (minimum + 1)
+    if states * len(items) > DP_STEPS:
+        return math.ceil(_lp_cover(items, demand, minimum))
+    inf = math.inf
+    best = [[inf] * (minimum + 1) for _ in range(demand + 1)]
+    best[0][0] = 0
+    for d in range(demand + 1):  # every move raises d or n until both are capped
+        for n in range(minimum + 1):
+            here = best[d][n]
+            if here == inf:
+                continue
+            for c, w in items:
+                d2, n2 = min(demand, d + c), min(minimum, n + 1)
+                if (d2, n2) != (d, n) and here + w < best[d2][n2]:
+                    best[d2][n2] = here + w
+    least = best[demand][minimum]
+    return 0 if least == inf else int(least)
+
+
+def _lp_cover(items: Sequence[tuple[int, int]], demand: int, minimum: int) -> Fraction:
+    """The LP value of `least_cover`: some optimal vertex uses at most two items."""
+    best: Fraction | None = None
+
+    def consider(value: Fraction) -> None:
+        nonlocal best
+        if best is None or value < best:
+            best = value
+
+    for c, w in items:  # one item: enough of it for both rows
+        if c > 0 or demand <= 0:
+            consider(w * max(Fraction(max(demand, 0), max(c, 1)), Fraction(minimum)))
+    for (c1, w1), (c2, w2) in ((a, b) for a in items for b in items if a[0] > b[0]):
+        # both rows tight: r1 + r2 = minimum, c1·r1 + c2·r2 = demand
+        r1 = Fraction(demand - c2 * minimum, c1 - c2)
+        r2 = minimum - r1
+        if r1 >= 0 and r2 >= 0:
+            consider(w1 * r1 + w2 * r2)
+    return Fraction(0) if best is None else best  # None: nothing carries it, no plan
