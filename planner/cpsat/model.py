@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from ortools.sat.python import cp_model, cp_model_helper
 
 from planner.cpsat.constraints import Constraints
+from planner.cpsat.cuts import cover_cuts, package_cuts
 from planner.cpsat.objective import cost_terms, tie_levels
 from planner.cpsat.variables import make_variables, pool_cap
 from planner.domain.costs import CostTerm
@@ -22,6 +23,22 @@ STATUS = {
     cp_model.MODEL_INVALID: "invalid",
     cp_model.UNKNOWN: "unknown",
 }
+# Full-problem subsolvers, in the order CP-SAT takes them as workers allow. `max_lp` (the
+# full LP relaxation, cuts included) first: with CP-SAT's default four (default_lp, core,
+# no_lp) the LP worker of a 140k-variable quarter sat on a bound of one service's cost;
+# max_lp in its place, 50 s on 2 cores, lifted a generated 10-workload quarter's bound from
+# 4,532 to 19,225 (plan 19,946) and q3's from 386,705 to 391,068 (benchmarks/RESULTS.md).
+PORTFOLIO = (
+    "max_lp",
+    "core",
+    "no_lp",
+    "quick_restart",
+    "default_lp",
+    "reduced_costs",
+    "pseudo_costs",
+    "lb_tree_search",
+    "probing",
+)
 # incumbent (None when only the bound moved), bound (scaled money), elapsed s
 Progress = Callable[[int | None, int, float], None]
 
@@ -58,11 +75,16 @@ class _Progress(cp_model.CpSolverSolutionCallback):
 class CpModel:
     """The CP-SAT program of a problem."""
 
-    def __init__(self, problem: Problem, require_all: bool = True) -> None:
+    def __init__(self, problem: Problem, require_all: bool = True, cuts: bool = True) -> None:
         self.problem = problem
         self.model = cp_model.CpModel()
         self.v = make_variables(self.model, problem)
         Constraints(self.model, problem, self.v, require_all).add_constraints()
+        self.cuts = (
+            cover_cuts(self.model, problem, self.v) + package_cuts(self.model, problem, self.v)
+            if cuts
+            else 0
+        )
         self.terms = cost_terms(problem, self.v)
         self.cost = cp_model.LinearExpr.sum(list(self.terms.values()))
 
@@ -205,6 +227,8 @@ class CpModel:
         # With few workers CP-SAT runs one full-problem LP search, which can sit on a bound
         # of 0 (seen on serving instances); interleaving all subsolvers proves them at once.
         params.interleave_search = settings.workers < 4
+        if not params.interleave_search:
+            params.subsolvers.extend(PORTFOLIO)
         if settings.deterministic:
             params.max_deterministic_time = limit
         else:
