@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections.abc import Callable
@@ -16,8 +17,10 @@ from fractions import Fraction
 
 from planner import explain
 from planner.baseline import greedy
+from planner.bound import lower_bound
 from planner.check import CheckResult, check_plan
 from planner.cpsat.model import CpModel, Outcome, SolverSettings
+from planner.cpsat.variables import estimated_variables
 from planner.domain.costs import CostTerm
 from planner.domain.errors import Issue, LoadError
 from planner.domain.money import money
@@ -133,23 +136,28 @@ def solve(
         return _proven(explain.alone(scenario, exc.jobs))  # one per job without a config
     naive, naive_why = greedy(problem, careful=False)
     heuristic, heuristic_why = greedy(problem, careful=True)
-    model = CpModel(problem)
+    floor = lower_bound(problem).total  # sees every workload, where CP-SAT's may not
     hints = [s for s in (heuristic, naive) if s is not None]
     best = min(hints, key=lambda s: s.cost(problem)) if hints else None  # the cheaper baseline
-    if best is not None:
+    # a model too large to build and search within the limits is not built (a baseline
+    # stands in, with the relaxation's bound); why, in the plan's notes
+    too_large = _too_large(problem, params, started, best is not None)
+    model = None if too_large else CpModel(problem)
+    if model is not None and best is not None:
         model.hint(best)
     scale = problem.money_scale
 
     def progress(incumbent: int | None, bound: int, elapsed: float) -> None:
         if on_progress is not None:
             found = None if incumbent is None else Fraction(incumbent, scale)
-            on_progress(found, Fraction(bound, scale), elapsed)
+            on_progress(found, max(Fraction(bound, scale), floor), elapsed)
 
     settings = replace(params.settings(), time_limit=search_seconds(params, started))
-    if settings.time_limit > 0:
+    if model is not None and settings.time_limit > 0:
         outcome = model.solve(settings, progress)
-    else:  # building took the whole limit: no search, the best baseline if there is one
-        outcome = Outcome("unknown", None, None, None, 0.0, model.size())
+    else:  # no model, or building it took the whole limit: the best baseline if any
+        size = model.size() if model else {"variables": estimated_variables(problem)}
+        outcome = Outcome("unknown", None, None, None, 0.0, size)
     if outcome.status == "invalid":
         # CP-SAT refuses a model whose integers overflow: prices or counts far beyond a plan
         raise LoadError(
@@ -182,16 +190,26 @@ def solve(
         # never show a plan dearer than a baseline: CP-SAT may end the limit on a worse one
         outcome = replace(outcome, solution=best, objective=None, terms={})
     if outcome.solution is None:
-        return _no_plan(problem, outcome.status, params, outcome.size, started)
+        return _no_plan(problem, outcome.status, params, outcome.size, started, too_large)
     solution = outcome.solution
     objective = solution.cost(problem)
     if outcome.objective is not None and objective > Fraction(outcome.objective, scale):
         # below a proven optimum the solver may leave slack, never a lower objective
         raise PlanRejected(_mismatch(objective, Fraction(outcome.objective, scale), scenario))
-    bound = None if outcome.bound is None else max(Fraction(outcome.bound, scale), Fraction(0))
     status = Status(outcome.status)
     notes = {k: v for k, v in (("naive", naive_why), ("heuristic", heuristic_why)) if v}
-    if not settings.time_limit > 0:
+    # the better of two valid bounds: CP-SAT's, and the solver-free relaxation's
+    solver_bound = None if outcome.bound is None else Fraction(outcome.bound, scale)
+    bound: Fraction | None = max(solver_bound or Fraction(0), floor)
+    if floor > objective:  # a bound above a checked plan is a bug in the relaxation
+        notes["bound"] = (
+            f"the relaxation's bound {float(floor):,.2f} exceeds this checked plan's cost: a "
+            "bug (please report it); only CP-SAT's bound is shown"
+        )
+        bound = None if solver_bound is None else max(solver_bound, Fraction(0))
+    if too_large:
+        notes["solver"] = too_large
+    elif not settings.time_limit > 0:
         notes["solver"] = (
             f"building the model took {time.perf_counter() - started:,.0f} s of the "
             f"{params.time_limit:g} s limit, leaving no time to search: the plan is the best "
@@ -234,6 +252,39 @@ def solve(
     )
 
 
+# The largest model gpuplan builds: about 1.1M variables peaked at 3.4 GB on 2 cores
+# (benchmarks/RESULTS.md, 100 generated workloads), under the 4 GB the issue allows.
+MAX_VARIABLES = 1_200_000
+# Seconds to build one variable's worth of model, measured on the 2-core machine (3.2M
+# variables in about 90 s): a model whose build would eat more than half of what is left
+# of the time limit leaves the search too little to beat the baseline it starts from.
+BUILD_SECONDS_PER_VARIABLE = 28e-6
+
+
+def _too_large(problem: Problem, params: SolveParams, started: float, baseline: bool) -> str:
+    """Why the CP-SAT model is not built (empty: it is). Never for lack of time alone when
+    no baseline plan exists: then the model is the only way to a plan."""
+    estimate = estimated_variables(problem)
+    if estimate > MAX_VARIABLES:
+        return (
+            f"the CP-SAT model would have about {estimate:,} variables, more than the "
+            f"{MAX_VARIABLES:,} gpuplan builds (memory); the plan is the best checked "
+            "baseline, its gap against the relaxation's bound"
+        )
+    if baseline and not params.deterministic:
+        left = params.time_limit - (time.perf_counter() - started)
+        build = estimate * BUILD_SECONDS_PER_VARIABLE
+        if build > left / 2:
+            return (
+                f"building the CP-SAT model (about {estimate:,} variables, ~{build:,.0f} s) "
+                f"would take more than half of the {left:,.0f} s left of the time limit; the "
+                "plan is the best checked baseline, its gap against the relaxation's bound "
+                f"(a --time-limit of {math.ceil(build * 4 + (time.perf_counter() - started))} s "
+                "or more lets the solver improve it)"
+            )
+    return ""
+
+
 def _accept(scenario: Scenario, plan: Plan, objective: Fraction) -> None:
     """The checker's verdict: every rule holds and its total is the solver's objective."""
     check = check_plan(scenario, plan)
@@ -251,7 +302,12 @@ def _accept(scenario: Scenario, plan: Plan, objective: Fraction) -> None:
 
 
 def _no_plan(
-    problem: Problem, status: str, params: SolveParams, size: dict[str, int], started: float
+    problem: Problem,
+    status: str,
+    params: SolveParams,
+    size: dict[str, int],
+    started: float,
+    too_large: str = "",
 ) -> Result:
     # A workload that cannot be planned even alone is proven so from the estimates and the
     # rules, over every option: a proof however the solver ended.
@@ -263,6 +319,8 @@ def _no_plan(
         left = replace(params.settings(), time_limit=search_seconds(params, started))
         return _proven(explain.joint_conflicts(problem, left), problem, size)
     reasons = [f"no plan found within {params.time_limit:g} s"]
+    if too_large:
+        reasons = [f"no plan: {too_large.split(';')[0]}, and neither baseline found a plan"]
     return Result(Status(status), problem=problem, reasons=reasons, size=size)
 
 

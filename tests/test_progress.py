@@ -52,9 +52,12 @@ def test_the_cli_says_what_a_plan_not_proven_could_still_save(cli: Any) -> None:
 
 
 def test_a_limit_spent_on_building_says_so_and_shows_the_baseline(cli: Any) -> None:
-    # loading and building ten jobs takes longer than 0.1 s: no search, the heuristic's plan
+    # loading ten jobs leaves less than 0.1 s, too little to build the model in: no model,
+    # no search, the heuristic's plan, and what limit would let the solver improve it
     result = cli("solve", "scenarios/q3-train.yaml", "--time-limit", "0.1")
     assert result.exit_code == 0, result.output
     text = " ".join(result.stdout.split())
-    assert "leaving no time to search: the plan is the best baseline" in text
+    assert "would take more than half of the" in text
+    assert "the plan is the best checked baseline" in text
+    assert "lets the solver improve it" in text
     assert "q3-train: feasible" in text

@@ -99,3 +99,20 @@ def pool_cap(problem: Problem, key: tuple[str, str]) -> int:
         if c.held and (c.offer, c.mode) == key
     )
     return users + sum(c.units for c in pool.committed)
+
+
+def estimated_variables(problem: Problem) -> int:
+    """About how many variables `make_variables` and the constraints will create, counted
+    before building anything: replica counts (and rental starts) per config and segment,
+    a choice, start and run intervals per train config, purchases and free units per pool
+    and day, and the pools' per-segment usage."""
+    count = 0
+    for job in problem.replica_jobs:
+        for config in job.configs:
+            active = sum(1 for most in job.bounds[config] if most)
+            count += active * (2 if config.rented or job.hold else 1)
+    for train in problem.jobs:
+        count += 2 + sum(1 + len(c.runs) for c in train.configs)
+    count += 2 * len(problem.pools) * problem.axis.days
+    count += 2 * len(problem.pools) * len(problem.segments)
+    return count
