@@ -80,9 +80,10 @@ class _Ledger:
         key = (offer, "hourly")
         stock = self.problem.offers[offer].billing("hourly").stock
         line = self.line(self.rented, key)
+        committed = self.line(self.held, key)  # committed hourly units count against stock
 
         def level(x: int) -> int:
-            return line[x] if x >= 0 else self.early.get((key, x), 0)
+            return line[x] + committed[x] if x >= 0 else self.early.get((key, x), 0)
 
         if not units:
             return True
@@ -185,11 +186,27 @@ def heuristic_solution(problem: Problem) -> Solution | None:
 
 
 def greedy(problem: Problem, careful: bool) -> tuple[Solution | None, str]:
-    """The naive (careful=False) or heuristic plan, or None and why it has none."""
+    """The naive (careful=False) or heuristic plan, or None and why it has none. The
+    heuristic is the cheaper of two orders a careful person might take: serving first (its
+    base load on packages that train jobs then reuse), or train jobs first (packages bought
+    for jobs that need them, their idle cards then serving for free); serving first on a tie."""
+    plan, why = _greedy(problem, careful, trains_first=False)
+    if not careful:
+        return plan, why
+    other, other_why = _greedy(problem, careful, trains_first=True)
+    if other is not None and (plan is None or other.cost(problem) < plan.cost(problem)):
+        return other, other_why
+    return plan, why
+
+
+def _greedy(problem: Problem, careful: bool, trains_first: bool) -> tuple[Solution | None, str]:
     ledger = _Ledger(problem)
-    replicas, why = _replicas(problem, ledger, careful)
-    if replicas is None:
-        return None, why
+    replicas: dict[tuple[int, int, int], int] = {}
+    if not trains_first:
+        served, why = _replicas(problem, ledger, careful)
+        if served is None:
+            return None, why
+        replicas = served
     configs = [0] * len(problem.jobs)
     starts = [0] * len(problem.jobs)
     ends = [0] * len(problem.jobs)
@@ -205,12 +222,17 @@ def greedy(problem: Problem, careful: bool) -> tuple[Solution | None, str]:
         ledger.place(config, start, packages)
         configs[job.index], starts[job.index] = k, start
         ends[job.index] = start + config.span
+    if trains_first:
+        served, why = _replicas(problem, ledger, careful, reuse=True)
+        if served is None:
+            return None, why
+        replicas = served
     bought = {key: dict(sorted(b.items())) for key, b in ledger.bought.items() if b}
     return Solution(tuple(configs), tuple(starts), bought, replicas), ""
 
 
 def _replicas(
-    problem: Problem, ledger: _Ledger, careful: bool
+    problem: Problem, ledger: _Ledger, careful: bool, reuse: bool = False
 ) -> tuple[dict[tuple[int, int, int], int] | None, str]:
     """Serve and reserve first. Naive: every segment on the hourly config with the lowest
     price per request (or card). Heuristic: the base load — the level held in most hours —
@@ -237,6 +259,8 @@ def _replicas(
                 if count:
                     replicas[(j, k, s)] = count
                     covered[s] = count * capacity
+        if reuse and not job.hold:
+            _reuse_idle(problem, ledger, j, replicas, covered, held_replicas)
         # naive: the lowest price per request; careful: the cheapest over this job's own
         # series, and the next one where stock runs out
         candidates = [min(hourly)[2]]
@@ -257,6 +281,42 @@ def _replicas(
         if why:
             return None, why
     return replicas, ""
+
+
+def _reuse_idle(
+    problem: Problem,
+    ledger: _Ledger,
+    j: int,
+    replicas: dict[tuple[int, int, int], int],
+    covered: list[int],
+    held_replicas: list[int],
+) -> None:
+    """Replicas on package units already held and idle (bought for train jobs) carry what
+    they can of the rest, free but for their disks: the most capacity per unit first. A
+    replica takes whole units here, whatever its cards (the plan may share them finer)."""
+    job = problem.replica_jobs[j]
+    options = sorted(
+        (Fraction(c.units, c.capacity), k)
+        for k, c in enumerate(job.configs)
+        if c.held and any(ledger.held.get((c.offer, c.mode), ()))
+    )
+    for _, k in options:
+        config = job.configs[k]
+        key = (config.offer, config.mode)
+        held, used = ledger.line(ledger.held, key), ledger.line(ledger.used, key)
+        for s, (a, b) in enumerate(problem.segments):
+            if not job.active(s):
+                continue
+            short = -(-max(0, job.demand[s] - covered[s]) // config.capacity)
+            need = max(short, job.minimum[s] - held_replicas[s], 0)
+            idle = min(held[h] - used[h] for h in range(a, b)) // config.units
+            most = job.bounds[config][s] - replicas.get((j, k, s), 0)
+            n = min(need, idle, most)
+            if n > 0:
+                replicas[(j, k, s)] = replicas.get((j, k, s), 0) + n
+                covered[s] += n * config.capacity
+                held_replicas[s] += n
+                ledger.add(ledger.used, key, a, b, n * config.units)
 
 
 def _hourly_counts(

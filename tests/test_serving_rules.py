@@ -8,11 +8,13 @@ from typing import Any
 
 import pytest
 
+from planner import baseline
 from planner.check import check_plan
 from planner.configs import replica_configs
 from planner.domain.costs import CostTerm
 from planner.domain.errors import LoadError
 from planner.domain.workload import ServeWorkload
+from planner.problem import build_problem
 from planner.solve import SolveParams, solve
 from tests.planning import job, offer, reserve, service, solved
 
@@ -182,3 +184,20 @@ def test_the_heuristic_moves_to_the_next_offer_where_stock_runs_out(
     assert plan.naive_cost is None and "stock of cheap" in plan.baseline_notes["naive"]
     assert plan.heuristic_cost == Decimal("72.00")
     assert plan.total_cost == Decimal("66.00")
+
+
+def test_the_heuristic_serves_from_idle_cards_of_a_package_a_job_bought(
+    make_scenario: Any,
+) -> None:
+    # A 5 h job: hourly 5 × 100 = 500, a daily package 300, so it takes the package. People
+    # need 1 card 09:00-11:00: 200 hourly. Serving first, the heuristic rents them (a
+    # package for 2 h is dearer) and the job then buys its package: 500. Train jobs first,
+    # the job's package is held all day and the people use its idle card: 300, the optimum.
+    offers = [offer("o", hourly={"price": 100, "stock": 2}, daily={"price": 300, "stock": 1})]
+    s = make_scenario(offers, [job("j", 5), _reserve(1, "09:00-11:00")], days=1)
+    problem = build_problem(s, serving=True)
+    serving_first, _ = baseline._greedy(problem, careful=True, trains_first=False)
+    assert serving_first is not None and serving_first.cost(problem) == 500
+    plan = solved(s).plan
+    assert plan is not None
+    assert plan.heuristic_cost == Decimal("300.00") == plan.total_cost
