@@ -29,6 +29,7 @@ from planner.domain.scenario import Scenario
 from planner.explain import Conflict
 from planner.pricing import breakdown
 from planner.problem import Infeasible, Problem, build_problem
+from planner.restrict import top_k
 from planner.solution import Solution, to_plan
 
 # incumbent (None when only the bound moved), bound (exact money), elapsed seconds
@@ -77,16 +78,32 @@ def physical_cores() -> int:
 MIN_DEFAULT_WORKERS = 4
 
 
+# cuts: cover and package cuts (planner/cpsat/cuts.py); portfolio: max_lp first among
+# CP-SAT's workers (planner/cpsat/model.py); top-k: past EXACT_VARIABLES search the cheapest
+# configs (planner/restrict.py); size-gate: no model past MAX_VARIABLES or the time limit.
+TECHNIQUES = frozenset({"cuts", "portfolio", "top-k", "size-gate"})
+
+
 @dataclass(frozen=True)
 class SolveParams:
     time_limit: float = 60.0
     workers: int | None = None  # default: physical cores, at least MIN_DEFAULT_WORKERS
     seed: int = 0
     deterministic: bool = False  # a deterministic time budget instead of wall-clock
+    # the scale techniques in use (benchmarks switch them off one by one to measure each)
+    techniques: frozenset[str] = TECHNIQUES
 
     def settings(self) -> SolverSettings:
         workers = self.workers or max(physical_cores(), MIN_DEFAULT_WORKERS)
-        return SolverSettings(self.time_limit, workers, self.seed, self.deterministic)
+        portfolio = "portfolio" in self.techniques
+        return SolverSettings(self.time_limit, workers, self.seed, self.deterministic, portfolio)
+
+
+def default_time_limit(workloads: int) -> float:
+    """`plan solve`'s limit when none is given: 60 s up to 100 workloads, 120 s up to 300,
+    600 s beyond (loading, building the problem and the baselines of 1,000 generated
+    workloads take about 3 minutes on 2 cores; benchmarks/RESULTS.md)."""
+    return 60.0 if workloads <= 100 else 120.0 if workloads <= 300 else 600.0
 
 
 @dataclass(frozen=True)
@@ -139,22 +156,36 @@ def solve(
     floor = lower_bound(problem).total  # sees every workload, where CP-SAT's may not
     hints = [s for s in (heuristic, naive) if s is not None]
     best = min(hints, key=lambda s: s.cost(problem)) if hints else None  # the cheaper baseline
-    # a model too large to build and search within the limits is not built (a baseline
-    # stands in, with the relaxation's bound); why, in the plan's notes
-    too_large = _too_large(problem, params, started, best is not None)
-    model = None if too_large else CpModel(problem)
+    # past EXACT_VARIABLES the solver searches a top-K restriction (its plans are plans, its
+    # bound is not a bound); a model too large to build and search within the limits is not
+    # built (a baseline stands in, with the relaxation's bound); why, in the plan's notes
+    # (only with a baseline plan: it is kept, so the restriction has a plan and never
+    # reports a false infeasibility)
+    large = estimated_variables(problem) > EXACT_VARIABLES and "top-k" in params.techniques
+    restricted = top_k(problem, best) if large and best is not None else None
+    target = restricted.problem if restricted else problem
+    gate = "size-gate" in params.techniques
+    too_large = _too_large(target, params, started, best is not None) if gate else ""
+    model = None if too_large else CpModel(target, cuts="cuts" in params.techniques)
     if model is not None and best is not None:
-        model.hint(best)
+        model.hint(restricted.from_full(best) if restricted else best)
     scale = problem.money_scale
 
     def progress(incumbent: int | None, bound: int, elapsed: float) -> None:
         if on_progress is not None:
             found = None if incumbent is None else Fraction(incumbent, scale)
-            on_progress(found, max(Fraction(bound, scale), floor), elapsed)
+            # a restriction's own bound bounds only the restriction
+            solver_bound = Fraction(0) if restricted else Fraction(bound, scale)
+            on_progress(found, max(solver_bound, floor), elapsed)
 
     settings = replace(params.settings(), time_limit=search_seconds(params, started))
     if model is not None and settings.time_limit > 0:
         outcome = model.solve(settings, progress)
+        if restricted is not None and outcome.solution is not None:
+            # a plan of the full problem; optimal only among the configs kept, bound unknown
+            status = "feasible" if outcome.status == "optimal" else outcome.status
+            solution = restricted.to_full(outcome.solution)
+            outcome = replace(outcome, status=status, solution=solution, bound=None)
     else:  # no model, or building it took the whole limit: the best baseline if any
         size = model.size() if model else {"variables": estimated_variables(problem)}
         outcome = Outcome("unknown", None, None, None, 0.0, size)
@@ -209,6 +240,15 @@ def solve(
         bound = None if solver_bound is None else max(solver_bound, Fraction(0))
     if too_large:
         notes["solver"] = too_large
+    elif restricted is not None:
+        kept = _config_count(target)
+        every = _config_count(problem)
+        notes["solver"] = (
+            f"the full model would have about {estimated_variables(problem):,} variables, more "
+            f"than the {EXACT_VARIABLES:,} searched whole: the solver searched the cheapest "
+            f"configs of each workload ({kept:,} of {every:,}, top-K); not proven, the gap is "
+            "against the relaxation's bound"
+        )
     elif not settings.time_limit > 0:
         notes["solver"] = (
             f"building the model took {time.perf_counter() - started:,.0f} s of the "
@@ -252,6 +292,10 @@ def solve(
     )
 
 
+# Past this many variables (estimated) the solver searches the top-K restriction: the full
+# model of 30 generated workloads (250-320k variables) did no better than the heuristic in
+# 60 s on 2 cores (benchmarks/RESULTS.md).
+EXACT_VARIABLES = 200_000
 # The largest model gpuplan builds: about 1.1M variables peaked at 3.4 GB on 2 cores
 # (benchmarks/RESULTS.md, 100 generated workloads), under the 4 GB the issue allows.
 MAX_VARIABLES = 1_200_000
@@ -259,6 +303,12 @@ MAX_VARIABLES = 1_200_000
 # variables in about 90 s): a model whose build would eat more than half of what is left
 # of the time limit leaves the search too little to beat the baseline it starts from.
 BUILD_SECONDS_PER_VARIABLE = 28e-6
+
+
+def _config_count(problem: Problem) -> int:
+    return sum(len(j.configs) for j in problem.jobs) + sum(
+        len(r.configs) for r in problem.replica_jobs
+    )
 
 
 def _too_large(problem: Problem, params: SolveParams, started: float, baseline: bool) -> str:

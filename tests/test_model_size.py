@@ -3,17 +3,20 @@ relaxation's bound and says why; the size estimate it decides by tracks the real
 
 from __future__ import annotations
 
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from planner import solve as solve_module
+from planner.baseline import greedy
 from planner.bound import lower_bound
 from planner.cpsat.model import CpModel
 from planner.cpsat.variables import estimated_variables
 from planner.domain.load import load_scenario
 from planner.problem import build_problem
+from planner.restrict import TRAIN_K, top_k
 from planner.solve import SolveParams, solve
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,3 +46,32 @@ def test_a_model_past_the_limit_is_not_built_and_the_baseline_is_shown(
     assert "variables" in plan.baseline_notes["solver"]
     problem = build_problem(scenario, serving=True)
     assert result.bound == lower_bound(problem).total
+
+
+def test_top_k_keeps_the_hint_and_maps_plans_both_ways() -> None:
+    problem = build_problem(load_scenario(ROOT / "scenarios" / "q3.yaml"), serving=True)
+    plan, _ = greedy(problem, careful=True)
+    assert plan is not None
+    restricted = top_k(problem, plan)
+    smaller = restricted.problem
+    for full, small in zip(problem.jobs, smaller.jobs, strict=True):
+        assert set(small.configs) <= set(full.configs)
+        assert len(small.configs) <= TRAIN_K + 1
+    for full_r, small_r in zip(problem.replica_jobs, smaller.replica_jobs, strict=True):
+        assert set(small_r.configs) <= set(full_r.configs)
+    assert restricted.to_full(restricted.from_full(plan)) == plan
+    assert restricted.from_full(plan).cost(smaller) == plan.cost(problem)
+
+
+def test_past_the_exact_size_the_restriction_is_searched_and_never_called_optimal(
+    monkeypatch: Any,
+) -> None:
+    scenario = load_scenario(ROOT / "scenarios" / "seed-70b-serving.yaml")
+    monkeypatch.setattr(solve_module, "EXACT_VARIABLES", 0)
+    result = solve(scenario, SolveParams(time_limit=30, workers=2, deterministic=True))
+    assert result.status == "feasible" and result.plan is not None  # checked by solve
+    assert "top-K" in result.plan.baseline_notes["solver"]
+    problem = build_problem(scenario, serving=True)
+    assert result.bound == lower_bound(problem).total  # the restriction's bound is not shown
+    # the optimum (one monthly H200 package, 10,036.00) is among the configs kept
+    assert result.plan.total_cost == Decimal("10036.00")
