@@ -44,15 +44,14 @@ PHASE = "phase: "  # prefix of the child's progress lines on stderr
 def main() -> None:
     args = _parser().parse_args()
     if args.child:
-        print(json.dumps(_child(args.child, args.time_limit, args.workers)))
+        print(json.dumps(_child(args.child, args.time_limit, args.workers, args.without)))
         return
-    cap = args.cap if args.cap else args.time_limit * 3 + 120
-    report: dict[str, Any] = {"machine": _machine(), "params": _params(args, cap), "runs": []}
+    report: dict[str, Any] = {"machine": _machine(), "params": _params(args), "runs": []}
     with tempfile.TemporaryDirectory(prefix="gpuplan-scale-") as tmp:
         folder = args.instances or Path(tmp)
         for size in args.sizes:
             for seed in args.seeds:
-                run = _instance(folder, size, seed, args, cap)
+                run = _instance(folder, size, seed, args)
                 report["runs"].append(run)
                 print(_row(run), file=sys.stderr, flush=True)  # progress on a long run
                 _save(report, args.json)
@@ -65,7 +64,13 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sizes", type=_ints, default=[10, 30, 100], help="workloads, e.g. 10,30")
     p.add_argument("--seeds", type=_ints, default=[0, 1, 2])
-    p.add_argument("--time-limit", type=float, default=60.0)
+    p.add_argument("--time-limit", type=float, default=None, help="default: plan solve's, by size")
+    p.add_argument(
+        "--without",
+        type=_names,
+        default=[],
+        help="techniques off, e.g. cuts,portfolio,top-k,size-gate (all off: the direct model)",
+    )
     p.add_argument("--workers", type=int, default=None, help="default: as plan solve")
     p.add_argument("--stock", choices=["scaled", "seeds"], default="scaled")
     p.add_argument("--cap", type=float, default=None, help="seconds per instance before kill")
@@ -78,6 +83,26 @@ def _parser() -> argparse.ArgumentParser:
 
 def _ints(text: str) -> list[int]:
     return [int(part) for part in text.split(",") if part]
+
+
+def _names(text: str) -> list[str]:
+    from planner.solve import TECHNIQUES
+
+    names = [part for part in text.split(",") if part]
+    unknown = sorted(set(names) - TECHNIQUES)
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown {unknown}; known: {sorted(TECHNIQUES)}")
+    return names
+
+
+def limit_for(args: argparse.Namespace, size: int) -> float:
+    from planner.solve import default_time_limit
+
+    return args.time_limit if args.time_limit else default_time_limit(size)
+
+
+def cap_for(args: argparse.Namespace, size: int) -> float:
+    return args.cap if args.cap else limit_for(args, size) * 3 + 120
 
 
 def _machine() -> dict[str, Any]:
@@ -112,16 +137,17 @@ def _git(*args: str) -> str:
     return done.stdout.strip()
 
 
-def _params(args: argparse.Namespace, cap: float) -> dict[str, Any]:
+def _params(args: argparse.Namespace) -> dict[str, Any]:
     from planner.solve import SolveParams
 
     return {
         "sizes": args.sizes,
         "seeds": args.seeds,
-        "time_limit": args.time_limit,
+        "time_limit": args.time_limit or "by size",
         "workers": SolveParams(workers=args.workers).settings().workers,
         "stock": args.stock,
-        "cap_seconds": cap,
+        "cap_seconds": args.cap or "limit × 3 + 120",
+        "without": args.without,
         "max_rss_gb": args.max_rss_gb,
     }
 
@@ -134,9 +160,7 @@ def _save(report: dict[str, Any], path: Path | None) -> None:
 # --- one instance, in a child process ------------------------------------------------------
 
 
-def _instance(
-    folder: Path, size: int, seed: int, args: argparse.Namespace, cap: float
-) -> dict[str, Any]:
+def _instance(folder: Path, size: int, seed: int, args: argparse.Namespace) -> dict[str, Any]:
     """Generate (or reuse) the scenario, then solve it in a child watched for time and RSS."""
     path = folder / file_name(size, seed, args.stock)
     started = time.perf_counter()
@@ -158,10 +182,13 @@ def _instance(
         "kinds": dict(Counter(w["kind"] for w in data["workloads"])),
     }
     command = [sys.executable, str(Path(__file__).resolve()), "--child", str(path)]
-    command += ["--time-limit", str(args.time_limit)]
+    command += ["--time-limit", str(limit_for(args, size))]
+    if args.without:
+        command += ["--without", ",".join(args.without)]
     if args.workers:
         command += ["--workers", str(args.workers)]
-    run.update(_watch(command, cap, args.max_rss_gb))
+    run["time_limit"] = limit_for(args, size)
+    run.update(_watch(command, cap_for(args, size), args.max_rss_gb))
     return run
 
 
@@ -232,18 +259,22 @@ def _phase(name: str, started: float) -> None:
     print(PHASE + line, file=sys.stderr, flush=True)
 
 
-def _child(path: Path, time_limit: float, workers: int | None) -> dict[str, Any]:
+def _child(
+    path: Path, time_limit: float, workers: int | None, without: list[str]
+) -> dict[str, Any]:
     """Load, build, solve and check one scenario; every figure as plain JSON values."""
     try:
-        return _solve_one(path, time_limit, workers)
+        return _solve_one(path, time_limit, workers, without)
     except Exception as exc:  # recorded, with its traceback, as a crash of the planner
         return {"status": "crashed", "error": f"{exc!r}", "traceback": traceback.format_exc()}
 
 
-def _solve_one(path: Path, time_limit: float, workers: int | None) -> dict[str, Any]:
+def _solve_one(
+    path: Path, time_limit: float, workers: int | None, without: list[str]
+) -> dict[str, Any]:
     from planner.domain.load import load_scenario
     from planner.problem import Infeasible, build_problem
-    from planner.solve import PlanRejected, SolveParams, solve
+    from planner.solve import TECHNIQUES, PlanRejected, SolveParams, solve
 
     started = time.perf_counter()
     scenario = load_scenario(path)
@@ -271,7 +302,7 @@ def _solve_one(path: Path, time_limit: float, workers: int | None) -> dict[str, 
     begun = time.perf_counter()
     try:
         # the limit counts from the load, as in `plan solve`; solve builds the problem again
-        params = SolveParams(time_limit, workers)
+        params = SolveParams(time_limit, workers, techniques=TECHNIQUES - set(without))
         result = solve(scenario, params, on_progress=progress, started=begun - loaded)
     except PlanRejected as exc:
         violations = [str(v) for v in exc.check.violations]
@@ -311,7 +342,7 @@ def _number(value: Any) -> float | None:
 
 HEADER = (
     "| workloads | seed | train/serve/reserve | stock × | variables | constraints | build s "
-    "| solve s | search s | status | objective | bound | gap | naive | heuristic "
+    "| limit s | solve s | search s | status | objective | bound | gap | naive | heuristic "
     "| vs heuristic | check | peak MB | load |"
 )
 
@@ -322,7 +353,8 @@ def table(report: dict[str, Any]) -> str:
         f"{m['cpus']} CPUs ({m['physical_cores']} physical cores), {m['memory_gib']} GiB, "
         f"OR-Tools {m['ortools']}, Python {m['python']}, commit {m['commit']}"
         f"{' (planner/ modified)' if m['dirty'] else ''}; {p['workers']} workers, limit "
-        f"{p['time_limit']:g} s, cap {p['cap_seconds']:g} s, stock {p['stock']}; load average "
+        f"{p['time_limit']} s, cap {p['cap_seconds']} s, stock {p['stock']}, techniques off: "
+        f"{','.join(p.get('without', [])) or 'none'}; load average "
         f"{_load(m['load_start'])} at start, {_load(m.get('load_end', []))} at end",
         "",
         HEADER,
@@ -346,6 +378,7 @@ def _row(r: dict[str, Any]) -> str:
         _count(r.get("variables")),
         _count(r.get("constraints")),
         _secs(r.get("build_seconds")),
+        r.get("time_limit", "?"),
         _secs(r.get("solve_seconds")),
         _secs(r.get("cpsat_seconds")),
         _status(r),

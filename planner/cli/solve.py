@@ -16,19 +16,21 @@ from planner.cli.common import JsonOption, err, human, input_errors, load_planne
 from planner.domain.costs import REPORTED_UNIT
 from planner.domain.plan import Plan
 from planner.report import annotate
-from planner.solve import PlanRejected, Result, SolveParams, solve
+from planner.solve import PlanRejected, Result, SolveParams, default_time_limit, solve
 
 
 def solve_command(
     scenario: Annotated[Path, typer.Argument(help="Scenario YAML file.", show_default=False)],
     time_limit: Annotated[
-        float,
+        float | None,
         typer.Option(
             min=0.1,
             help="Seconds for the whole command; with --deterministic, the search's "
-            "deterministic time.",
+            "deterministic time. Default by size: 60 s up to 100 workloads, 120 s up to "
+            "300, 600 s beyond.",
+            show_default=False,
         ),
-    ] = 60.0,
+    ] = None,
     workers: Annotated[
         int | None, typer.Option(min=1, help="Solver threads (default: physical cores).")
     ] = None,
@@ -46,6 +48,8 @@ def solve_command(
     started = time.perf_counter()  # the time limit bounds the whole command
     with input_errors(json_path):
         loaded = load_planned(scenario)
+        if time_limit is None:
+            time_limit = default_time_limit(len(loaded.spec.workloads))
         params = SolveParams(time_limit, workers, seed, deterministic)
         try:
             header = (

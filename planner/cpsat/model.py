@@ -49,6 +49,7 @@ class SolverSettings:
     workers: int = 1
     seed: int = 0
     deterministic: bool = False
+    portfolio: bool = True  # PORTFOLIO's subsolvers; False: CP-SAT's default ones
 
 
 @dataclass(frozen=True)
@@ -227,7 +228,7 @@ class CpModel:
         # With few workers CP-SAT runs one full-problem LP search, which can sit on a bound
         # of 0 (seen on serving instances); interleaving all subsolvers proves them at once.
         params.interleave_search = settings.workers < 4
-        if not params.interleave_search:
+        if settings.portfolio and not params.interleave_search:
             params.subsolvers.extend(PORTFOLIO)
         if settings.deterministic:
             params.max_deterministic_time = limit
