@@ -19,7 +19,7 @@ from fractions import Fraction
 
 from planner.configs import Config, ReplicaConfig
 from planner.problem import Problem
-from planner.rules import package_hours
+from planner.rules import held_card_hour_price
 from planner.solution import Solution
 
 TRAIN_K = 8  # configs kept per train job
@@ -88,10 +88,9 @@ def top_k(problem: Problem, keep: Solution | None = None) -> Restricted:
 
 
 def _card_hour(problem: Problem, offer: str, mode: str) -> Fraction:
-    pool = problem.pools[(offer, mode)]
-    if not pool.days:
+    if not problem.pools[(offer, mode)].days:
         return Fraction(0)  # committed hourly cards: already paid
-    return pool.unit_price / (problem.offers[offer].unit_cards * package_hours(mode))
+    return held_card_hour_price(problem.offers[offer], mode)
 
 
 def _train_rank(problem: Problem, config: Config) -> Fraction:

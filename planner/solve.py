@@ -154,7 +154,16 @@ def solve(
     naive, naive_why = greedy(problem, careful=False)
     heuristic, heuristic_why = greedy(problem, careful=True)
     floor = lower_bound(problem).total  # sees every workload, where CP-SAT's may not
-    hints = [s for s in (heuristic, naive) if s is not None]
+    # the baselines are checked now, inside the time limit; one the checker refuses (a bug,
+    # said in its note) is neither priced, nor a hint, nor a plan to fall back on
+    notes = {k: v for k, v in (("naive", naive_why), ("heuristic", heuristic_why)) if v}
+    naive_cost = _baseline_cost(problem, naive, notes, "naive")
+    heuristic_cost = _baseline_cost(problem, heuristic, notes, "heuristic")
+    hints = [
+        s
+        for s, cost in ((heuristic, heuristic_cost), (naive, naive_cost))
+        if s is not None and cost is not None
+    ]
     best = min(hints, key=lambda s: s.cost(problem)) if hints else None  # the cheaper baseline
     # past EXACT_VARIABLES the solver searches a top-K restriction (its plans are plans, its
     # bound is not a bound); a model too large to build and search within the limits is not
@@ -191,19 +200,7 @@ def solve(
         outcome = Outcome("unknown", None, None, None, 0.0, size)
     if outcome.status == "invalid":
         # CP-SAT refuses a model whose integers overflow: prices or counts far beyond a plan
-        raise LoadError(
-            [
-                Issue(
-                    str(scenario.path or scenario.name),
-                    None,
-                    None,
-                    (),
-                    "money or counts too large for the solver's 64-bit integers (at the "
-                    f"money scale of {problem.money_scale} per {scenario.spec.currency}); check "
-                    "prices, stock and demand for a misplaced exponent",
-                )
-            ]
-        )
+        raise _money_too_large(problem)
     contradicted = outcome.status == "infeasible" and best is not None
     if contradicted:
         # a baseline plan exists, so the solver's proof is wrong (CP-SAT 9.14-9.15 had a
@@ -228,7 +225,6 @@ def solve(
         # below a proven optimum the solver may leave slack, never a lower objective
         raise PlanRejected(_mismatch(objective, Fraction(outcome.objective, scale), scenario))
     status = Status(outcome.status)
-    notes = {k: v for k, v in (("naive", naive_why), ("heuristic", heuristic_why)) if v}
     # the better of two valid bounds: CP-SAT's, and the solver-free relaxation's
     solver_bound = None if outcome.bound is None else Fraction(outcome.bound, scale)
     bound: Fraction | None = max(solver_bound or Fraction(0), floor)
@@ -264,8 +260,8 @@ def solve(
     plan = plan.model_copy(
         update={
             "cost_breakdown": breakdown(problem, solution, plan),
-            "naive_cost": _baseline_cost(problem, naive, notes, "naive"),
-            "heuristic_cost": _baseline_cost(problem, heuristic, notes, "heuristic"),
+            "naive_cost": naive_cost,
+            "heuristic_cost": heuristic_cost,
             "baseline_notes": notes,
             "gap": None
             if bound is None
@@ -296,9 +292,10 @@ def solve(
 # model of 30 generated workloads (250-320k variables) did no better than the heuristic in
 # 60 s on 2 cores (benchmarks/RESULTS.md).
 EXACT_VARIABLES = 200_000
-# The largest model gpuplan builds: about 1.1M variables peaked at 3.4 GB on 2 cores
-# (benchmarks/RESULTS.md, 100 generated workloads), under the 4 GB the issue allows.
-MAX_VARIABLES = 1_200_000
+# The largest model gpuplan builds and searches: a searched model peaks at about 11 KB per
+# variable on 4 workers (2.3-2.5 GB at 170k, 5.6 GB at 490k; benchmarks/RESULTS.md), so
+# 350k keeps the peak under the 4 GB the issue allows.
+MAX_VARIABLES = 350_000
 # Seconds to build one variable's worth of model, measured on the 2-core machine (3.2M
 # variables in about 90 s): a model whose build would eat more than half of what is left
 # of the time limit leaves the search too little to beat the baseline it starts from.
@@ -396,6 +393,23 @@ def _mismatch(exact: Fraction, solver: Fraction, scenario: Scenario) -> CheckRes
     return result
 
 
+def _money_too_large(problem: Problem) -> LoadError:
+    scenario = problem.scenario
+    return LoadError(
+        [
+            Issue(
+                str(scenario.path or scenario.name),
+                None,
+                None,
+                (),
+                "money or counts too large for the solver's 64-bit integers (at the "
+                f"money scale of {problem.money_scale} per {scenario.spec.currency}); check "
+                "prices, stock and demand for a misplaced exponent",
+            )
+        ]
+    )
+
+
 def _baseline_cost(
     problem: Problem, solution: Solution | None, notes: dict[str, str], name: str
 ) -> Decimal | None:
@@ -403,8 +417,11 @@ def _baseline_cost(
     checker refuses is a bug in the baseline: reported in its note, never priced."""
     if solution is None:
         return None
-    plan = to_plan(problem, solution, "feasible")
-    plan = plan.model_copy(update={"cost_breakdown": breakdown(problem, solution, plan)})
+    try:
+        plan = to_plan(problem, solution, "feasible")
+        plan = plan.model_copy(update={"cost_breakdown": breakdown(problem, solution, plan)})
+    except ArithmeticError:  # decimal overflow: the same money the solver cannot hold
+        raise _money_too_large(problem) from None
     try:
         _accept(problem.scenario, plan, solution.cost(problem))
     except PlanRejected as exc:

@@ -181,10 +181,15 @@ def print_plan(console: Console, plan: Plan) -> None:
         if plan.bound is None:
             console.print("  not proven: the solver found no lower bound in the time limit")
         else:
+            restricted = "top-K" in plan.baseline_notes.get("solver", "")
             console.print(
                 f"  not proven: no plan costs less than {c} {plan.bound:,.2f}, so at most "
-                f"{c} {plan.total_cost - plan.bound:,.2f} could still be saved; a longer "
-                "--time-limit may find it or prove this plan"
+                f"{c} {plan.total_cost - plan.bound:,.2f} could still be saved; "
+                + (
+                    "the bound is the relaxation's, which the restricted search cannot close"
+                    if restricted
+                    else "a longer --time-limit may find it or prove this plan"
+                )
             )
     if plan.status == "optimal" and plan.solver and not plan.solver.ties_settled:
         console.print(

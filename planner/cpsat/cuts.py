@@ -31,7 +31,7 @@ from planner.configs import ReplicaConfig
 from planner.cover import least_cover
 from planner.cpsat.variables import Variables
 from planner.problem import Problem
-from planner.rules import PACKAGE_MODES, package_hours
+from planner.rules import held_card_hour_price
 
 # Weights are prices per hour at this many times the money scale, rounded down (any
 # non-negative integer weights give a valid cut).
@@ -116,17 +116,14 @@ def _days_meeting(problem: Problem, key: tuple[str, str], w1: int, w2: int) -> l
 
 
 def replica_weight(problem: Problem, job: str, config: ReplicaConfig) -> int:
-    """A replica's price per held hour, as an integer weight (see the module's docstring)."""
+    """A replica's price per held hour, as an integer weight (see the module's docstring):
+    rented, its units' hourly price; on held cards, their price per card-hour (a package
+    spread over its nominal hours; committed hourly units at their hourly price); plus its
+    disk. Any non-negative weights give a valid cut."""
     if config.rented:
         hour = problem.replica_hour_price(config)
     else:
-        pool = problem.pools[(config.offer, config.mode)]
-        if config.mode in PACKAGE_MODES and pool.days:
-            unit_cards = problem.offers[config.offer].unit_cards
-            # the longest a package can last (a day may have 25 h)
-            hours = package_hours(config.mode) + pool.days
-            hour = pool.unit_price * config.cards / (unit_cards * hours)
-        else:  # committed hourly units: priced as if rented (any weight is valid)
-            hour = problem.replica_hour_price(config)
+        offer = problem.offers[config.offer]
+        hour = held_card_hour_price(offer, config.mode) * config.cards
     hour += problem.replica_disk_hour(job, config)
     return math.floor(hour * problem.money_scale * WEIGHT_SCALE)
