@@ -124,17 +124,20 @@ class Result:
 
 
 # Seconds of a wall-clock limit kept for what follows the search: decoding, the independent
-# check, annotating and printing (q3, 126k variables: check 0.7 s, the rest under 0.5 s).
+# check, annotating and printing (q3, 126k variables: check 0.7 s, the rest under 0.5 s),
+# and more for more workloads (100 generated workloads overran 2 s by about 2 s).
 AFTER_SEARCH = 2.0
+AFTER_SEARCH_PER_WORKLOAD = 0.04
 
 
-def search_seconds(params: SolveParams, started: float) -> float:
+def search_seconds(params: SolveParams, started: float, workloads: int = 0) -> float:
     """What is left of the time limit for CP-SAT: the limit bounds the whole command,
     from `started` (loading, building, baselines) to the printed plan. A deterministic
     limit is deterministic time for the search alone."""
     if params.deterministic:
         return params.time_limit
-    after = min(AFTER_SEARCH, params.time_limit / 10)
+    after = max(AFTER_SEARCH, AFTER_SEARCH_PER_WORKLOAD * workloads)
+    after = min(after, params.time_limit / 10)
     return max(params.time_limit - (time.perf_counter() - started) - after, 0.0)
 
 
@@ -187,7 +190,8 @@ def solve(
             solver_bound = Fraction(0) if restricted else Fraction(bound, scale)
             on_progress(found, max(solver_bound, floor), elapsed)
 
-    settings = replace(params.settings(), time_limit=search_seconds(params, started))
+    workloads = len(problem.jobs) + len(problem.replica_jobs)
+    settings = replace(params.settings(), time_limit=search_seconds(params, started, workloads))
     if model is not None and settings.time_limit > 0:
         outcome = model.solve(settings, progress)
         if restricted is not None and outcome.solution is not None:
