@@ -17,6 +17,7 @@ from fractions import Fraction
 import networkx as nx
 
 from planner.configs import Config
+from planner.cover import cheapest_mix
 from planner.problem import Job, Problem
 from planner.rules import package_hours, packages_until
 from planner.serving import ReplicaJob
@@ -270,6 +271,8 @@ def _replicas(
             }
             candidates = sorted(series, key=lambda k: (_hourly_cost(problem, job, k, series[k]), k))
         why = ""
+        if careful and _take_mix(problem, ledger, j, hourly, covered, held_replicas, replicas):
+            continue  # a mix of hourly configs, per segment, cheaper than any one config
         for h in candidates:
             trial = ledger.snapshot()
             counts = _hourly_counts(problem, job, h, covered, held_replicas)
@@ -281,6 +284,52 @@ def _replicas(
         if why:
             return None, why
     return replicas, ""
+
+
+def _take_mix(
+    problem: Problem,
+    ledger: _Ledger,
+    j: int,
+    hourly: list[tuple[Fraction, str, int]],
+    covered: list[int],
+    held: list[int],
+    replicas: dict[tuple[int, int, int], int],
+) -> bool:
+    """Rent, per segment, the cheapest mix of hourly replicas for what packages leave (a
+    small replica at night, large ones by day), where that costs less in all (setups
+    included) than the cheapest single config and stock allows; True if taken."""
+    job = problem.replica_jobs[j]
+    ks = [k for _, _, k in hourly]
+    items = [
+        (job.configs[k].capacity, problem.integer(problem.replica_hour_price(job.configs[k])))
+        for k in ks
+    ]
+    series = {k: [0] * len(problem.segments) for k in ks}
+    memo: dict[tuple[int, int], tuple[int, ...] | None] = {}
+    for s in range(len(problem.segments)):
+        need = (max(0, job.demand[s] - covered[s]), max(0, job.minimum[s] - held[s]))
+        if need not in memo:
+            memo[need] = cheapest_mix(items, *need)
+        counts = memo[need]
+        if counts is None:
+            return False
+        for k, n in zip(ks, counts, strict=True):
+            series[k][s] = n
+    kept = {k: job.kept(problem.segments, line) for k, line in series.items() if any(line)}
+    mixed = sum((_hourly_cost(problem, job, k, line) for k, line in kept.items()), Fraction(0))
+    single = min(
+        _hourly_cost(problem, job, k, _hourly_counts(problem, job, k, covered, held)) for k in ks
+    )
+    if len(kept) < 2 or mixed >= single:
+        return False
+    trial = ledger.snapshot()
+    for k, line in kept.items():
+        if _take_hourly(problem, trial, job, k, line):
+            return False
+    ledger.adopt(trial)
+    for k, line in kept.items():
+        replicas.update({(j, k, s): n for s, n in enumerate(line) if n})
+    return True
 
 
 def _reuse_idle(

@@ -55,3 +55,40 @@ def _lp_cover(items: Sequence[tuple[int, int]], demand: int, minimum: int) -> Fr
         if r1 >= 0 and r2 >= 0:
             consider(w1 * r1 + w2 * r2)
     return Fraction(0) if best is None else best  # None: nothing carries it, no plan
+
+
+def cheapest_mix(
+    items: Sequence[tuple[int, int]], demand: int, minimum: int
+) -> tuple[int, ...] | None:
+    """A count per item reaching `least_cover`'s minimum (the same DP, remembering each
+    step); None where the DP would be too large or nothing carries the demand."""
+    if demand <= 0 and minimum <= 0:
+        return tuple(0 for _ in items)
+    if not items or (demand + 1) * (minimum + 1) * len(items) > DP_STEPS:
+        return None
+    inf = math.inf
+    best = [[inf] * (minimum + 1) for _ in range(demand + 1)]
+    step: list[list[tuple[int, int, int] | None]] = [
+        [None] * (minimum + 1) for _ in range(demand + 1)
+    ]
+    best[0][0] = 0
+    for d in range(demand + 1):
+        for n in range(minimum + 1):
+            here = best[d][n]
+            if here == inf:
+                continue
+            for i, (c, w) in enumerate(items):
+                d2, n2 = min(demand, d + c), min(minimum, n + 1)
+                if (d2, n2) != (d, n) and here + w < best[d2][n2]:
+                    best[d2][n2] = here + w
+                    step[d2][n2] = (i, d, n)
+    if best[demand][minimum] == inf:
+        return None
+    counts = [0] * len(items)
+    d, n = demand, minimum
+    while (d, n) != (0, 0):
+        back = step[d][n]
+        assert back is not None
+        i, d, n = back
+        counts[i] += 1
+    return tuple(counts)

@@ -93,3 +93,16 @@ def test_cuts_leave_the_optimum_unchanged(make_scenario: Any, instance: dict[str
     except Infeasible:
         return
     assert _optimum(problem, True) == _optimum(problem, False)
+
+
+@settings(max_examples=200, deadline=None)
+@given(items, st.integers(0, 12), st.integers(0, 4))
+def test_the_cheapest_mix_reaches_the_least_cover(
+    items: list[tuple[int, int]], demand: int, minimum: int
+) -> None:
+    counts = cover.cheapest_mix(items, demand, minimum)
+    assert counts is not None
+    assert sum(c * n for (c, _), n in zip(items, counts, strict=True)) >= demand
+    assert sum(counts) >= minimum
+    cost = sum(w * n for (_, w), n in zip(items, counts, strict=True))
+    assert cost == brute_cover(items, demand, minimum)
