@@ -40,12 +40,9 @@ class _Ledger:
 
     def __post_init__(self) -> None:
         for key, pool in self.problem.pools.items():
+            for day, units in self.problem.committed_purchases(key).items():
+                self.bought.setdefault(key, {})[day] = units
             for c in pool.committed:
-                if pool.days:
-                    day = self.problem.axis.day_of(c.start)
-                    self.bought.setdefault(key, {})[day] = (
-                        self.bought.get(key, {}).get(day, 0) + c.units
-                    )
                 self.add(self.held, key, c.start, c.end, c.units)
 
     def snapshot(self) -> _Ledger:
@@ -73,7 +70,7 @@ class _Ledger:
         units: int,
     ) -> None:
         line = self.line(table, key)
-        for h in range(a, b):
+        for h in range(max(a, 0), min(b, len(line))):  # hours the line keeps
             line[h] += units
 
     def take_hourly(self, offer: str, a: int, b: int, units: int) -> bool:

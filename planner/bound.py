@@ -121,9 +121,9 @@ def _least_bought(problem: Problem) -> dict[Key, int]:
 
 
 def _committed_packages(problem: Problem, key: Key) -> int:
-    """Unit-packages of a pool that commitments buy (one `PoolCommitment` per package),
-    paid at the pool's price among the commitments."""
-    return sum(c.units for c in problem.pools[key].committed)
+    """Unit-packages of a pool that commitments buy inside the horizon (those the model's
+    purchase counts include; paid at the pool's price among the commitments)."""
+    return sum(problem.committed_purchases(key).values())
 
 
 def _bound(

@@ -13,27 +13,15 @@ DP_STEPS = 400_000
 
 def least_cover(items: Sequence[tuple[int, int]], demand: int, minimum: int) -> int:
     """min Σ w·r over non-negative integers r with Σ c·r ≥ demand and Σ r ≥ minimum, for
-    items (c, w); by dynamic programming over (demand covered, replicas) capped at the
-    targets, or where that is too large the LP value rounded up (Σ w·r is an integer)."""
+    items (c, w): the cost of `cheapest_mix`, or where its DP is too large the LP value
+    rounded up (Σ w·r is an integer). 0 where nothing carries the demand (then no plan
+    exists at all, and 0 bounds nothing)."""
     if (demand <= 0 and minimum <= 0) or not items:
-        return 0  # nothing to carry, or nothing can carry it (then no plan exists at all)
-    states = (demand + 1) * (minimum + 1)
-    if states * len(items) > DP_STEPS:
+        return 0
+    if (demand + 1) * (minimum + 1) * len(items) > DP_STEPS:
         return math.ceil(_lp_cover(items, demand, minimum))
-    inf = math.inf
-    best = [[inf] * (minimum + 1) for _ in range(demand + 1)]
-    best[0][0] = 0
-    for d in range(demand + 1):  # every move raises d or n until both are capped
-        for n in range(minimum + 1):
-            here = best[d][n]
-            if here == inf:
-                continue
-            for c, w in items:
-                d2, n2 = min(demand, d + c), min(minimum, n + 1)
-                if (d2, n2) != (d, n) and here + w < best[d2][n2]:
-                    best[d2][n2] = here + w
-    least = best[demand][minimum]
-    return 0 if least == inf else int(least)
+    counts = cheapest_mix(items, demand, minimum)
+    return 0 if counts is None else sum(w * n for (_, w), n in zip(items, counts, strict=True))
 
 
 def _lp_cover(items: Sequence[tuple[int, int]], demand: int, minimum: int) -> Fraction:
@@ -60,8 +48,10 @@ def _lp_cover(items: Sequence[tuple[int, int]], demand: int, minimum: int) -> Fr
 def cheapest_mix(
     items: Sequence[tuple[int, int]], demand: int, minimum: int
 ) -> tuple[int, ...] | None:
-    """A count per item reaching `least_cover`'s minimum (the same DP, remembering each
-    step); None where the DP would be too large or nothing carries the demand."""
+    """A count per item of least Σ w·r with Σ c·r ≥ demand and Σ r ≥ minimum, by dynamic
+    programming over (demand covered, replicas), both capped at their targets (every step
+    raises one until both are capped); None where the DP would be too large or nothing
+    carries the demand."""
     if demand <= 0 and minimum <= 0:
         return tuple(0 for _ in items)
     if not items or (demand + 1) * (minimum + 1) * len(items) > DP_STEPS:

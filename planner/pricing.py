@@ -32,7 +32,7 @@ def paid_terms(problem: Problem, solution: Solution) -> dict[CostTerm, Fraction]
     committed_packages = Fraction(0)
     for f in problem.fixed:
         terms[CostTerm.COMMITMENT] += f.cost
-        if f.mode in PACKAGE_MODES:
+        if problem.among_bought(f):
             committed_packages += f.cost
     bought = sum(
         (

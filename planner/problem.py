@@ -149,6 +149,22 @@ class Problem:
         """Real hours [start, end) of a package of pool `key` bought on local day `day`."""
         return package_span(self.axis, self.pools[key].days, day)
 
+    def among_bought(self, f: FixedRental) -> bool:
+        """A committed package that starts on a horizon day is among the packages bought
+        that day (the model's purchase counts include it); one starting past the horizon
+        end is a commitment only, paid and never used."""
+        return f.mode in PACKAGE_DAYS and self.axis.day_of(f.start) < self.axis.days
+
+    def committed_purchases(self, key: tuple[str, str]) -> dict[int, int]:
+        """Units of a package pool that commitments buy, per horizon day (several
+        commitments on one day add up)."""
+        days: dict[int, int] = {}
+        for c in self.pools[key].committed:
+            day = self.axis.day_of(c.start)
+            if self.pools[key].days and day < self.axis.days:
+                days[day] = days.get(day, 0) + c.units
+        return days
+
     def integer(self, amount: Fraction) -> int:
         scaled = amount * self.money_scale
         assert scaled.denominator == 1, amount

@@ -201,3 +201,26 @@ def test_the_heuristic_serves_from_idle_cards_of_a_package_a_job_bought(
     plan = solved(s).plan
     assert plan is not None
     assert plan.heuristic_cost == Decimal("300.00") == plan.total_cost
+
+
+def test_package_commitments_on_one_day_add_up_and_none_may_start_past_the_horizon(
+    make_scenario: Any,
+) -> None:
+    # Two daily commitments of 1 unit on the same day are 2 units bought (200.00), not 1
+    # (found by the review of issue 10: the model bought the larger of the two and the
+    # checker refused the plan). Packages that would start past the horizon end are refused
+    # by name (they crashed the model).
+    o = offer("o", hourly={"price": 10}, daily={"price": 100}, weekly={"price": 300})
+    same_day = [
+        {"offer": "o", "mode": "daily", "units": 1, "start": "2026-07-01", "count": 1},
+        {"offer": "o", "mode": "daily", "units": 1, "start": "2026-07-01", "count": 1},
+    ]
+    plan = solved(make_scenario([o], [job("j", 5)], days=2, commitments=same_day)).plan
+    assert plan is not None and plan.total_cost == Decimal("200.00")
+    for mode, count, fit in (("daily", 3, 1), ("weekly", 2, 1)):
+        past = [{"offer": "o", "mode": mode, "units": 1, "start": "2026-07-02", "count": count}]
+        with pytest.raises(LoadError) as refused:
+            make_scenario([o], [job("j", 5)], days=2, commitments=past)
+        text = str(refused.value)
+        assert "commitments[0].count" in text and f"at most {fit} fit" in text
+        assert "rule 8" in text

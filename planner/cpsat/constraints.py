@@ -256,12 +256,13 @@ class Constraints:
                 self.model.add(self.held_units(key, a) <= cap)
 
     def _commitments(self) -> None:
-        """Committed packages are bought: at least their units on their start days (rule 8)."""
+        """Committed packages are bought: at least their units, summed, on their start days
+        inside the horizon (rule 8; one starting past its end is paid and never used)."""
         for key, pool in self.problem.pools.items():
             if not pool.days:
                 continue
-            for c in pool.committed:
-                self.model.add(self.v.packages[key][self.problem.axis.day_of(c.start)] >= c.units)
+            for day, units in self.problem.committed_purchases(key).items():
+                self.model.add(self.v.packages[key][day] >= units)
 
     def _offer_cap(self) -> None:
         """All modes of an offer together ≤ its offer-wide cap, at every hour (rule 7)."""

@@ -44,7 +44,7 @@ def cost_terms(problem: Problem, v: Variables) -> dict[CostTerm, cp_model.Linear
                     terms[CostTerm.STORAGE].append(v.starts[(j, k, s)] * setup * disk)
     for f in problem.fixed:
         terms[CostTerm.COMMITMENT].append(problem.integer(f.cost))
-        if f.mode in PACKAGE_MODES:
+        if problem.among_bought(f):
             terms[CostTerm.PACKAGE].append(-problem.integer(f.cost))
     return {t: cp_model.LinearExpr.sum(exprs) for t, exprs in terms.items()}
 

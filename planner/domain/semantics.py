@@ -12,7 +12,7 @@ from planner.domain.errors import Issue
 from planner.domain.magnitudes import magnitude_issues
 from planner.domain.scenario import Scenario
 from planner.domain.suggest import did_you_mean
-from planner.domain.values import instant_datetime
+from planner.domain.values import PACKAGE_DAYS, instant_datetime
 from planner.domain.workload import ReserveWorkload, ServeWorkload, TrainWorkload
 from planner.domain.yaml_source import Source
 
@@ -120,6 +120,19 @@ def _horizon_issues(scenario: Scenario, source: Source) -> list[Issue]:
     for i, c in enumerate(scenario.spec.commitments):
         inside(("commitments", i, "start"), "start", c.start)
         inside(("commitments", i, "end"), "end", c.end)
+        if c.mode in PACKAGE_DAYS and c.count and isinstance(c.start, dt.date):
+            length = PACKAGE_DAYS[c.mode]
+            last = c.start + dt.timedelta(days=length * (c.count - 1))
+            if last >= horizon.end:
+                fit = max(1, -(-(horizon.end - c.start).days // length))
+                issues.append(
+                    source.issue(
+                        ("commitments", i, "count"),
+                        f"{c.count} {c.mode} packages from {c.start} start the last on {last}, "
+                        f"at or past the horizon end {horizon.end}; packages that start past "
+                        f"the horizon are not planned (rule 8): at most {fit} fit",
+                    )
+                )
     return issues
 
 
