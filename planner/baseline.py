@@ -3,7 +3,10 @@
 *naive*: jobs in order of earliest start, each on its cheapest hourly config at the earliest
 hour its stock allows. *heuristic*: what a careful person does by rule: spot for
 checkpointable work, cheapest hourly for the rest, packages only where a job alone fills
-them more cheaply than renting, and package cards already held reused for free.
+them more cheaply than renting, and package cards already held reused for free; a
+service's base load on packages where cheaper, the rest on the hourly config (or per
+segment the mix of hourly configs) that costs least for its series; services first or
+train jobs first, whichever order costs less.
 Both are greedy, never look back, and return None where stock runs out.
 """
 
