@@ -224,3 +224,23 @@ def test_package_commitments_on_one_day_add_up_and_none_may_start_past_the_horiz
         text = str(refused.value)
         assert "commitments[0].count" in text and f"at most {fit} fit" in text
         assert "rule 8" in text
+
+
+def test_the_heuristic_serves_nights_on_a_small_replica_and_days_on_a_large_one(
+    make_scenario: Any,
+) -> None:
+    # A 70B model in FP8 on H200s at 10 an hour per card: one card carries 45 requests, two
+    # in tensor parallel 145. 45 requests at night and 145 by day: one card all night and
+    # two cards all day cost 12 × 10 + 12 × 20 = 360; one config all day costs more (1-card:
+    # 12 × 10 + 12 × 4 × 10 = 600; 2-card: 24 × 20 = 480). The heuristic mixes, as a
+    # careful person would, and that is the optimum.
+    o = offer("o", card="h200-141g", hourly={"price": 10, "stock": 16})
+    chat = service(model="llama-3.1-70b", precision="fp8", concurrency={"00-12": 45, "12-24": 145})
+    s = make_scenario([o], [chat], days=1)
+    capacities = {
+        c.cards: c.capacity for c in build_problem(s, serving=True).replica_jobs[0].configs
+    }
+    assert capacities[1] == 45 and capacities[2] == 145  # the premise, from the estimates
+    plan = solved(s).plan
+    assert plan is not None
+    assert plan.heuristic_cost == Decimal("360.00") == plan.total_cost
