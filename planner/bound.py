@@ -47,14 +47,30 @@ class Bound:
 def lower_bound(problem: Problem) -> Bound:
     """The best bound over a few charges: full rates everywhere, and for each pool that some
     plan must buy, every step from free to full (pool by pool, keeping the best)."""
-    full = {key: price / hours for key, (price, hours) in _packages(problem).items()}
-    least = _least_bought(problem)
+    packages = _packages(problem)
+    full = {key: p.price / p.card_hours for key, p in packages.items()}
+    least = _least_bought(problem, packages)
     floors = _Floors(problem)
-    best = Bound(_bound(problem, full, least, floors), dict(full))
+    # what every charge pays alike: the commitments, less the committed packages that the
+    # purchase counts include
+    paid = sum((f.cost for f in problem.fixed), Fraction(0))
+    paid -= sum((p.price * p.committed for p in packages.values()), Fraction(0))
+
+    def bound(rates: dict[Key, Fraction]) -> Fraction:
+        total = paid + sum(
+            (n * (packages[key].price - rates[key] * packages[key].card_hours))
+            for key, n in least.items()
+        )
+        total += sum((floors.job(j.index, rates) for j in problem.jobs), Fraction(0))
+        for j in range(len(problem.replica_jobs)):
+            total += floors.replicas(j, rates)
+        return total
+
+    best = Bound(bound(full), dict(full))
     for key in sorted(least):
         for step in range(STEPS):
             rates = {**best.rates, key: full[key] * step / STEPS}
-            total = _bound(problem, rates, least, floors)
+            total = bound(rates)
             if total > best.total:
                 best = Bound(total, rates)
     return best
@@ -87,56 +103,49 @@ class _Floors:
         return self.memo[key]
 
 
-def _packages(problem: Problem) -> dict[Key, tuple[Fraction, int]]:
-    """(price of one unit-package, the most card-hours it holds) per buyable pool."""
+@dataclass(frozen=True)
+class _Package:
+    """A buyable pool as the bound sees it."""
+
+    price: Fraction  # one unit-package
+    longest: int  # its longest real length in hours (a local day may last 25 h)
+    unit_cards: int
+    committed: int  # unit-packages commitments buy inside the horizon
+
+    @property
+    def card_hours(self) -> int:
+        """The most card-hours one unit-package holds."""
+        return self.longest * self.unit_cards
+
+
+def _packages(problem: Problem) -> dict[Key, _Package]:
     out = {}
     for key, pool in problem.pools.items():
         if pool.days:
-            longest = max(
-                b - a for a, b in (problem.package(key, d) for d in range(problem.axis.days))
-            )
-            out[key] = (pool.unit_price, longest * problem.offers[key[0]].unit_cards)
+            days = range(problem.axis.days)
+            longest = max(b - a for a, b in (problem.package(key, d) for d in days))
+            committed = sum(problem.committed_purchases(key).values())
+            cards = problem.offers[key[0]].unit_cards
+            out[key] = _Package(pool.unit_price, longest, cards, committed)
     return out
 
 
-def _least_bought(problem: Problem) -> dict[Key, int]:
+def _least_bought(problem: Problem, packages: dict[Key, _Package]) -> dict[Key, int]:
     """Unit-packages every plan buys, per pool where that is more than 0: the committed ones,
     or for a job whose every config is on that pool, its units in packages laid end to end
     over its shortest span."""
-    least: dict[Key, int] = {}
-    for key, pool in problem.pools.items():
-        if pool.days and pool.committed:
-            least[key] = _committed_packages(problem, key)
+    least = {key: p.committed for key, p in packages.items() if p.committed}
     for job in problem.jobs:
         pools = {c.pool for c in job.configs}
         if len(pools) != 1 or not all(c.held for c in job.configs):
             continue
         key = next(iter(pools))
-        if not problem.pools[key].days:
-            continue
-        longest = max(b - a for a, b in (problem.package(key, d) for d in range(problem.axis.days)))
+        if key not in packages:
+            continue  # committed hourly cards: nothing to buy
+        longest = packages[key].longest
         need = min(c.units * -(-c.span // longest) for c in job.configs)
         least[key] = max(least.get(key, 0), need)
     return least
-
-
-def _committed_packages(problem: Problem, key: Key) -> int:
-    """Unit-packages of a pool that commitments buy inside the horizon (those the model's
-    purchase counts include; paid at the pool's price among the commitments)."""
-    return sum(problem.committed_purchases(key).values())
-
-
-def _bound(
-    problem: Problem, rates: dict[Key, Fraction], least: dict[Key, int], floors: _Floors
-) -> Fraction:
-    total = sum((f.cost for f in problem.fixed), Fraction(0))
-    for key, (price, hours) in _packages(problem).items():
-        total += least.get(key, 0) * (price - rates[key] * hours)
-        total -= price * _committed_packages(problem, key)
-    total += sum((floors.job(j.index, rates) for j in problem.jobs), Fraction(0))
-    for j in range(len(problem.replica_jobs)):
-        total += floors.replicas(j, rates)
-    return total
 
 
 def _config_floor(config: Config, rates: dict[Key, Fraction]) -> Fraction:
