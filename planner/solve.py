@@ -173,11 +173,13 @@ def solve(
     # built (a baseline stands in, with the relaxation's bound); why, in the plan's notes
     # (only with a baseline plan: it is kept, so the restriction has a plan and never
     # reports a false infeasibility)
-    large = estimated_variables(problem) > EXACT_VARIABLES and "top-k" in params.techniques
+    full_size = estimated_variables(problem)
+    large = full_size > EXACT_VARIABLES and "top-k" in params.techniques
     restricted = top_k(problem, best) if large and best is not None else None
     target = restricted.problem if restricted else problem
+    target_size = estimated_variables(target) if restricted else full_size
     gate = "size-gate" in params.techniques
-    too_large = _too_large(target, params, started, best is not None) if gate else ""
+    too_large = _too_large(target_size, params, started, best is not None) if gate else ""
     model = None if too_large else CpModel(target, cuts="cuts" in params.techniques)
     if model is not None and best is not None:
         model.hint(restricted.from_full(best) if restricted else best)
@@ -200,8 +202,8 @@ def solve(
             solution = restricted.to_full(outcome.solution)
             outcome = replace(outcome, status=status, solution=solution, bound=None)
     else:  # no model, or building it took the whole limit: the best baseline if any
-        size = model.size() if model else {"variables": estimated_variables(problem)}
-        outcome = Outcome("unknown", None, None, None, 0.0, size)
+        counts = model.size() if model else {"variables": full_size}
+        outcome = Outcome("unknown", None, None, None, 0.0, counts)
     if outcome.status == "invalid":
         # CP-SAT refuses a model whose integers overflow: prices or counts far beyond a plan
         raise _money_too_large(problem)
@@ -244,7 +246,7 @@ def solve(
         kept = _config_count(target)
         every = _config_count(problem)
         notes["solver"] = (
-            f"the full model would have about {estimated_variables(problem):,} variables, more "
+            f"the full model would have about {full_size:,} variables, more "
             f"than the {EXACT_VARIABLES:,} searched whole: the solver searched the cheapest "
             f"configs of each workload ({kept:,} of {every:,}, top-K); not proven, the gap is "
             "against the relaxation's bound"
@@ -312,10 +314,10 @@ def _config_count(problem: Problem) -> int:
     )
 
 
-def _too_large(problem: Problem, params: SolveParams, started: float, baseline: bool) -> str:
-    """Why the CP-SAT model is not built (empty: it is). Never for lack of time alone when
-    no baseline plan exists: then the model is the only way to a plan."""
-    estimate = estimated_variables(problem)
+def _too_large(estimate: int, params: SolveParams, started: float, baseline: bool) -> str:
+    """Why the CP-SAT model of about `estimate` variables is not built (empty: it is).
+    Never for lack of time alone when no baseline plan exists: then the model is the only
+    way to a plan."""
     if estimate > MAX_VARIABLES:
         return (
             f"the CP-SAT model would have about {estimate:,} variables, more than the "
