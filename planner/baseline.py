@@ -264,18 +264,18 @@ def _replicas(
             _reuse_idle(problem, ledger, j, replicas, covered, held_replicas)
         # naive: the lowest price per request; careful: the cheapest over this job's own
         # series, and the next one where stock runs out
-        candidates = [min(hourly)[2]]
+        candidates = [k for _, _, k in hourly] if careful else [min(hourly)[2]]
+        series = {k: _hourly_counts(problem, job, k, covered, held_replicas) for k in candidates}
         if careful:
-            series = {
-                k: _hourly_counts(problem, job, k, covered, held_replicas) for _, _, k in hourly
-            }
-            candidates = sorted(series, key=lambda k: (_hourly_cost(problem, job, k, series[k]), k))
+            cost = {k: _hourly_cost(problem, job, k, line) for k, line in series.items()}
+            single = min(cost.values())
+            if _take_mix(problem, ledger, j, candidates, single, covered, held_replicas, replicas):
+                continue  # a mix of hourly configs, per segment, cheaper than any one config
+            candidates.sort(key=lambda k: (cost[k], k))
         why = ""
-        if careful and _take_mix(problem, ledger, j, hourly, covered, held_replicas, replicas):
-            continue  # a mix of hourly configs, per segment, cheaper than any one config
         for h in candidates:
             trial = ledger.snapshot()
-            counts = _hourly_counts(problem, job, h, covered, held_replicas)
+            counts = series[h]
             why = _take_hourly(problem, trial, job, h, counts)
             if not why:
                 ledger.adopt(trial)
@@ -290,16 +290,17 @@ def _take_mix(
     problem: Problem,
     ledger: _Ledger,
     j: int,
-    hourly: list[tuple[Fraction, str, int]],
+    ks: list[int],
+    single: Fraction,
     covered: list[int],
     held: list[int],
     replicas: dict[tuple[int, int, int], int],
 ) -> bool:
-    """Rent, per segment, the cheapest mix of hourly replicas for what packages leave (a
-    small replica at night, large ones by day), where that costs less in all (setups
-    included) than the cheapest single config and stock allows; True if taken."""
+    """Rent, per segment, the cheapest mix of hourly configs `ks` for what packages leave
+    (a small replica at night, large ones by day), where that costs less in all (setups
+    included) than `single`, the cheapest single config's series, and stock allows; True
+    if taken."""
     job = problem.replica_jobs[j]
-    ks = [k for _, _, k in hourly]
     items = [
         (job.configs[k].capacity, problem.integer(problem.replica_hour_price(job.configs[k])))
         for k in ks
@@ -317,9 +318,6 @@ def _take_mix(
             series[k][s] = n
     kept = {k: job.kept(problem.segments, line) for k, line in series.items() if any(line)}
     mixed = sum((_hourly_cost(problem, job, k, line) for k, line in kept.items()), Fraction(0))
-    single = min(
-        _hourly_cost(problem, job, k, _hourly_counts(problem, job, k, covered, held)) for k in ks
-    )
     if len(kept) < 2 or mixed >= single:
         return False
     trial = ledger.snapshot()
