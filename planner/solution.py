@@ -14,7 +14,7 @@ from planner.domain.money import money
 from planner.domain.plan import Assignment, Plan, Rental, ReplicaAssignment, ReplicaUse, Run
 from planner.pricing import paid_terms
 from planner.problem import Problem
-from planner.rules import PACKAGE_MODES, held_card_hour_price
+from planner.rules import held_card_hour_price
 
 PlanStatus = str
 
@@ -262,18 +262,14 @@ def package_share(problem: Problem, config: Config) -> Fraction:
 
 
 def _package_rentals(problem: Problem, solution: Solution) -> list[Rental]:
-    committed: dict[tuple[str, str, int], int] = {}
-    for f in problem.fixed:
-        if f.mode in PACKAGE_MODES:
-            key = (f.offer, f.mode, problem.axis.day_of(f.start))
-            committed[key] = committed.get(key, 0) + f.units
     rentals = []
     currency = problem.scenario.spec.currency
     for (offer_id, mode), bought in sorted(solution.packages.items()):
         pool = problem.pools[(offer_id, mode)]
         offer = problem.offers[offer_id]
+        committed = problem.committed_purchases((offer_id, mode))  # paid as commitments
         for day, count in sorted(bought.items()):
-            extra = count - committed.get((offer_id, mode, day), 0)
+            extra = count - committed.get(day, 0)
             if extra <= 0:
                 continue
             a, b = problem.package((offer_id, mode), day)  # 00:00 to 00:00 local: real hours
