@@ -7,7 +7,7 @@ each names its file, line, field path and what was expected.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -19,6 +19,7 @@ from planner.domain.catalog import CardType, Catalog, Offer
 from planner.domain.errors import Issue, LoadError, pydantic_issues, step
 from planner.domain.merge import deep_merge
 from planner.domain.model_card import ModelCard, card_from_hf_config
+from planner.domain.patch import apply_patch
 from planner.domain.scenario import Scenario, ScenarioFile
 from planner.domain.semantics import catalog_issues, scenario_issues
 from planner.domain.suggest import did_you_mean
@@ -290,14 +291,26 @@ def _at(source: Source, path: PathKey) -> Locate:
 # --- scenarios ------------------------------------------------------------------------------
 
 
-def load_scenario(path: Path | str) -> Scenario:
-    """Read, validate and resolve a scenario file; raises LoadError listing every problem."""
+def load_scenario(path: Path | str, patches: Sequence[Path | Source] = ()) -> Scenario:
+    """Read a scenario file, merge `patches` over it in order (files or built sources, such
+    as what-if flags), validate and resolve it; raises LoadError listing every problem,
+    each located in the file that wrote the value."""
     path = Path(path)
-    source = read_yaml(path)
+    source: Source = read_yaml(path)
+    _mapping(source, "scenario")
+    for patch in patches:
+        layer = read_yaml(patch) if isinstance(patch, Path) else patch
+        _mapping(layer, "patch")
+        source = apply_patch(source, layer)
+    return validate_scenario(path, source)
+
+
+def validate_scenario(path: Path, source: Source) -> Scenario:
+    """A read (and perhaps patched) scenario document validated and resolved; relative paths
+    resolve from the folder of the file that wrote them."""
     data = _mapping(source, "scenario")
     collect = Collector()
     spec = collect.validate(ScenarioFile, data, source.issue)
-    base = path.parent
     catalogs: tuple[Catalog, ...] = ()
     cards: dict[str, CardType] = {}
     written = data.get("catalog")
@@ -307,7 +320,7 @@ def load_scenario(path: Path | str) -> Scenario:
             paths = []
             for i, ref in enumerate(refs):
                 at: PathKey = ("catalog",) if isinstance(written, str) else ("catalog", i)
-                paths.append(resolve_catalog_path(ref, base, _at(source, at)))
+                paths.append(resolve_catalog_path(ref, source.folder(at), _at(source, at)))
             catalogs, cards = load_catalogs(paths, source)
         except LoadError as exc:
             collect.issues.extend(exc.issues)
@@ -322,7 +335,8 @@ def load_scenario(path: Path | str) -> Scenario:
             and isinstance(raw.get("model"), str)
         ):
             try:
-                card = load_model(raw["model"], base, _at(source, ("workloads", i, "model")))
+                at = ("workloads", i, "model")
+                card = load_model(raw["model"], source.folder(at), _at(source, at))
             except LoadError as exc:
                 collect.issues.extend(exc.issues)
             else:

@@ -53,6 +53,10 @@ class Source:
         line, column = self.locate(path)
         return Issue(self.file, line, column, path, message)
 
+    def folder(self, path: PathKey) -> Path:
+        """Where a relative file path written at `path` is resolved from: this file's folder."""
+        return Path(self.file).parent
+
 
 class _Builder:
     def __init__(self, file: str) -> None:
