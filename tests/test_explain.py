@@ -322,6 +322,8 @@ def test_an_empty_patch_gives_the_same_scenario_back() -> None:
         *(REPO / "scenarios").glob("q3*.yaml"),
         *(REPO / "tests" / "scenarios").glob("*.yaml"),
     ]:
+        if "horizon" not in yaml.safe_load(path.read_text()):
+            continue  # a what-if patch (q3-add-h200.yaml), not a scenario
         s = load_scenario(path)
         same = patched(s, {})
         assert (same.spec, same.catalogs) == (s.spec, s.catalogs), path
