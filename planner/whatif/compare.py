@@ -1,0 +1,233 @@
+"""What a what-if answers: the difference between the checked plans of a scenario and its
+variant — total, by card type and billing mode, idle, round-up and committed money, the
+workloads that moved, the use of committed capacity — and how exact that difference is."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any
+
+from planner.domain.costs import CostTerm
+from planner.domain.money import from_minor, to_minor
+from planner.domain.plan import Assignment, Plan, ReplicaAssignment
+from planner.domain.scenario import Scenario
+from planner.domain.values import PACKAGE_DAYS
+
+
+@dataclass(frozen=True)
+class Side:
+    """One solved scenario of a what-if: its checked plan (or why none) and, exactly, the
+    plan's cost and a lower bound on the scenario's optimum."""
+
+    label: str
+    status: str
+    plan: Plan | None = None
+    total: Fraction | None = None
+    bound: Fraction | None = None
+    reasons: list[str] = field(default_factory=list)
+
+    @property
+    def optimal(self) -> bool:
+        return self.status == "optimal"
+
+
+@dataclass(frozen=True)
+class Delta:
+    """Variant optimum − base optimum lies in [low, high]; `found` is what the two plans
+    shown differ by. Exact (low = high = found) when both sides are proven optimal."""
+
+    found: Fraction
+    low: Fraction
+    high: Fraction
+
+    @property
+    def exact(self) -> bool:
+        return self.low == self.high
+
+    @property
+    def sign_unknown(self) -> bool:
+        """The interval holds zero: the change may save money or cost it."""
+        return self.low < 0 < self.high or (self.low < 0 and self.high == 0 and not self.exact)
+
+
+def delta(base: Side, variant: Side) -> Delta | None:
+    """The cost difference, exact or as the interval the two bounds allow; None without
+    both plans."""
+    if base.total is None or variant.total is None:
+        return None
+    found = variant.total - base.total
+    if base.optimal and variant.optimal:
+        return Delta(found, found, found)
+    low = (variant.bound if variant.bound is not None else Fraction(0)) - base.total
+    high = variant.total - (base.bound if base.bound is not None else Fraction(0))
+    return Delta(found, min(low, found), max(high, found))
+
+
+def money(value: Fraction, currency: str) -> Decimal:
+    return from_minor(to_minor(value, currency), currency)
+
+
+def _grouped(plan: Plan, key: str) -> dict[str, Decimal]:
+    """Rental money by card type or by billing mode (committed rentals apart); storage, which
+    no rental carries, as its own row."""
+    sums: dict[str, Decimal] = defaultdict(Decimal)
+    for r in plan.rentals:
+        name = r.card if key == "card" else r.mode + (" (committed)" if r.committed else "")
+        sums[name] += r.cost
+    rest = plan.total_cost - sum(sums.values(), Decimal(0))
+    if rest:
+        sums["storage"] += rest
+    return dict(sums)
+
+
+def table(base: Plan, variant: Plan, key: str) -> list[dict[str, Any]]:
+    """Rows {name, base, variant, delta} of money by card type or billing mode."""
+    left, right = _grouped(base, key), _grouped(variant, key)
+    rows = []
+    for name in sorted(left.keys() | right.keys()):
+        a, b = left.get(name, Decimal(0)), right.get(name, Decimal(0))
+        rows.append({key: name, "base": a, "variant": b, "delta": b - a})
+    return rows
+
+
+def terms(plan: Plan) -> dict[str, Decimal]:
+    """Idle, round-up and committed money of a plan."""
+    b = plan.cost_breakdown
+    assert b is not None
+    return {
+        "idle": b.reported[CostTerm.IDLE].cost or Decimal(0),
+        "round_up": b.reported[CostTerm.ROUND_UP].cost or Decimal(0),
+        "committed": b.paid[CostTerm.COMMITMENT],
+    }
+
+
+def _hours(a: Any, b: Any) -> Fraction:
+    """Hours between two aware times, by the instant (wall-clock subtraction of one zone's
+    times is wrong across a clock change)."""
+    return Fraction(int(b.timestamp() - a.timestamp()), 3600)
+
+
+def _train_place(a: Assignment) -> dict[str, Any]:
+    return {
+        "card": a.card,
+        "cards": a.cards,
+        "offer": a.offer,
+        "mode": a.mode,
+        "start": a.start,
+        "end": a.end,
+    }
+
+
+def _replica_place(a: ReplicaAssignment) -> dict[str, Any]:
+    return {"configs": a.configs, "peak_replicas": a.peak_replicas}
+
+
+def moved(base: Plan, variant: Plan) -> list[dict[str, Any]]:
+    """Workloads whose placement differs: card, count, offer, mode, start or end (train);
+    configs or peak replicas (serve, reserve); or that one side does not have."""
+
+    def places(plan: Plan) -> dict[str, dict[str, Any]]:
+        out = {a.workload: _train_place(a) for a in plan.train}
+        out.update({a.workload: _replica_place(a) for a in plan.replica})
+        return out
+
+    left, right = places(base), places(variant)
+    rows = []
+    for name in [*left, *(n for n in right if n not in left)]:
+        a, b = left.get(name), right.get(name)
+        if a == b:
+            continue
+        changed = sorted(k for k in (a or b or {}) if (a or {}).get(k) != (b or {}).get(k))
+        rows.append({"workload": name, "changed": changed, "base": a, "variant": b})
+    return rows
+
+
+@dataclass(frozen=True)
+class PoolUse:
+    """Card-hours of one offer's billing mode held and used inside the horizon."""
+
+    offer: str
+    mode: str
+    held_card_hours: Fraction
+    used_card_hours: Fraction
+
+    @property
+    def utilisation(self) -> float:
+        return float(self.used_card_hours / self.held_card_hours) if self.held_card_hours else 0.0
+
+
+def pool_use(scenario: Scenario, plan: Plan, offer: str, mode: str) -> PoolUse:
+    """Held cards of `offer`'s `mode` (its packages and commitments) and the work on them."""
+    end = scenario.axis.instant(scenario.axis.hours)
+    held = Fraction(0)
+    for r in plan.rentals:
+        if r.offer == offer and r.mode == mode and (r.committed or mode in PACKAGE_DAYS):
+            held += _hours(r.start, min(r.end, end, key=lambda t: t.timestamp())) * r.cards
+    used = Fraction(0)
+    for a in plan.train:
+        if a.offer == offer and a.mode == mode and a.held:
+            used += sum((_hours(run.start, run.end) for run in a.runs), Fraction(0)) * a.cards
+    for ra in plan.replica:
+        for u in ra.uses:
+            if u.offer == offer and u.mode == mode and u.held:
+                used += _hours(u.start, u.end) * u.replicas * u.cards
+    return PoolUse(offer, mode, held, used)
+
+
+def committed_pools(*scenarios: Scenario) -> list[tuple[str, str]]:
+    """Every offer and mode a commitment of these scenarios holds, in order of first mention."""
+    seen: dict[tuple[str, str], None] = {}
+    for s in scenarios:
+        for c in s.spec.commitments:
+            seen.setdefault((c.offer, c.mode), None)
+    return list(seen)
+
+
+@dataclass(frozen=True)
+class BreakEven:
+    """The highest price per unit of `mode` (per package, or per unit-hour) at which an added
+    commitment still pays: where the variant's total, with only the commitment's price
+    changed, equals the base's. Exact when both sides are optimal, else [low, high]."""
+
+    offer: str
+    mode: str
+    price: Fraction  # the price the variant pays per unit of the mode
+    quantity: Fraction  # packages × units (or unit-hours) the commitment adds
+    low: Fraction
+    high: Fraction
+
+    @property
+    def exact(self) -> bool:
+        return self.low == self.high
+
+
+def committed_money(plan: Plan, offer: str, mode: str) -> Decimal:
+    return sum(
+        (r.cost for r in plan.rentals if r.committed and r.offer == offer and r.mode == mode),
+        Decimal(0),
+    )
+
+
+def break_even(
+    base: Side, variant: Side, offer: str, mode: str, price: Fraction
+) -> BreakEven | None:
+    """The break-even price of what the variant commits beyond the base on `offer`'s `mode`.
+
+    The commitment's cost C = q × price is a constant of the variant (it is paid whatever
+    the plan), so the variant's optimum at another price p is V* − C + q × p, and the
+    commitment pays while that is at most the base's optimum B*: p ≤ (B* − V* + C) ÷ q."""
+    if base.plan is None or variant.plan is None or base.total is None or variant.total is None:
+        return None
+    added = committed_money(variant.plan, offer, mode) - committed_money(base.plan, offer, mode)
+    if added <= 0 or price <= 0:
+        return None
+    cost = Fraction(added)
+    quantity = cost / price
+    base_low = base.total if base.optimal else base.bound or Fraction(0)
+    variant_low = variant.total if variant.optimal else variant.bound or Fraction(0)
+    low = (base_low - variant.total + cost) / quantity
+    high = (base.total - variant_low + cost) / quantity
+    return BreakEven(offer, mode, price, quantity, max(low, Fraction(0)), max(high, Fraction(0)))

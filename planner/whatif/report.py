@@ -1,0 +1,161 @@
+"""A what-if as plain data (its JSON): both sides' summaries, the delta, the money by card
+type and billing mode, the workloads that moved, the use of committed capacity, the
+break-even price of a commitment, and the levels of a commitment sweep."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from planner.domain.scenario import Scenario
+from planner.whatif.compare import (
+    BreakEven,
+    Delta,
+    Side,
+    break_even,
+    committed_pools,
+    delta,
+    money,
+    moved,
+    pool_use,
+    table,
+    terms,
+)
+
+
+def summary(side: Side, currency: str) -> dict[str, Any]:
+    plan = side.plan
+    if plan is None:
+        return {"status": side.status, "total_cost": None, "reasons": side.reasons}
+    return {
+        "status": side.status,
+        "total_cost": plan.total_cost,
+        "bound": plan.bound,
+        "gap": plan.gap,
+        "naive_cost": plan.naive_cost,
+        "heuristic_cost": plan.heuristic_cost,
+        "solve_seconds": plan.solve_seconds,
+        "rentals": len(plan.rentals),
+        "currency": currency,
+    }
+
+
+def _delta(d: Delta | None, currency: str) -> dict[str, Any] | None:
+    if d is None:
+        return None
+    return {
+        "found": money(d.found, currency),
+        "low": money(d.low, currency),
+        "high": money(d.high, currency),
+        "exact": d.exact,
+        "sign_unknown": d.sign_unknown,
+    }
+
+
+def _use(scenario: Scenario, side: Side, offer: str, mode: str) -> dict[str, Any] | None:
+    if side.plan is None:
+        return None
+    use = pool_use(scenario, side.plan, offer, mode)
+    return {
+        "held_card_hours": float(use.held_card_hours),
+        "used_card_hours": float(use.used_card_hours),
+        "utilisation": round(use.utilisation, 4),
+    }
+
+
+def _break_evens(variant_s: Scenario, base: Side, variant: Side) -> list[BreakEven]:
+    found = []
+    for offer, mode in committed_pools(variant_s):
+        price = Fraction(variant_s.offers[offer].billing(mode).price)
+        b = break_even(base, variant, offer, mode, price)
+        if b is not None:
+            found.append(b)
+    return found
+
+
+def _break_even_json(b: BreakEven, currency: str) -> dict[str, Any]:
+    return {
+        "offer": b.offer,
+        "mode": b.mode,
+        "price": money(b.price, currency),
+        "quantity": float(b.quantity),
+        "low": money(b.low, currency),
+        "high": money(b.high, currency),
+        "exact": b.exact,
+    }
+
+
+def compare(
+    base_s: Scenario, variant_s: Scenario, base: Side, variant: Side, change: list[str]
+) -> dict[str, Any]:
+    """The what-if JSON: both summaries, the delta, and where the money and work moved."""
+    currency = base_s.spec.currency
+    report: dict[str, Any] = {
+        "scenario": base_s.name,
+        "currency": currency,
+        "change": change,
+        "base": summary(base, currency),
+        "variant": summary(variant, currency),
+        "delta": _delta(delta(base, variant), currency),
+    }
+    if base.plan is None or variant.plan is None:
+        return report
+    term_rows = terms(base.plan), terms(variant.plan)
+    report |= {
+        "by_card": table(base.plan, variant.plan, "card"),
+        "by_mode": table(base.plan, variant.plan, "mode"),
+        "terms": {
+            k: {
+                "base": term_rows[0][k],
+                "variant": term_rows[1][k],
+                "delta": term_rows[1][k] - term_rows[0][k],
+            }
+            for k in term_rows[0]
+        },
+        "moved": moved(base.plan, variant.plan),
+        "committed": [
+            {
+                "offer": offer,
+                "mode": mode,
+                "base": _use(base_s, base, offer, mode),
+                "variant": _use(variant_s, variant, offer, mode),
+            }
+            for offer, mode in committed_pools(base_s, variant_s)
+        ],
+        "break_even": [
+            _break_even_json(b, currency) for b in _break_evens(variant_s, base, variant)
+        ],
+    }
+    return report
+
+
+def sweep_report(base_s: Scenario, levels: list[Scenario], sides: list[Side]) -> dict[str, Any]:
+    """Total, saving, utilisation and break-even price at each commitment level."""
+    currency = base_s.spec.currency
+    base, rows = sides[0], []
+    for level_s, side in zip(levels, sides[1:], strict=True):
+        added = level_s.spec.commitments[-1]
+        d = delta(base, side)
+        b = next(
+            (
+                x
+                for x in _break_evens(level_s, base, side)
+                if (x.offer, x.mode) == (added.offer, added.mode)
+            ),
+            None,
+        )
+        rows.append(
+            {
+                "units": added.units,
+                "summary": summary(side, currency),
+                "saving": None if d is None else _delta(Delta(-d.found, -d.high, -d.low), currency),
+                "use": _use(level_s, side, added.offer, added.mode),
+                "break_even": None if b is None else _break_even_json(b, currency),
+            }
+        )
+    return {
+        "scenario": base_s.name,
+        "currency": currency,
+        "base": summary(base, currency),
+        "levels": rows,
+    }
