@@ -19,9 +19,11 @@ from planner.cli.check import check_command
 from planner.cli.common import err
 from planner.cli.fit import fit
 from planner.cli.quote import quote_command
+from planner.cli.reprice import reprice_command
 from planner.cli.schema import schema_command
 from planner.cli.solve import solve_command
 from planner.cli.validate import validate
+from planner.cli.whatif import whatif_command
 
 app = typer.Typer(
     name="plan",
@@ -37,6 +39,8 @@ app.command("quote")(quote_command)
 app.command("solve")(solve_command)
 app.command("check")(check_command)
 app.command("schema")(schema_command)
+app.command("whatif")(whatif_command)
+app.command("reprice")(reprice_command)
 
 
 def _version(value: bool) -> None:

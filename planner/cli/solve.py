@@ -106,8 +106,11 @@ class Progress:
     """Search progress on stderr: a line per better plan, and a heartbeat every few seconds
     while nothing improves (elapsed, incumbent, bound, gap, what could still be saved)."""
 
-    def __init__(self, currency: str, header: str, every: float = HEARTBEAT_SECONDS) -> None:
+    def __init__(
+        self, currency: str, header: str, every: float = HEARTBEAT_SECONDS, label: str = ""
+    ) -> None:
         self.currency, self.header, self.every = currency, header, every
+        self.prefix = f"  {label:<8}" if label else "  "  # which solve, when several run
         self.incumbent: Fraction | None = None
         self.bound = Fraction(0)
         self.started = time.perf_counter()
@@ -140,10 +143,11 @@ class Progress:
         elapsed = time.perf_counter() - self.started
         self.last = time.perf_counter()
         if self.incumbent is None:
-            err.print(f"  {elapsed:7.1f} s  {what}: no plan yet", highlight=False)
+            err.print(f"{self.prefix}{elapsed:7.1f} s  {what}: no plan yet", highlight=False)
             return
         err.print(
-            f"  {elapsed:7.1f} s  {status_line(self.currency, self.incumbent, self.bound)}"
+            f"{self.prefix}{elapsed:7.1f} s  "
+            + status_line(self.currency, self.incumbent, self.bound)
             + (f"  ({what})" if what else ""),
             highlight=False,
         )

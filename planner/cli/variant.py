@@ -1,0 +1,171 @@
+"""What `plan whatif` and `plan reprice` share: the variant's options (patch files and
+shorthand flags), and solving several scenarios side by side in processes."""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from planner.cli.solve import Progress
+from planner.domain.errors import Issue, LoadError
+from planner.domain.load import load_scenario
+from planner.domain.scenario import Scenario
+from planner.domain.timeaxis import TimeAxisError
+from planner.domain.yaml_source import Source
+from planner.report import annotate
+from planner.solve import SolveParams, default_time_limit, solve
+from planner.whatif import shorthand
+from planner.whatif.compare import Side
+
+
+def _flag(help: str, name: str) -> Any:
+    return typer.Option(name, help=help, show_default=False)
+
+
+PatchOption = Annotated[
+    list[Path] | None,
+    _flag("A patch file deep-merged over the scenario (repeatable, applied in order).", "--patch"),
+]
+PriceOption = Annotated[
+    list[str] | None,
+    _flag(
+        "OFFER.MODE=×F or =PRICE: scale or set a price; globs allowed ('*.spot=×1.3').", "--price"
+    ),
+]
+CommitOption = Annotated[
+    list[str] | None,
+    _flag(
+        "OFFER=N:MODE[@PRICE][/FROM][xCOUNT]: commit N units (e.g. jz-h200=8:monthly); "
+        "in whatif, N may be a range A..B to sweep the commitment level.",
+        "--commit",
+    ),
+]
+StockOption = Annotated[
+    list[str] | None, _flag("OFFER.MODE=N: set a stock (globs allowed).", "--stock")
+]
+ShiftOption = Annotated[
+    list[str] | None, _flag("WORKLOAD=±Nd or ±Nh: move a workload's window.", "--shift")
+]
+DropOption = Annotated[list[str] | None, _flag("WORKLOAD: remove a workload.", "--drop")]
+ScaleOption = Annotated[
+    list[str] | None,
+    _flag("[WORKLOAD=]K: multiply serving demand (all services, or one) by K.", "--scale-demand"),
+]
+SetOption = Annotated[
+    list[str] | None,
+    _flag("PATH=VALUE: set any field (workloads.NAME.FIELD, offers.ID.MODE.FIELD, …).", "--set"),
+]
+
+# The order flags apply in, after the patch files: where two touch one field, the later wins.
+FLAG_ORDER = ("price", "stock", "commit", "shift", "drop", "scale-demand", "set")
+
+
+def _builder(flag: str) -> Any:
+    return {
+        "price": shorthand.price,
+        "stock": shorthand.stock,
+        "commit": shorthand.commit,
+        "shift": shorthand.shift,
+        "drop": shorthand.drop,
+        "scale-demand": shorthand.scale_demand,
+        "set": shorthand.set_value,
+    }[flag]
+
+
+@dataclass(frozen=True)
+class Change:
+    """A variant of a scenario: patch files, then shorthand flags by name (in FLAG_ORDER)."""
+
+    patches: tuple[Path, ...] = ()
+    flags: tuple[tuple[str, str], ...] = ()  # (flag, text)
+
+    @staticmethod
+    def of(patches: list[Path] | None, **flags: list[str] | None) -> Change:
+        pairs = [
+            (name, text) for name in FLAG_ORDER for text in flags.get(name.replace("-", "_")) or []
+        ]
+        return Change(tuple(patches or ()), tuple(pairs))
+
+    def plus(self, flag: str, text: str) -> Change:
+        """This change with one more flag, applied where FLAG_ORDER puts it."""
+        flags = sorted((*self.flags, (flag, text)), key=lambda f: FLAG_ORDER.index(f[0]))
+        return Change(self.patches, tuple(flags))
+
+    @property
+    def empty(self) -> bool:
+        return not self.patches and not self.flags
+
+    def describe(self) -> list[str]:
+        return [f"--patch {p}" for p in self.patches] + [f"--{n} {t}" for n, t in self.flags]
+
+    def apply(self, path: Path, base: Scenario) -> Scenario:
+        """The variant: the patch files merged over the scenario at `path`, then each flag's
+        patch, computed from the scenario as changed so far (so two commitments add up)."""
+        layers: list[Path | Source] = list(self.patches)
+        current = planned(load_scenario(path, layers), path) if layers else base
+        for name, text in self.flags:
+            layers.append(Source(f"--{name} {text}", _builder(name)(current, text), {}))
+            current = planned(load_scenario(path, layers), path)
+        return current
+
+
+def planned(loaded: Scenario, path: Path) -> Scenario:
+    """A scenario with its time axis built (a timezone's odd clock change is bad input)."""
+    try:
+        loaded.axis  # noqa: B018
+    except TimeAxisError as exc:
+        raise LoadError([Issue(str(path), None, None, ("timezone",), str(exc))]) from None
+    return loaded
+
+
+def params_for(
+    scenario: Scenario, time_limit: float | None, workers: int | None, seed: int, det: bool
+) -> SolveParams:
+    limit = default_time_limit(len(scenario.spec.workloads)) if time_limit is None else time_limit
+    return SolveParams(limit, workers, seed, det)
+
+
+def solve_side(label: str, scenario: Scenario, params: SolveParams) -> Side:
+    """One scenario solved, checked and annotated; its time limit counts from now."""
+    started = time.perf_counter()
+    header = (
+        f"{label}: solving {scenario.name} with {params.settings().workers} worker(s), "
+        f"limit {params.time_limit:g} s …"
+    )
+    with Progress(scenario.spec.currency, header, label=label) as progress:
+        result = solve(scenario, params, progress, started)
+    if result.plan is None:
+        reasons = result.reasons + [c.line() for c in result.conflicts]
+        return Side(label, result.status.value, reasons=reasons)
+    assert result.problem is not None and result.solution is not None
+    plan = annotate(result.problem, result.solution, result.plan)
+    optimal = result.status.value == "optimal"
+    bound = result.objective if optimal else result.bound
+    return Side(label, result.status.value, plan, result.objective, bound)
+
+
+# A scenario to solve, as a process can receive it: a path and a change (a loaded scenario
+# does not pickle), and the label its progress lines carry.
+Recipe = tuple[str, Path, Change]
+
+
+def _solve_recipe(recipe: Recipe, params: SolveParams) -> Side:
+    label, path, change = recipe
+    base = planned(load_scenario(path), path)
+    return solve_side(label, change.apply(path, base) if not change.empty else base, params)
+
+
+def solve_sides(recipes: list[Recipe], params: SolveParams, jobs: int) -> list[Side]:
+    """Each scenario solved with the same settings, up to `jobs` at a time in processes."""
+    if jobs <= 1 or len(recipes) == 1:
+        return [_solve_recipe(r, params) for r in recipes]
+    context = get_context("fork")  # the parent's imported modules, not imported again
+    with ProcessPoolExecutor(max_workers=min(jobs, len(recipes)), mp_context=context) as pool:
+        futures = [pool.submit(_solve_recipe, r, params) for r in recipes]
+        return [f.result() for f in futures]

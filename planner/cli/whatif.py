@@ -1,0 +1,291 @@
+"""`plan whatif SCENARIO [--patch P] [flags]`: solve the scenario and its variant with the
+same settings and print what the change costs or saves, how exactly, and what moved; with
+`--commit OFFER=A..B:MODE`, the total and saving at each commitment level."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from planner.cli.common import JsonOption, err, human, input_errors, load_planned, write_json
+from planner.cli.variant import (
+    Change,
+    CommitOption,
+    DropOption,
+    PatchOption,
+    PriceOption,
+    ScaleOption,
+    SetOption,
+    ShiftOption,
+    StockOption,
+    params_for,
+    solve_sides,
+)
+from planner.domain.errors import Issue, LoadError
+from planner.domain.scenario import Scenario
+from planner.solve import PlanRejected
+from planner.whatif.report import compare, sweep_report
+
+# --commit OFFER=A..B:MODE…: a sweep of the commitment level
+RANGE = re.compile(r"^(?P<offer>[^=]+)=(?P<low>\d+)\.\.(?P<high>\d+)(?P<rest>:.+)$")
+MAX_LEVELS = 50  # each level is a solve
+
+
+def whatif_command(
+    scenario: Annotated[Path, typer.Argument(help="Scenario YAML file.", show_default=False)],
+    patch: PatchOption = None,
+    price: PriceOption = None,
+    commit: CommitOption = None,
+    stock: StockOption = None,
+    shift: ShiftOption = None,
+    drop: DropOption = None,
+    scale_demand: ScaleOption = None,
+    set_: SetOption = None,
+    time_limit: Annotated[
+        float | None,
+        typer.Option(
+            min=0.1, help="Seconds per solve (default by size, as plan solve).", show_default=False
+        ),
+    ] = None,
+    workers: Annotated[int | None, typer.Option(min=1, help="Solver threads per solve.")] = None,
+    seed: Annotated[int, typer.Option(help="Solver random seed.")] = 0,
+    deterministic: Annotated[
+        bool, typer.Option(help="Deterministic time budget: the same answer on every run.")
+    ] = False,
+    jobs: Annotated[
+        int, typer.Option(min=1, help="Scenarios solved at once, each in its own process.")
+    ] = 2,
+    json_path: JsonOption = None,
+) -> None:
+    """Solve a scenario and a variant of it; print the difference, exact or as an interval."""
+    with input_errors(json_path):
+        base = load_planned(scenario)
+        ranges = [m for c in commit or [] if (m := RANGE.match(c))]
+        flags = dict(price=price, stock=stock, shift=shift, drop=drop, set=set_)
+        change = Change.of(
+            patch,
+            commit=[c for c in commit or [] if not RANGE.match(c)],
+            scale_demand=scale_demand,
+            **flags,
+        )
+        if len(ranges) > 1:
+            raise _usage("sweep one commitment at a time: only one --commit may give A..B")
+        if change.empty and not ranges:
+            raise _usage("give a change: --patch FILE or a flag such as --price or --commit")
+        variant = change.apply(scenario, base)
+        params = params_for(base, time_limit, workers, seed, deterministic)
+        if ranges:
+            levels = _levels(ranges[0], scenario, base, change)
+            recipes = [("none", scenario, change)]
+            recipes += [(f"{n} units", scenario, c) for n, c, _ in levels]
+    try:
+        if ranges:
+            # the sweep's base is the scenario with every other change: levels add the commitment
+            sides = solve_sides(recipes, params, jobs)
+            report = sweep_report(variant, [s for _, _, s in levels], sides)
+        else:
+            pair = solve_sides(
+                [("base", scenario, Change()), ("variant", scenario, change)], params, jobs
+            )
+            report = compare(base, variant, pair[0], pair[1], change.describe())
+            sides = pair
+    except PlanRejected as exc:
+        err.print(f"[bold red]internal error:[/] a plan failed the independent checker: {exc}")
+        raise typer.Exit(70) from None
+    console = human(json_path)
+    (print_sweep if ranges else print_report)(console, report)
+    write_json(report, json_path)
+    missing = [s for s in sides if s.plan is None]
+    if missing:
+        raise typer.Exit(2 if any(s.status == "infeasible" for s in missing) else 3)
+
+
+def _usage(message: str) -> LoadError:
+    return LoadError([Issue("plan whatif", None, None, (), message)])
+
+
+def _levels(
+    found: re.Match[str], path: Path, base: Scenario, change: Change
+) -> list[tuple[int, Change, Scenario]]:
+    """Each level of a commitment sweep: its units, its change, its scenario."""
+    low, high = int(found["low"]), int(found["high"])
+    if not 1 <= low <= high or high - low >= MAX_LEVELS:
+        raise _usage(
+            f"--commit {found[0]}: expected a range A..B with 1 ≤ A ≤ B and at most "
+            f"{MAX_LEVELS} levels"
+        )
+    levels = []
+    for n in range(low, high + 1):
+        level = change.plus("commit", f"{found['offer']}={n}{found['rest']}")
+        levels.append((n, level, level.apply(path, base)))
+    return levels
+
+
+# --- printing ------------------------------------------------------------------------------
+
+
+def _signed(value: Any) -> str:
+    return f"{value:+,.2f}"
+
+
+def _money(value: Any) -> str:
+    return "-" if value is None else f"{value:,.2f}"
+
+
+def _status(summary: dict[str, Any]) -> str:
+    status = str(summary["status"])
+    if summary["total_cost"] is None:
+        return status
+    gap = summary["gap"]
+    return status + ("" if summary["status"] == "optimal" or gap is None else f", gap {gap:.1%}")
+
+
+def _delta_line(d: dict[str, Any], currency: str) -> str:
+    if d["exact"]:
+        return f"delta {currency} {_signed(d['found'])}: exact (both plans proven optimal)"
+    line = (
+        f"delta {currency} {_signed(d['found'])} between the plans found; the optimum's "
+        f"difference lies in [{_signed(d['low'])}, {_signed(d['high'])}] (the bounds of the "
+        "sides not proven optimal)"
+    )
+    if d["sign_unknown"]:
+        line += (
+            "\n  [yellow]warning:[/] the interval holds zero: these solves cannot say whether "
+            "the change saves money or costs it (a longer --time-limit narrows it)"
+        )
+    return line
+
+
+def _rows_table(title: str, key: str, rows: list[dict[str, Any]]) -> Table:
+    t = Table(title=title, title_justify="left")
+    t.add_column(key)
+    for column in ("base", "variant", "delta"):
+        t.add_column(column, justify="right")
+    for row in rows:
+        if row["base"] or row["variant"]:
+            t.add_row(
+                str(row[key]), _money(row["base"]), _money(row["variant"]), _signed(row["delta"])
+            )
+    return t
+
+
+def print_report(console: Console, report: dict[str, Any]) -> None:
+    c = report["currency"]
+    base, variant = report["base"], report["variant"]
+    console.print(f"[bold]{report['scenario']}[/]: what if {' '.join(report['change'])}")
+    console.print(f"  base     {_money(base['total_cost'])}  ({_status(base)})")
+    console.print(f"  variant  {_money(variant['total_cost'])}  ({_status(variant)})")
+    for side in (base, variant):
+        for reason in side.get("reasons", []):
+            console.print(f"  [red]{side['status']}:[/] {reason}", markup=True)
+    if report["delta"] is None:
+        return
+    console.print(_delta_line(report["delta"], c))
+    console.print(_rows_table("By card type", "card", report["by_card"]))
+    console.print(_rows_table("By billing mode", "mode", report["by_mode"]))
+    term_rows = [{"term": k.replace("_", "-"), **v} for k, v in report["terms"].items()]
+    console.print(_rows_table("Idle, round-up and committed money", "term", term_rows))
+    if report["moved"]:
+        t = Table(title="Workloads that moved", title_justify="left")
+        for column in ("workload", "changed", "base", "variant"):
+            t.add_column(column)
+        for row in report["moved"]:
+            t.add_row(
+                row["workload"],
+                ", ".join(row["changed"]),
+                _place(row["base"]),
+                _place(row["variant"]),
+            )
+        console.print(t)
+    else:
+        console.print("No workload moved.")
+    for pool in report["committed"]:
+        console.print(
+            f"Committed {pool['offer']} {pool['mode']}: "
+            + "; ".join(f"{label} {_use_text(pool[label])}" for label in ("base", "variant"))
+        )
+    for b in report["break_even"]:
+        console.print(_break_even_text(b, c))
+
+
+def _place(place: dict[str, Any] | None) -> str:
+    if place is None:
+        return "(none)"
+    if "configs" in place:
+        return f"peak {place['peak_replicas']}: " + "; ".join(place["configs"])
+    return (
+        f"{place['cards']}× {place['card']} {place['offer']} {place['mode']} "
+        f"{place['start']:%m-%d %H:%M} → {place['end']:%m-%d %H:%M}"
+    )
+
+
+def _use_text(use: dict[str, Any] | None) -> str:
+    if use is None or not use["held_card_hours"]:
+        return "none held"
+    return (
+        f"{use['used_card_hours']:,.0f} of {use['held_card_hours']:,.0f} card-hours used "
+        f"({use['utilisation']:.0%})"
+    )
+
+
+def _break_even_text(b: dict[str, Any], currency: str) -> str:
+    unit = "per package" if b["mode"] not in ("hourly", "spot") else "per unit-hour"
+    where = (
+        f"{currency} {b['low']:,.2f} {unit}"
+        if b["exact"]
+        else f"a price between {currency} {b['low']:,.2f} and {b['high']:,.2f} {unit} (the "
+        "sides' gaps leave this range)"
+    )
+    return (
+        f"Break-even of the {b['offer']} {b['mode']} commitment: it pays only at or below "
+        f"{where}; the variant pays {b['price']:,.2f}"
+    )
+
+
+def print_sweep(console: Console, report: dict[str, Any]) -> None:
+    c = report["currency"]
+    base = report["base"]
+    console.print(
+        f"[bold]{report['scenario']}[/]: commitment levels against none "
+        f"({c} {_money(base['total_cost'])}, {_status(base)})"
+    )
+    t = Table(title="Savings against the commitment level", title_justify="left")
+    for column in (
+        "units",
+        "total",
+        "status",
+        "saving",
+        "committed cards used",
+        "break-even price",
+    ):
+        t.add_column(column, justify="left" if column == "status" else "right")
+    for row in report["levels"]:
+        s, saving, b = row["summary"], row["saving"], row["break_even"]
+        if saving is None:
+            saved = "-"
+        elif saving["exact"]:
+            saved = _signed(saving["found"])
+        else:
+            saved = (
+                f"{_signed(saving['found'])} [{_signed(saving['low'])}, {_signed(saving['high'])}]"
+            )
+        price = (
+            "-"
+            if b is None
+            else (f"{b['low']:,.2f}" if b["exact"] else f"{b['low']:,.2f} .. {b['high']:,.2f}")
+        )
+        use = row["use"]
+        t.add_row(
+            str(row["units"]),
+            _money(s["total_cost"]),
+            _status(s),
+            saved,
+            "-" if use is None else f"{use['utilisation']:.0%}",
+            price,
+        )
+    console.print(t)
