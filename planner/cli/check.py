@@ -6,12 +6,17 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from pydantic import ValidationError
 
 from planner.check import check_plan
-from planner.cli.common import JsonOption, err, human, input_errors, load_planned, write_json
-from planner.domain.errors import Issue, LoadError
-from planner.domain.plan import Plan
+from planner.cli.common import (
+    JsonOption,
+    err,
+    human,
+    input_errors,
+    load_planned,
+    read_plan,
+    write_json,
+)
 
 
 def check_command(
@@ -24,19 +29,7 @@ def check_command(
     """Recompute every rule and cost line of a saved plan against its scenario."""
     with input_errors(json_path):
         loaded = load_planned(scenario)
-        try:
-            plan = Plan.model_validate_json(plan_file.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise LoadError(
-                [Issue(str(plan_file), None, None, (), f"cannot read: {exc}")]
-            ) from None
-        except ValidationError as exc:
-            raise LoadError(
-                [
-                    Issue(str(plan_file), None, None, tuple(e["loc"]), e["msg"])
-                    for e in exc.errors(include_url=False)
-                ]
-            ) from None
+        plan = read_plan(plan_file)
     result = check_plan(loaded, plan)  # needs no solvable scenario: it only reads the plan
     console = human(json_path)
     payload = {"ok": result.ok, "violations": [vars(v) for v in result.violations]}

@@ -12,10 +12,12 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 
 from planner.domain.errors import Issue, LoadError
 from planner.domain.load import load_scenario
+from planner.domain.plan import Plan
 from planner.domain.scenario import Scenario
 from planner.domain.timeaxis import TimeAxisError
 
@@ -98,3 +100,18 @@ def load_planned(path: Path) -> Scenario:
     except TimeAxisError as exc:
         raise LoadError([Issue(str(path), None, None, ("timezone",), str(exc))]) from None
     return loaded
+
+
+def read_plan(path: Path) -> Plan:
+    """A plan JSON as `plan solve --json` writes it; unreadable or malformed is bad input."""
+    try:
+        return Plan.model_validate_json(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise LoadError([Issue(str(path), None, None, (), f"cannot read: {exc}")]) from None
+    except ValidationError as exc:
+        raise LoadError(
+            [
+                Issue(str(path), None, None, tuple(e["loc"]), e["msg"])
+                for e in exc.errors(include_url=False)
+            ]
+        ) from None

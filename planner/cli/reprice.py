@@ -1,0 +1,155 @@
+"""`plan reprice SCENARIO PLAN.json [--patch P] [flags]`: what an existing plan costs under a
+(patched) scenario, where it no longer works, and what re-planning would save."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from planner.check import check_plan
+from planner.cli.common import (
+    JsonOption,
+    err,
+    human,
+    input_errors,
+    load_planned,
+    read_plan,
+    write_json,
+)
+from planner.cli.variant import (
+    Change,
+    CommitOption,
+    DropOption,
+    PatchOption,
+    PriceOption,
+    ScaleOption,
+    SetOption,
+    ShiftOption,
+    StockOption,
+    params_for,
+    solve_side,
+)
+from planner.domain.errors import Issue, LoadError
+from planner.solve import PlanRejected
+from planner.whatif.compare import money
+from planner.whatif.report import summary
+
+
+def reprice_command(
+    scenario: Annotated[Path, typer.Argument(help="Scenario YAML file.", show_default=False)],
+    plan_file: Annotated[
+        Path, typer.Argument(help="Plan JSON written by plan solve --json.", show_default=False)
+    ],
+    patch: PatchOption = None,
+    price: PriceOption = None,
+    commit: CommitOption = None,
+    stock: StockOption = None,
+    shift: ShiftOption = None,
+    drop: DropOption = None,
+    scale_demand: ScaleOption = None,
+    set_: SetOption = None,
+    replan: Annotated[
+        bool, typer.Option(help="Also solve the variant, to say what re-planning saves.")
+    ] = True,
+    time_limit: Annotated[
+        float | None,
+        typer.Option(min=0.1, help="Seconds for the re-planning solve.", show_default=False),
+    ] = None,
+    workers: Annotated[int | None, typer.Option(min=1, help="Solver threads.")] = None,
+    seed: Annotated[int, typer.Option(help="Solver random seed.")] = 0,
+    deterministic: Annotated[bool, typer.Option(help="Deterministic time budget.")] = False,
+    json_path: JsonOption = None,
+) -> None:
+    """Price a saved plan under the scenario with a change; say where it breaks."""
+    with input_errors(json_path):
+        base = load_planned(scenario)
+        change = Change.of(
+            patch,
+            price=price,
+            commit=commit,
+            stock=stock,
+            shift=shift,
+            drop=drop,
+            scale_demand=scale_demand,
+            set=set_,
+        )
+        variant = change.apply(scenario, base)
+        plan = read_plan(plan_file)
+        if plan.scenario != variant.name or plan.currency != variant.spec.currency:
+            raise LoadError(
+                [
+                    Issue(
+                        str(plan_file),
+                        None,
+                        None,
+                        ("scenario",),
+                        f"the plan is for scenario {plan.scenario!r} in {plan.currency}, not "
+                        f"{variant.name!r} in {variant.spec.currency}",
+                    )
+                ]
+            )
+    check = check_plan(variant, plan)
+    currency = variant.spec.currency
+    breaks = [v for v in check.violations if v.rule != "cost"]
+    report: dict[str, Any] = {
+        "scenario": variant.name,
+        "currency": currency,
+        "change": change.describe(),
+        "stated_total": plan.total_cost,
+        "repriced_total": money(check.total, currency),
+        "feasible": not breaks,
+        "violations": [vars(v) for v in breaks],
+    }
+    if replan:
+        try:
+            side = solve_side(
+                "replan", variant, params_for(variant, time_limit, workers, seed, deterministic)
+            )
+        except PlanRejected as exc:
+            err.print(f"[bold red]internal error:[/] a plan failed the independent checker: {exc}")
+            raise typer.Exit(70) from None
+        report["replan"] = summary(side, currency)
+        if side.total is not None and not breaks:
+            lowest = side.total if side.optimal else side.bound or Fraction(0)
+            report["saving"] = {
+                "found": money(check.total - side.total, currency),
+                "at_most": money(check.total - lowest, currency),
+                "exact": side.optimal,
+            }
+    print_reprice(human(json_path), report)
+    write_json(report, json_path)
+
+
+def print_reprice(console: Console, report: dict[str, Any]) -> None:
+    c = report["currency"]
+    change = " ".join(report["change"]) or "no change"
+    stated, repriced = report["stated_total"], report["repriced_total"]
+    console.print(
+        f"[bold]{report['scenario']}[/] ({change}): the plan costs {c} {repriced:,.2f} "
+        f"(it states {stated:,.2f}; {repriced - stated:+,.2f})"
+    )
+    if report["feasible"]:
+        console.print("  ✓ it still works: every rule holds under the changed scenario")
+    else:
+        console.print(
+            f"  [bold red]it no longer works[/]: {len(report['violations'])} rule(s) broken"
+        )
+        for v in report["violations"]:
+            console.print(f"    • [{v['rule']}] {v['subject']}: {v['message']}", markup=False)
+    replanned = report.get("replan")
+    if replanned is None:
+        return
+    if replanned["total_cost"] is None:
+        console.print(f"  re-planning: {replanned['status']} ({'; '.join(replanned['reasons'])})")
+        return
+    console.print(f"  re-planned: {c} {replanned['total_cost']:,.2f} ({replanned['status']})")
+    saving = report.get("saving")
+    if saving is not None:
+        how = "exactly" if saving["exact"] else f"at most {saving['at_most']:,.2f}; found"
+        console.print(
+            f"  re-planning saves {how} {c} {saving['found']:,.2f} against keeping the plan"
+        )
