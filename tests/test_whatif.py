@@ -1,0 +1,140 @@
+"""`plan whatif` and `plan reprice`: the variant equals the patched scenario solved directly,
+the delta is exact only when both sides are optimal, the break-even price is where the
+totals cross, and re-pricing equals the checker's recomputation."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from planner.domain.load import load_scenario
+from planner.whatif.compare import Delta, Side, delta
+from tests.planning import offer, reserve, solved
+
+FAST = ("--deterministic", "--workers", "1", "--time-limit", "5", "--jobs", "1")
+
+
+def _desk_scenario(tmp_path: Path, make_scenario: Any) -> Path:
+    """One a100-80g card for people, 09:00-12:00 on each of 10 days. Hourly at 10.00 costs
+    3 h × 10.00 = 30.00 a day, 300.00 in all; a daily package costs 40.00 a day."""
+    s = make_scenario(
+        [offer("o", hourly={"price": 10, "stock": 4}, daily={"price": 40, "stock": 4})],
+        [reserve("desk", cards=1, hours="09:00-12:00", days=10)],
+    )
+    assert s.path is not None
+    return s.path
+
+
+COMMIT = {"commitments": [{"offer": "o", "mode": "daily", "units": 1, "start": "2026-07-01"}]}
+
+
+def _whatif(cli: Any, *args: Any) -> dict[str, Any]:
+    result = cli("whatif", *args, *FAST, "--json", "-")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)  # type: ignore[no-any-return]
+
+
+def test_break_even_of_a_commitment_worked_by_hand(
+    cli: Any, tmp_path: Path, make_scenario: Any
+) -> None:
+    path = _desk_scenario(tmp_path, make_scenario)
+    patch = tmp_path / "commit.yaml"
+    patch.write_text(yaml.safe_dump(COMMIT))
+    report = _whatif(cli, path, "--patch", patch)
+    # base: 10 days × 3 h × 10.00 = 300.00 hourly; the variant pays 10 daily packages
+    # (enough to reach the horizon end) × 40.00 = 400.00 and the desk uses them: +100.00
+    assert report["base"]["total_cost"] == 300.0 and report["variant"]["total_cost"] == 400.0
+    assert report["delta"] == {
+        "found": 100.0,
+        "low": 100.0,
+        "high": 100.0,
+        "exact": True,
+        "sign_unknown": False,
+    }
+    # the commitment pays while 10 × p ≤ 300.00: p ≤ 30.00 a package
+    (b,) = report["break_even"]
+    assert (b["offer"], b["mode"], b["low"], b["high"], b["exact"]) == (
+        "o",
+        "daily",
+        30.0,
+        30.0,
+        True,
+    )
+    assert b["quantity"] == 10.0
+    (pool,) = report["committed"]
+    # 10 packages × 24 h held, 3 h a day used
+    assert pool["variant"] == {
+        "held_card_hours": 240.0,
+        "used_card_hours": 30.0,
+        "utilisation": 0.125,
+    }
+    assert pool["base"]["held_card_hours"] == 0
+    # the printed price is where the variant's total crosses the base's
+    at = _whatif(cli, path, "--patch", patch, "--price", "o.daily=30")
+    assert at["delta"]["found"] == 0.0
+    above = _whatif(cli, path, "--patch", patch, "--price", "o.daily=30.01")
+    assert above["delta"]["found"] == 0.1  # 10 × 0.01
+
+
+def test_the_variant_equals_the_patched_scenario_solved_directly(
+    cli: Any, tmp_path: Path, make_scenario: Any
+) -> None:
+    path = _desk_scenario(tmp_path, make_scenario)
+    patch = tmp_path / "commit.yaml"
+    patch.write_text(yaml.safe_dump(COMMIT))
+    report = _whatif(cli, path, "--patch", patch)
+    merged = yaml.safe_load(path.read_text()) | COMMIT
+    direct = path.with_name("merged.yaml")  # beside it: the catalog is a relative path
+    direct.write_text(yaml.safe_dump(merged))
+    plan = solved(load_scenario(direct), 5).plan
+    assert plan is not None
+    assert report["variant"]["total_cost"] == float(plan.total_cost)
+    assert report["variant"]["status"] == plan.status
+
+
+def test_the_delta_is_an_interval_unless_both_sides_are_optimal() -> None:
+    optimal = Side("base", "optimal", total=Fraction(100), bound=Fraction(100))
+    found = Side("variant", "feasible", total=Fraction(110), bound=Fraction(90))
+    assert delta(optimal, optimal) == Delta(Fraction(0), Fraction(0), Fraction(0))
+    d = delta(optimal, found)
+    # the variant's optimum lies in [90, 110]: the difference in [-10, +10]
+    assert d == Delta(Fraction(10), Fraction(-10), Fraction(10))
+    assert not d.exact and d.sign_unknown
+    far = Side("variant", "feasible", total=Fraction(150), bound=Fraction(120))
+    d = delta(found, far)
+    # base optimum in [90, 110], variant's in [120, 150]: [120 - 110, 150 - 90]
+    assert (d.low, d.high, d.sign_unknown) == (Fraction(10), Fraction(60), False)
+
+
+def test_reprice_equals_the_checkers_recomputation(
+    cli: Any, tmp_path: Path, make_scenario: Any
+) -> None:
+    path = _desk_scenario(tmp_path, make_scenario)
+    saved = tmp_path / "plan.json"
+    assert cli("solve", path, "--deterministic", "--workers", "1", "--json", saved).exit_code == 0
+    same = cli("reprice", path, saved, "--no-replan", "--json", "-")
+    assert same.exit_code == 0, same.output
+    report = json.loads(same.stdout)
+    assert report["repriced_total"] == report["stated_total"] == 300.0 and report["feasible"]
+    # hourly up 30%: 30 h × 13.00 = 390.00, and re-planning moves nothing (daily is 400.00)
+    dearer = cli("reprice", path, saved, "--price", "o.hourly=×1.3", *FAST[:5], "--json", "-")
+    assert dearer.exit_code == 0, dearer.output
+    report = json.loads(dearer.stdout)
+    assert report["repriced_total"] == 390.0 and report["feasible"]
+    assert report["replan"]["total_cost"] == 390.0
+    assert report["saving"] == {"found": 0.0, "at_most": 0.0, "exact": True}
+    # at 15.00 an hour (45.00 a day) the daily package wins: re-planning saves 50.00
+    report = json.loads(
+        cli("reprice", path, saved, "--price", "o.hourly=15", *FAST[:5], "--json", "-").stdout
+    )
+    assert (report["repriced_total"], report["replan"]["total_cost"]) == (450.0, 400.0)
+    assert report["saving"]["found"] == 50.0
+    # no hourly stock: the plan breaks, and says where
+    broken = json.loads(
+        cli("reprice", path, saved, "--stock", "o.hourly=0", "--no-replan", "--json", "-").stdout
+    )
+    assert not broken["feasible"] and {v["rule"] for v in broken["violations"]} == {"stock"}
