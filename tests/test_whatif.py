@@ -9,11 +9,18 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
+from planner.check import check_plan
+from planner.cli.common import read_plan
+from planner.cli.variant import Change, _builder
 from planner.domain.load import load_scenario
 from planner.whatif.compare import Delta, Side, delta
+from tests.conftest import REPO
 from tests.planning import offer, reserve, solved
+
+Q3 = REPO / "scenarios" / "q3.yaml"
 
 FAST = ("--deterministic", "--workers", "1", "--time-limit", "5", "--jobs", "1")
 
@@ -133,8 +140,57 @@ def test_reprice_equals_the_checkers_recomputation(
     )
     assert (report["repriced_total"], report["replan"]["total_cost"]) == (450.0, 400.0)
     assert report["saving"]["found"] == 50.0
+    # the same price written as a patch file, and the saved plan checked against it: the
+    # checker recomputes the same total (and flags the stated 300.00 as a cost mismatch)
+    dear = tmp_path / "dear.yaml"
+    dear.write_text(yaml.safe_dump({"offers": [{"id": "o", "hourly": {"price": 15}}]}))
+    checked = check_plan(load_scenario(path, [dear]), read_plan(saved))
+    assert float(checked.total) == report["repriced_total"]
+    assert {v.rule for v in checked.violations} == {"cost"}
     # no hourly stock: the plan breaks, and says where
     broken = json.loads(
         cli("reprice", path, saved, "--stock", "o.hourly=0", "--no-replan", "--json", "-").stdout
     )
     assert not broken["feasible"] and {v["rule"] for v in broken["violations"]} == {"stock"}
+
+
+# Each shorthand flag, and the patch file it stands for: the same variant. The patch is the
+# flag's own (computed from q3), written to a YAML file and merged as `--patch` merges one;
+# a flag that rewrote something the file cannot say (a Decimal, a date) would differ here.
+SHORTHANDS = [
+    ("price", "*.spot=×1.3"),
+    ("price", "jz-h200.hourly=12.5"),
+    ("stock", "jz-h200.hourly=40"),
+    ("commit", "jz-h200=8:monthly"),
+    ("commit", "jz-h200=4:monthly@9000/2026-08-01x1"),
+    ("shift", "chat-70b=-14d"),
+    ("drop", "legal-13b-eval"),
+    ("scale-demand", "0.8"),
+    ("scale-demand", "assistant-8b=1.5"),
+    ("set", "workloads.legal-70b-cpt.deadline=2026-09-15T00:00"),
+]
+
+
+@pytest.mark.parametrize(("flag", "text"), SHORTHANDS)
+def test_each_shorthand_equals_its_patch_file(flag: str, text: str, tmp_path: Path) -> None:
+    base = load_scenario(Q3)
+    by_flag = Change.of(None, **{flag.replace("-", "_"): [text]}).apply(Q3, base)
+    patch = tmp_path / "patch.yaml"
+    patch.write_text(yaml.safe_dump(_builder(flag)(base, text), sort_keys=False))
+    by_file = Change.of([patch]).apply(Q3, base)
+    assert (by_flag.spec, by_flag.catalogs) == (by_file.spec, by_file.catalogs)
+    assert (by_flag.spec, by_flag.catalogs) != (base.spec, base.catalogs)  # it changed q3
+
+
+def test_a_flag_and_its_patch_give_the_same_whatif(
+    cli: Any, tmp_path: Path, make_scenario: Any
+) -> None:
+    path = _desk_scenario(tmp_path, make_scenario)
+    flag = _whatif(cli, path, "--commit", "o=1:daily")
+    patch = tmp_path / "commit.yaml"
+    patch.write_text(yaml.safe_dump(COMMIT))
+    by_file = _whatif(cli, path, "--patch", patch)
+    for report in (flag, by_file):
+        del report["variant"]["solve_seconds"], report["base"]["solve_seconds"]
+    assert flag["variant"] == by_file["variant"] and flag["delta"] == by_file["delta"]
+    assert flag["break_even"] == by_file["break_even"] != []
