@@ -29,6 +29,7 @@ from planner.domain.scenario import Scenario
 from planner.explain import Conflict
 from planner.pricing import breakdown
 from planner.problem import Infeasible, Problem, build_problem
+from planner.reference import Reference
 from planner.restrict import top_k
 from planner.solution import Solution, to_plan
 
@@ -146,9 +147,11 @@ def solve(
     params: SolveParams,
     on_progress: OnProgress | None = None,
     started: float | None = None,
+    reference: Plan | None = None,
 ) -> Result:
     """The cheapest plan found within the limits, checked; or why there is none. The time
-    limit counts from `started` (a `time.perf_counter()`; default: now)."""
+    limit counts from `started` (a `time.perf_counter()`; default: now). At a proven
+    optimum, ties go first to the plan nearest `reference` (planner.reference)."""
     started = time.perf_counter() if started is None else started
     try:
         problem = build_problem(scenario, serving=True)
@@ -195,7 +198,8 @@ def solve(
     workloads = len(problem.jobs) + len(problem.replica_jobs)
     settings = replace(params.settings(), time_limit=search_seconds(params, started, workloads))
     if model is not None and settings.time_limit > 0:
-        outcome = model.solve(settings, progress)
+        keep = None if reference is None else Reference.of(reference, scenario.axis)
+        outcome = model.solve(settings, progress, keep)
         if restricted is not None and outcome.solution is not None:
             # a plan of the full problem; optimal only among the configs kept, bound unknown
             status = "feasible" if outcome.status == "optimal" else outcome.status

@@ -18,7 +18,7 @@ from planner.cli.variant import Change, _builder
 from planner.domain.load import load_scenario
 from planner.whatif.compare import Delta, Side, delta
 from tests.conftest import REPO
-from tests.planning import offer, reserve, solved
+from tests.planning import job, offer, reserve, solved
 
 Q3 = REPO / "scenarios" / "q3.yaml"
 
@@ -37,6 +37,12 @@ def _desk_scenario(tmp_path: Path, make_scenario: Any) -> Path:
 
 
 COMMIT = {"commitments": [{"offer": "o", "mode": "daily", "units": 1, "start": "2026-07-01"}]}
+
+
+def _patch(tmp_path: Path, data: dict[str, Any]) -> Path:
+    path = tmp_path / "patch.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
 
 
 def _whatif(cli: Any, *args: Any) -> dict[str, Any]:
@@ -194,3 +200,25 @@ def test_a_flag_and_its_patch_give_the_same_whatif(
         del report["variant"]["solve_seconds"], report["base"]["solve_seconds"]
     assert flag["variant"] == by_file["variant"] and flag["delta"] == by_file["delta"]
     assert flag["break_even"] == by_file["break_even"] != []
+
+
+def test_an_untouched_workload_keeps_its_base_place_where_that_costs_nothing(
+    cli: Any, tmp_path: Path, make_scenario: Any
+) -> None:
+    # One card, two 10-hour jobs: w runs first (it is listed first), x from hour 10. Drop
+    # w and rule 12 alone would start x at hour 0 (earlier finishes), at the same cost;
+    # the what-if keeps x where the base had it, so only the change shows as moved.
+    s = make_scenario(
+        [offer("o", hourly={"price": 10, "stock": 1})],
+        [job("w", 10), job("x", 10)],
+        days=2,
+    )
+    assert s.path is not None
+    report = _whatif(cli, s.path, "--drop", "w")
+    assert [row["workload"] for row in report["moved"]] == ["w"]
+    assert report["delta"]["found"] == -100.0 and report["delta"]["exact"]
+    dropped = _patch(tmp_path, {"workloads": [{"name": "w", "delete": True}]})
+    alone = solved(load_scenario(s.path, [dropped]), 5).plan
+    assert alone is not None
+    (x,) = alone.train
+    assert x.start.hour == 0  # without the base as a reference x would have moved

@@ -15,13 +15,14 @@ import typer
 from planner.cli.solve import Progress
 from planner.domain.errors import Issue, LoadError
 from planner.domain.load import load_scenario
+from planner.domain.plan import Plan
 from planner.domain.scenario import Scenario
 from planner.domain.timeaxis import TimeAxisError
 from planner.domain.yaml_source import Source
 from planner.report import annotate
 from planner.solve import SolveParams, default_time_limit, solve
 from planner.whatif import shorthand
-from planner.whatif.compare import Side
+from planner.whatif.compare import Side, moved
 
 
 def _flag(help: str, name: str) -> Any:
@@ -131,15 +132,18 @@ def params_for(
     return SolveParams(limit, workers, seed, det)
 
 
-def solve_side(label: str, scenario: Scenario, params: SolveParams) -> Side:
-    """One scenario solved, checked and annotated; its time limit counts from now."""
+def solve_side(
+    label: str, scenario: Scenario, params: SolveParams, reference: Plan | None = None
+) -> Side:
+    """One scenario solved, checked and annotated; its time limit counts from now. At a
+    proven optimum, ties go first to the plan nearest `reference`."""
     started = time.perf_counter()
     header = (
         f"{label}: solving {scenario.name} with {params.settings().workers} worker(s), "
         f"limit {params.time_limit:g} s …"
     )
     with Progress(scenario.spec.currency, header, label=label) as progress:
-        result = solve(scenario, params, progress, started)
+        result = solve(scenario, params, progress, started, reference)
     if result.plan is None:
         reasons = result.reasons + [c.line() for c in result.conflicts]
         return Side(label, result.status.value, reasons=reasons)
@@ -155,17 +159,42 @@ def solve_side(label: str, scenario: Scenario, params: SolveParams) -> Side:
 Recipe = tuple[str, Path, Change]
 
 
-def _solve_recipe(recipe: Recipe, params: SolveParams) -> Side:
+def _solve_recipe(recipe: Recipe, params: SolveParams, reference: Plan | None = None) -> Side:
     label, path, change = recipe
     base = planned(load_scenario(path), path)
-    return solve_side(label, change.apply(path, base) if not change.empty else base, params)
+    scenario = change.apply(path, base) if not change.empty else base
+    return solve_side(label, scenario, params, reference)
+
+
+def _solve_all(
+    recipes: list[Recipe], params: SolveParams, jobs: int, reference: Plan | None = None
+) -> list[Side]:
+    if jobs <= 1 or len(recipes) <= 1:
+        return [_solve_recipe(r, params, reference) for r in recipes]
+    context = get_context("fork")  # the parent's imported modules, not imported again
+    with ProcessPoolExecutor(max_workers=min(jobs, len(recipes)), mp_context=context) as pool:
+        futures = [pool.submit(_solve_recipe, r, params, reference) for r in recipes]
+        return [f.result() for f in futures]
 
 
 def solve_sides(recipes: list[Recipe], params: SolveParams, jobs: int) -> list[Side]:
-    """Each scenario solved with the same settings, up to `jobs` at a time in processes."""
-    if jobs <= 1 or len(recipes) == 1:
-        return [_solve_recipe(r, params) for r in recipes]
-    context = get_context("fork")  # the parent's imported modules, not imported again
-    with ProcessPoolExecutor(max_workers=min(jobs, len(recipes)), mp_context=context) as pool:
-        futures = [pool.submit(_solve_recipe, r, params) for r in recipes]
-        return [f.result() for f in futures]
+    """Each scenario solved with the same settings, up to `jobs` at a time in processes; the
+    first is the base of the others. All start at once, so no variant can start from the
+    base's plan; instead each variant proven optimal whose plan moved workloads is solved
+    again with the base plan as its first tie level (planner.reference): the diff then
+    shows only what the change caused. The second solve is kept when it proves the same
+    optimum (it always should; a limit that runs out first keeps the first plan)."""
+    sides = _solve_all(recipes, params, jobs)
+    base = sides[0].plan
+    if base is None:
+        return sides
+    again = [
+        i
+        for i, side in enumerate(sides[1:], 1)
+        if side.plan is not None and side.status == "optimal" and moved(base, side.plan)
+    ]
+    redone = _solve_all([recipes[i] for i in again], params, jobs, base)
+    for i, side in zip(again, redone, strict=True):
+        if side.status == "optimal" and side.total == sides[i].total:
+            sides[i] = side
+    return sides

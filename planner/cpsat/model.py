@@ -14,6 +14,7 @@ from planner.cpsat.objective import cost_terms, tie_levels
 from planner.cpsat.variables import make_variables, pool_cap
 from planner.domain.costs import CostTerm
 from planner.problem import Problem
+from planner.reference import Place, Reference
 from planner.solution import Solution
 
 STATUS = {
@@ -152,9 +153,14 @@ class CpModel:
             )
             self.model.add_hint(var, value)
 
-    def solve(self, settings: SolverSettings, progress: Progress | None = None) -> Outcome:
+    def solve(
+        self,
+        settings: SolverSettings,
+        progress: Progress | None = None,
+        reference: Reference | None = None,
+    ) -> Outcome:
         """Minimise money; at a proven optimum, break ties by the documented order with what
-        is left of the same time limit."""
+        is left of the same time limit (first, when given, staying near `reference`)."""
         started = time.perf_counter()
         self.model.minimize(self.cost)
         solver = self._solver(settings, settings.time_limit)
@@ -174,7 +180,7 @@ class CpModel:
         if status == cp_model.OPTIMAL:
             used = solver.deterministic_time if settings.deterministic else solver.wall_time
             left = replace(settings, time_limit=settings.time_limit - used)
-            solution, terms, settled = self._break_ties(left, objective, solution, terms)
+            solution, terms, settled = self._break_ties(left, objective, solution, terms, reference)
         seconds = time.perf_counter() - started
         return Outcome(name, solution, objective, bound, seconds, self.size(), terms, settled)
 
@@ -197,14 +203,23 @@ class CpModel:
         return "infeasible", names
 
     def _break_ties(
-        self, settings: SolverSettings, objective: int, best: Solution, terms: dict[CostTerm, int]
+        self,
+        settings: SolverSettings,
+        objective: int,
+        best: Solution,
+        terms: dict[CostTerm, int],
+        reference: Reference | None = None,
     ) -> tuple[Solution, dict[CostTerm, int], bool]:
-        """Among plans of the optimal cost, the least by the tie order (PRODUCT.md rule 12),
-        one level at a time within `settings.time_limit` in all; True if every level was
-        proven (the plan is then the one minimiser, whatever the search before it found)."""
+        """Among plans of the optimal cost, the least by the tie order (PRODUCT.md rule 12;
+        `reference`'s placements first when given), one level at a time within
+        `settings.time_limit` in all; True if every level was proven (the plan is then the
+        one minimiser, whatever the search before it found)."""
         self.model.add(self.cost == objective)
         budget = settings.time_limit
-        for _, level in tie_levels(self.problem, self.v):
+        levels = tie_levels(self.problem, self.v)
+        if reference is not None:
+            levels.insert(0, ("stay", self._moves(reference)))
+        for _, level in levels:
             if budget <= 0.01:
                 return best, terms, False
             self.model.minimize(level)
@@ -219,6 +234,34 @@ class CpModel:
                 return best, terms, False
             self.model.add(level == round(solver.objective_value))
         return best, terms, True
+
+    def _moves(self, reference: Reference) -> cp_model.LinearExpr:
+        """How far a plan is from `reference` (planner.reference): train jobs off their
+        place or start, plus replicas on a place their workload did not use at that hour."""
+        moves: list[cp_model.LinearExprT] = []
+        for job in self.problem.jobs:
+            if job.name not in reference.train:
+                continue
+            place, start = reference.train[job.name]
+            same = [
+                x
+                for x, c in zip(self.v.choose[job.index], job.configs, strict=True)
+                if (c.card, c.cards, c.offer, c.mode) == place
+            ]
+            kept = self.model.new_bool_var(f"kept_{job.index}")
+            self.model.add(sum(same) >= 1).only_enforce_if(kept)
+            self.model.add(self.v.start[job.index] == start).only_enforce_if(kept)
+            moves.append(1 - kept)
+        places: dict[tuple[str, int], set[Place]] = {}
+        for (j, k, s), replicas in self.v.replicas.items():
+            name = self.problem.replica_jobs[j].name
+            hour = self.problem.segments[s][0]
+            if (name, hour) not in places:
+                places[(name, hour)] = reference.replica_places(name, hour)
+            c = self.problem.replica_jobs[j].configs[k]
+            if (c.card, c.cards, c.offer, c.mode) not in places[(name, hour)]:
+                moves.append(replicas)
+        return cp_model.LinearExpr.sum(moves)
 
     def _solver(self, settings: SolverSettings, limit: float) -> cp_model.CpSolver:
         solver = cp_model.CpSolver()
