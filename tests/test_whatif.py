@@ -222,3 +222,13 @@ def test_an_untouched_workload_keeps_its_base_place_where_that_costs_nothing(
     assert alone is not None
     (x,) = alone.train
     assert x.start.hour == 0  # without the base as a reference x would have moved
+
+
+def test_the_help_shows_each_flags_grammar(cli: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")  # wide enough that rich does not cut a line short
+    for command in ("whatif", "reprice"):
+        result = cli(command, "--help")
+        assert result.exit_code == 0, result.output
+        text = "".join(c for c in result.output if c not in "│ \n")  # the table's wrapping
+        # rich markup would eat (or choke on) the grammar's optional parts
+        assert "MODE[@PRICE][/FROM][xCOUNT]" in text and "[WORKLOAD=]K" in text

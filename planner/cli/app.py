@@ -6,6 +6,7 @@ import os
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 try:  # typer vendors click since 0.2x; before that it depended on it
     from typer._click.exceptions import ClickException
@@ -73,7 +74,7 @@ def main() -> None:
         if os.environ.get("PLAN_DEBUG"):
             raise
         err.print(
-            f"[bold red]internal error:[/] {type(exc).__name__}: {exc} "
+            f"[bold red]internal error:[/] {type(exc).__name__}: {escape(str(exc))} "
             "(set PLAN_DEBUG=1 for a traceback, and please report it)"
         )
         raise SystemExit(70) from None

@@ -25,13 +25,18 @@ from planner.whatif import shorthand
 from planner.whatif.compare import Side, moved
 
 
-def _flag(help: str, name: str) -> Any:
-    return typer.Option(name, help=help, show_default=False)
+def _flag(help: str, name: str, metavar: str = "SPEC") -> Any:
+    # help is rich markup: the grammar's optional parts, [@PRICE], are not tags
+    return typer.Option(name, help=help.replace("[", "\\["), metavar=metavar, show_default=False)
 
 
 PatchOption = Annotated[
     list[Path] | None,
-    _flag("A patch file deep-merged over the scenario (repeatable, applied in order).", "--patch"),
+    _flag(
+        "A patch file deep-merged over the scenario (repeatable, applied in order).",
+        "--patch",
+        "FILE",
+    ),
 ]
 PriceOption = Annotated[
     list[str] | None,
