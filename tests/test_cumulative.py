@@ -63,7 +63,9 @@ def test_a_wrong_infeasibility_proof_gives_way_to_a_checked_baseline(
     from planner.solve import SolveParams, solve
     from tests.planning import job, offer
 
-    def infeasible(self: Any, settings: Any, progress: Any = None) -> Outcome:
+    def infeasible(
+        self: Any, settings: Any, progress: Any = None, reference: Any = None
+    ) -> Outcome:
         return Outcome("infeasible", None, None, None, 0.0, self.size())
 
     monkeypatch.setattr(CpModel, "solve", infeasible)
