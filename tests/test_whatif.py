@@ -154,9 +154,9 @@ def test_reprice_equals_the_checkers_recomputation(
     assert float(checked.total) == report["repriced_total"]
     assert {v.rule for v in checked.violations} == {"cost"}
     # no hourly stock: the plan breaks, and says where
-    broken = json.loads(
-        cli("reprice", path, saved, "--stock", "o.hourly=0", "--no-replan", "--json", "-").stdout
-    )
+    result = cli("reprice", path, saved, "--stock", "o.hourly=0", "--no-replan", "--json", "-")
+    assert result.exit_code == 1  # a failed check, as plan check exits
+    broken = json.loads(result.stdout)
     assert not broken["feasible"] and {v["rule"] for v in broken["violations"]} == {"stock"}
 
 

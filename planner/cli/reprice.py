@@ -122,6 +122,8 @@ def reprice_command(
             }
     print_reprice(human(json_path), report)
     write_json(report, json_path)
+    if breaks:  # a failed check, as `plan check` exits
+        raise typer.Exit(1)
 
 
 def print_reprice(console: Console, report: dict[str, Any]) -> None:
