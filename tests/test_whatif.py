@@ -5,6 +5,7 @@ totals cross, and re-pricing equals the checker's recomputation."""
 from __future__ import annotations
 
 import json
+import re
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -232,3 +233,40 @@ def test_the_help_shows_each_flags_grammar(cli: Any, monkeypatch: pytest.MonkeyP
         text = "".join(c for c in result.output if c not in "│ \n")  # the table's wrapping
         # rich markup would eat (or choke on) the grammar's optional parts
         assert "MODE[@PRICE][/FROM][xCOUNT]" in text and "[WORKLOAD=]K" in text
+
+
+def _timeless(report: dict[str, Any]) -> dict[str, Any]:
+    """A whatif report without its timing fields."""
+    text = json.dumps(report, sort_keys=True)
+    return json.loads(re.sub(r'"solve_seconds": [0-9.e+-]+', '"solve_seconds": 0', text))  # type: ignore[no-any-return]
+
+
+def test_a_sweep_on_ray_equals_the_local_run(
+    cli: Any,
+    tmp_path: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    make_scenario: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pytest.importorskip("ray", reason="the optional extra gpuplan[ray] is not installed")
+    # Ray's session files under pytest's folder, not the system's; a short name, since its
+    # socket paths must stay under 107 bytes
+    monkeypatch.setenv("RAY_TMPDIR", str(tmp_path_factory.mktemp("r")))
+    path = _desk_scenario(tmp_path, make_scenario)
+    sweep = ("--commit", "o=1..2:daily", "--deterministic", "--workers", "1", "--time-limit", "5")
+    local = cli("whatif", path, *sweep, "--jobs", "1", "--json", "-")
+    assert local.exit_code == 0, local.output
+    on_ray = cli("whatif", path, *sweep, "--executor", "ray", "--jobs", "2", "--json", "-")
+    assert on_ray.exit_code == 0, on_ray.output
+    report = json.loads(on_ray.stdout)
+    # N daily packages held 10 days cost N × 10 × 40.00 (the desk fits on the first), against
+    # 300.00 hourly, whichever machine solved it
+    assert [row["summary"]["total_cost"] for row in report["levels"]] == [400.0, 800.0]
+    assert _timeless(report) == _timeless(json.loads(local.stdout))
+
+
+def test_an_address_without_ray_is_refused(cli: Any, tmp_path: Path, make_scenario: Any) -> None:
+    path = _desk_scenario(tmp_path, make_scenario)
+    result = cli("whatif", path, "--price", "o.daily=30", "--address", "auto", *FAST)
+    assert result.exit_code == 1
+    assert "--executor ray" in result.output

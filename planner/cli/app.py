@@ -12,7 +12,10 @@ try:  # typer vendors click since 0.2x; before that it depended on it
     from typer._click.exceptions import ClickException
     from typer.exceptions import Abort
 except ImportError:  # pragma: no cover - older typer
-    from click.exceptions import Abort, ClickException  # type: ignore[no-redef]
+    from click.exceptions import (  # type: ignore[no-redef,assignment,unused-ignore]
+        Abort,
+        ClickException,
+    )
 
 from planner import __version__
 from planner.cli.catalog import catalog

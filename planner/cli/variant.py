@@ -4,14 +4,14 @@ shorthand flags), and solving several scenarios side by side in processes."""
 from __future__ import annotations
 
 import time
-from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
-from multiprocessing import get_context
+from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from planner.cli.executors import Executor
 from planner.cli.solve import Progress
 from planner.domain.errors import Issue, LoadError
 from planner.domain.load import load_scenario
@@ -171,25 +171,33 @@ def _solve_recipe(recipe: Recipe, params: SolveParams, reference: Plan | None = 
     return solve_side(label, scenario, params, reference)
 
 
+def _absolute(recipe: Recipe) -> Recipe:
+    """The recipe with absolute paths: a Ray worker's folder is not ours."""
+    label, path, change = recipe
+    return (
+        label,
+        path.resolve(),
+        replace(change, patches=tuple(p.resolve() for p in change.patches)),
+    )
+
+
 def _solve_all(
-    recipes: list[Recipe], params: SolveParams, jobs: int, reference: Plan | None = None
+    recipes: list[Recipe], params: SolveParams, executor: Executor, reference: Plan | None = None
 ) -> list[Side]:
-    if jobs <= 1 or len(recipes) <= 1:
-        return [_solve_recipe(r, params, reference) for r in recipes]
-    context = get_context("fork")  # the parent's imported modules, not imported again
-    with ProcessPoolExecutor(max_workers=min(jobs, len(recipes)), mp_context=context) as pool:
-        futures = [pool.submit(_solve_recipe, r, params, reference) for r in recipes]
-        return [f.result() for f in futures]
+    if not recipes:
+        return []
+    solve_one = partial(_solve_recipe, params=params, reference=reference)
+    return executor.map(solve_one, [_absolute(r) for r in recipes])
 
 
-def solve_sides(recipes: list[Recipe], params: SolveParams, jobs: int) -> list[Side]:
-    """Each scenario solved with the same settings, up to `jobs` at a time in processes; the
-    first is the base of the others. All start at once, so no variant can start from the
+def solve_sides(recipes: list[Recipe], params: SolveParams, executor: Executor) -> list[Side]:
+    """Each scenario solved with the same settings, by `executor` (processes or Ray tasks);
+    the first is the base of the others. All start at once, so no variant can start from the
     base's plan; instead each variant proven optimal whose plan moved workloads is solved
     again with the base plan as its first tie level (planner.reference): the diff then
     shows only what the change caused. The second solve is kept when it proves the same
     optimum (it always should; a limit that runs out first keeps the first plan)."""
-    sides = _solve_all(recipes, params, jobs)
+    sides = _solve_all(recipes, params, executor)
     base = sides[0].plan
     if base is None:
         return sides
@@ -198,7 +206,7 @@ def solve_sides(recipes: list[Recipe], params: SolveParams, jobs: int) -> list[S
         for i, side in enumerate(sides[1:], 1)
         if side.plan is not None and side.status == "optimal" and moved(base, side.plan)
     ]
-    redone = _solve_all([recipes[i] for i in again], params, jobs, base)
+    redone = _solve_all([recipes[i] for i in again], params, executor, base)
     for i, side in zip(again, redone, strict=True):
         if side.status == "optimal" and side.total == sides[i].total:
             sides[i] = side

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from planner.cli.common import JsonOption, err, human, input_errors, load_planned, write_json
+from planner.cli.executors import Executor, Kind
 from planner.cli.variant import (
     Change,
     CommitOption,
@@ -60,6 +61,22 @@ def whatif_command(
     jobs: Annotated[
         int, typer.Option(min=1, help="Scenarios solved at once, each in its own process.")
     ] = 2,
+    executor: Annotated[
+        Kind,
+        typer.Option(
+            help="Where the solves run: local processes, or Ray tasks (pip install "
+            "'gpuplan\\[ray]'); a sweep of many levels can spread over a cluster."
+        ),
+    ] = Kind.local,
+    address: Annotated[
+        str | None,
+        typer.Option(
+            help="With --executor ray: the cluster to join (e.g. ray://head:10001 or auto); "
+            "default: a Ray instance on this machine with --jobs CPUs. Scenario, patch and "
+            "catalog files must be at the same paths on every node.",
+            show_default=False,
+        ),
+    ] = None,
     json_path: JsonOption = None,
 ) -> None:
     """Solve a scenario and a variant of it; print the difference, exact or as an interval."""
@@ -79,6 +96,9 @@ def whatif_command(
             raise _usage("give a change: --patch FILE or a flag such as --price or --commit")
         variant = change.apply(scenario, base)
         params = params_for(base, time_limit, workers, seed, deterministic)
+        if address is not None and executor is not Kind.ray:
+            raise _usage("--address names a Ray cluster: give --executor ray too")
+        runner = Executor(executor, jobs, address, params.settings().workers)
         if ranges:
             levels = _levels(ranges[0], scenario, base, change)
             recipes = [("none", scenario, change)]
@@ -86,11 +106,11 @@ def whatif_command(
     try:
         if ranges:
             # the sweep's base is the scenario with every other change: levels add the commitment
-            sides = solve_sides(recipes, params, jobs)
+            sides = solve_sides(recipes, params, runner)
             report = sweep_report(variant, [s for _, _, s in levels], sides)
         else:
             pair = solve_sides(
-                [("base", scenario, Change()), ("variant", scenario, change)], params, jobs
+                [("base", scenario, Change()), ("variant", scenario, change)], params, runner
             )
             report = compare(base, variant, pair[0], pair[1], change.describe())
             sides = pair
@@ -189,7 +209,10 @@ def print_report(console: Console, report: dict[str, Any]) -> None:
     console.print(_rows_table("By card type", "card", report["by_card"]))
     console.print(_rows_table("By billing mode", "mode", report["by_mode"]))
     term_rows = [{"term": k.replace("_", "-"), **v} for k, v in report["terms"].items()]
-    console.print(_rows_table("Idle, round-up and committed money", "term", term_rows))
+    if any(row["base"] or row["variant"] for row in term_rows):
+        console.print(_rows_table("Idle, round-up and committed money", "term", term_rows))
+    else:
+        console.print("No idle, round-up or committed money on either side.")
     if report["moved"]:
         t = Table(title="Workloads that moved", title_justify="left")
         for column in ("workload", "changed", "base", "variant"):

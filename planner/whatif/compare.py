@@ -72,15 +72,24 @@ def money(value: Fraction, currency: str) -> Decimal:
 
 def _grouped(plan: Plan, key: str) -> dict[str, Decimal]:
     """Rental money by card type or by billing mode (committed rentals apart); storage, which
-    no rental carries, as its own row."""
+    no rental carries, as its own row; and where the rentals' costs, each rounded once to
+    the minor unit, do not add up to the total (rounded once too), the difference."""
     sums: dict[str, Decimal] = defaultdict(Decimal)
     for r in plan.rentals:
         name = r.card if key == "card" else r.mode + (" (committed)" if r.committed else "")
         sums[name] += r.cost
+    assert plan.cost_breakdown is not None
+    storage = plan.cost_breakdown.paid[CostTerm.STORAGE]
+    if storage:
+        sums["storage"] += storage
     rest = plan.total_cost - sum(sums.values(), Decimal(0))
     if rest:
-        sums["storage"] += rest
+        sums[ROUNDING] += rest
     return dict(sums)
+
+
+# The row that reconciles lines rounded one by one with the total rounded once.
+ROUNDING = "rounding (lines vs total)"
 
 
 def table(base: Plan, variant: Plan, key: str) -> list[dict[str, Any]]:
