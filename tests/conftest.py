@@ -120,3 +120,15 @@ def make_scenario(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-
         return planning.scenario(tmp_path_factory.mktemp("scenario"), offers, jobs, *args, **kw)
 
     return _make
+
+
+@pytest.fixture(scope="session")
+def q3_plan() -> tuple[Scenario, Any]:
+    """The shipped quarter and a checked plan of it (a 1 s deterministic search from the
+    heuristic: about 10 s to build), for the reports' invariants."""
+    from planner.domain.load import load_scenario
+
+    scenario = load_scenario(REPO / "scenarios" / "q3.yaml")
+    result = planning.solved(scenario, 1)
+    assert result.plan is not None
+    return scenario, result.plan

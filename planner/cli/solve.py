@@ -15,8 +15,10 @@ from rich.table import Table
 from planner.cli.common import JsonOption, err, human, input_errors, load_planned, write_json
 from planner.domain.costs import REPORTED_UNIT
 from planner.domain.plan import Plan
+from planner.domain.timeaxis import TimeAxis
 from planner.report import annotate
 from planner.solve import PlanRejected, Result, SolveParams, default_time_limit, solve
+from planner.views import order_sheet
 
 
 def solve_command(
@@ -78,7 +80,7 @@ def solve_command(
     assert result.problem is not None and result.solution is not None
     plan = annotate(result.problem, result.solution, result.plan)  # after the check
     console = human(json_path)
-    print_plan(console, plan)
+    print_plan(console, plan, loaded.axis)
     write_json(plan.model_dump(), json_path)
 
 
@@ -172,7 +174,7 @@ def _saving(total: Any, baseline: Any, note: str | None) -> str:
     return f"{baseline:,.2f}, saving {saved:,.2f}{share}"
 
 
-def print_plan(console: Console, plan: Plan) -> None:
+def print_plan(console: Console, plan: Plan, axis: TimeAxis) -> None:
     c = plan.currency
     gap = f"{plan.gap:.2%}" if plan.gap is not None else "unknown"
     bound = f"{plan.bound:,.2f}" if plan.bound is not None else "unknown"
@@ -209,7 +211,7 @@ def print_plan(console: Console, plan: Plan) -> None:
     )
     heuristic = _saving(plan.total_cost, plan.heuristic_cost, notes.get("heuristic"))
     console.print(f"  heuristic plan  {heuristic}")
-    console.print(_rentals(plan))
+    console.print(_orders(plan, axis))
     console.print(_workloads(plan))
     cheaper = [a for a in plan.train if a.cheaper_alone]
     if cheaper:
@@ -253,25 +255,27 @@ def _zoned(plan: Plan) -> bool:
     return len({t.utcoffset() for t in times}) > 1
 
 
-def _rentals(plan: Plan) -> Table:
-    table = Table(title="What to order", title_justify="left")
-    for column in ("rental", "offer", "card", "mode", "units", "from", "to", "billed h", "cost"):
-        table.add_column(
-            column, justify="right" if column in ("units", "billed h", "cost") else "left"
-        )
+def _orders(plan: Plan, axis: TimeAxis) -> Table:
+    lines = order_sheet(axis, plan)
+    table = Table(
+        title=f"What to order ({len(lines)} lines for {len(plan.rentals)} rentals; each rental "
+        "in --json and --csv)",
+        title_justify="left",
+    )
+    for column in ("offer", "card", "mode", "units held", "from", "to", "for", "rentals", "cost"):
+        table.add_column(column, justify="right" if column in ("rentals", "cost") else "left")
     zoned = _zoned(plan)
-    # by instant: aware times of one zone compare by wall clock, wrong in a repeated hour
-    for r in sorted(plan.rentals, key=lambda r: (r.start.timestamp(), r.offer, r.id)):
+    for line in lines:
         table.add_row(
-            r.id + (" (committed)" if r.committed else ""),
-            r.offer,
-            r.card,
-            r.mode,
-            str(r.units),
-            _time(r.start, zoned),
-            _time(r.end, zoned),
-            f"{r.billed_hours:g}",
-            f"{r.cost:,.2f}",
+            line.offer,
+            line.card,
+            line.mode + (" (committed)" if line.committed else ""),
+            line.pattern,
+            _time(line.first, zoned),
+            _time(line.last, zoned),
+            line.workload or "(shared)",
+            str(line.rentals),
+            f"{line.cost:,.2f}",
         )
     return table
 

@@ -1,0 +1,230 @@
+"""Views of a checked plan that people act on, computed from the plan alone: the order sheet
+(rentals grouped into what a person orders), cards held and used hour by hour per pool, and
+spend by month both as cash and by use. Tables, CSV and the HTML report all read these."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
+from itertools import accumulate
+
+from planner.domain.money import MINOR_DIGITS, from_minor, to_minor
+from planner.domain.plan import Plan, Rental
+from planner.domain.timeaxis import TimeAxis
+from planner.domain.values import PACKAGE_DAYS
+
+WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+
+
+@dataclass(frozen=True)
+class OrderLine:
+    """Rentals of one offer and billing mode that a person orders as one line: the same
+    workload's hourly or spot rentals, or an offer's packages (shared by workloads). Units
+    held are `base_units` all through [first, last), and up to `peak_units` in `hours` of
+    the day on `days` of the week (both empty where the count never changes)."""
+
+    offer: str
+    card: str
+    mode: str
+    committed: bool
+    workload: str | None
+    unit_cards: int
+    base_units: int
+    peak_units: int
+    hours: str  # local hours of day when more than base_units are held, e.g. "08-20"
+    days: str  # weekdays when more than base_units are held, e.g. "mon-fri"; "" every day
+    usual_units: int  # the count held in most hours of [first, last)
+    first: dt.datetime
+    last: dt.datetime
+    rentals: int
+    cost: Decimal
+
+    @property
+    def pattern(self) -> str:
+        """The units held as a person says it: '4 cards at 09-19 mon-fri', '2 cards all
+        through + up to 3 more at 08-20'."""
+        at = " ".join(p for p in (f"at {self.hours}" if self.hours else "", self.days) if p)
+        if self.base_units == self.peak_units:
+            return _units(self.base_units, self.unit_cards) + " all through"
+        if not at:  # the count varies at every hour of the day
+            at = f"(most hours {self.usual_units})"
+        if self.base_units == 0:
+            return f"up to {_units(self.peak_units, self.unit_cards)} {at}"
+        extra = self.peak_units - self.base_units
+        return f"{_units(self.base_units, self.unit_cards)} all through + up to {extra} more {at}"
+
+
+def _units(n: int, unit_cards: int) -> str:
+    if unit_cards == 1:
+        return f"{n} card{'s' if n != 1 else ''}"
+    return f"{n} × {unit_cards}-card machine{'s' if n != 1 else ''}"
+
+
+def _line_key(r: Rental) -> tuple[str, str, bool, str]:
+    # hourly and spot rentals are started for a workload; packages are shared by all
+    return (r.offer, r.mode, r.committed, "" if r.mode in PACKAGE_DAYS else (r.workload or ""))
+
+
+def order_sheet(axis: TimeAxis, plan: Plan) -> list[OrderLine]:
+    """The plan's rentals as order lines, by first start, then offer, mode and workload."""
+    groups: dict[tuple[str, str, bool, str], list[Rental]] = defaultdict(list)
+    for r in plan.rentals:
+        groups[_line_key(r)].append(r)
+    lines = [_order_line(axis, rentals) for rentals in groups.values()]
+    return sorted(
+        lines,
+        key=lambda x: (x.first.timestamp(), x.offer, x.mode, x.committed, x.workload or ""),
+    )
+
+
+def _order_line(axis: TimeAxis, rentals: list[Rental]) -> OrderLine:
+    first = min(axis.hour(r.start) for r in rentals)
+    last = max(axis.hour(r.end) for r in rentals)
+    step = [0] * (last - first + 1)
+    for r in rentals:
+        step[axis.hour(r.start) - first] += r.units
+        step[axis.hour(r.end) - first] -= r.units
+    held = list(accumulate(step))[:-1]
+    base, peak = min(held), max(held)
+    above = [first + i for i, n in enumerate(held) if n > base]
+    # hours of day and weekdays as local wall-clock time (the time axis's one DST rule)
+    hours = sorted({axis.local(h).hour for h in above})
+    days = sorted({axis.local(h).weekday() for h in above})
+    r0 = rentals[0]
+    return OrderLine(
+        offer=r0.offer,
+        card=r0.card,
+        mode=r0.mode,
+        committed=r0.committed,
+        workload=None if r0.mode in PACKAGE_DAYS else r0.workload,
+        unit_cards=r0.cards // r0.units,
+        base_units=base,
+        peak_units=peak,
+        hours="" if len(hours) in (0, 24) else _hour_ranges(hours),
+        days="" if len(days) in (0, 7) else _day_ranges(days),
+        usual_units=Counter(held).most_common(1)[0][0],
+        first=axis.instant(first),
+        last=axis.instant(last),
+        rentals=len(rentals),
+        cost=sum((r.cost for r in rentals), Decimal(0)),
+    )
+
+
+def _runs(values: list[int], size: int) -> list[tuple[int, int]]:
+    """Sorted values of 0 … size-1 as cyclic runs [a, b) (b may wrap past size)."""
+    runs: list[list[int]] = []
+    for v in values:
+        if runs and runs[-1][1] == v:
+            runs[-1][1] = v + 1
+        else:
+            runs.append([v, v + 1])
+    if len(runs) > 1 and runs[0][0] == 0 and runs[-1][1] == size:  # joins across midnight
+        runs[0][0] = runs.pop()[0]
+        runs[0][1] += size
+        runs.insert(0, runs.pop(0))
+    return [(a, b) for a, b in runs]
+
+
+def _hour_ranges(hours: list[int]) -> str:
+    return ", ".join(f"{a:02d}-{b if b == 24 else b % 24:02d}" for a, b in _runs(hours, 24))
+
+
+def _day_ranges(days: list[int]) -> str:
+    parts = []
+    for a, b in _runs(days, 7):
+        names = [WEEKDAYS[d % 7] for d in range(a, b)]
+        parts.append(names[0] if len(names) == 1 else f"{names[0]}-{names[-1]}")
+    return ", ".join(parts)
+
+
+# --- cards held and used, hour by hour --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PoolHours:
+    """Cards of one card type on one billing mode, held and used at each horizon hour."""
+
+    card: str
+    mode: str
+    held: list[int]
+    used: list[int]
+
+
+def pool_hours(axis: TimeAxis, plan: Plan) -> list[PoolHours]:
+    """Held cards (from the rentals) and used cards (train runs, replicas) per pool and hour
+    inside the horizon, pools sorted by card then mode."""
+    size = axis.hours
+    held: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0] * (size + 1))
+    used: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0] * (size + 1))
+
+    def add(table: list[int], start: dt.datetime, end: dt.datetime, cards: int) -> None:
+        a, b = max(axis.hour(start), 0), min(axis.hour(end), size)
+        if a < b:
+            table[a] += cards
+            table[b] -= cards
+
+    for r in plan.rentals:
+        add(held[(r.card, r.mode)], r.start, r.end, r.cards)
+    for a in plan.train:
+        for run in a.runs:
+            add(used[(a.card, a.mode)], run.start, run.end, a.cards)
+    for ra in plan.replica:
+        for u in ra.uses:
+            add(used[(u.card, u.mode)], u.start, u.end, u.replicas * u.cards)
+    pools = sorted(held.keys() | used.keys())
+    return [
+        PoolHours(
+            card,
+            mode,
+            list(accumulate(held[(card, mode)]))[:-1],
+            list(accumulate(used[(card, mode)]))[:-1],
+        )
+        for card, mode in pools
+    ]
+
+
+# --- spend by month ------------------------------------------------------------------------
+
+
+def spend_by_use(axis: TimeAxis, plan: Plan) -> dict[str, Decimal]:
+    """Spend per calendar month by use: each rental's cost spread evenly over the hours it is
+    held (a package past the horizon end books its tail in the months it covers); money no
+    rental carries (storage) where the cash view books it. The months add up to the cash
+    view's, exactly: shares are cut to the minor unit and the remaining minor units go to
+    the largest remainders (ties: the earlier month)."""
+    assert plan.cost_breakdown is not None
+    cash = plan.cost_breakdown.by_month
+    exact: dict[str, Fraction] = defaultdict(Fraction)
+    for month, value in cash.items():
+        exact[month] += Fraction(value)
+    for r in plan.rentals:
+        exact[f"{r.start:%Y-%m}"] -= Fraction(r.cost)  # as the cash view booked it
+        a, b = axis.hour(r.start), axis.hour(r.end)
+        per_hour = Fraction(r.cost) / (b - a)
+        for month, hours in _hours_by_month(axis, a, b).items():
+            exact[month] += per_hour * hours
+    scale = 10 ** MINOR_DIGITS[plan.currency]
+    months = sorted(m for m, v in exact.items() if v or m in cash)
+    cut = {m: (exact[m] * scale).__floor__() for m in months}
+    total = sum(to_minor(v, plan.currency) for v in cash.values())
+    by_remainder = sorted(months, key=lambda m: (cut[m] - exact[m] * scale, m))
+    for m in by_remainder[: max(total - sum(cut.values()), 0)]:
+        cut[m] += 1
+    return {m: from_minor(cut[m], plan.currency) for m in months}
+
+
+def _hours_by_month(axis: TimeAxis, a: int, b: int) -> dict[str, int]:
+    """Hours of [a, b) per local calendar month."""
+    out: dict[str, int] = defaultdict(int)
+    h = a
+    while h < b:
+        month = axis.local(h)
+        # 00:00 of the next month's first day, as an hour index
+        nxt = (month.replace(day=28) + dt.timedelta(days=4)).replace(day=1).date()
+        edge = min(axis.hour_of_local(nxt), b)
+        out[f"{month:%Y-%m}"] += edge - h
+        h = edge
+    return dict(out)
