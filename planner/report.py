@@ -15,6 +15,7 @@ from planner.domain.values import PACKAGE_DAYS, BillingMode
 from planner.problem import Problem
 from planner.rules import package_hours
 from planner.solution import Solution, package_share
+from planner.whatif.compare import pool_use
 
 RATE_DIGITS = Decimal("0.0001")  # derived rates (per card-hour, per GB-hour) are shown to 4 places
 
@@ -330,3 +331,68 @@ def _cheapest_hourly_per_card(problem: Problem, card: str) -> tuple[str, Fractio
         return None
     price, offer_id = min(options)
     return offer_id, price
+
+
+STALE_CATALOG_DAYS = 92  # a quarter
+
+
+def headline_warnings(scenario: Scenario, plan: Plan) -> list[str]:
+    """What a budget holder must see first: packages held mostly idle (and for whom), assumed
+    figures behind the plan, a price list older than a quarter at the horizon's start."""
+    out = []
+    horizon = scenario.spec.horizon.start
+    for catalog in scenario.catalogs:
+        if catalog.date and (horizon - catalog.date).days > STALE_CATALOG_DAYS:
+            out.append(
+                f"catalog {catalog.name} is dated {catalog.date:%Y-%m-%d}, "
+                f"{(horizon - catalog.date).days} days before the horizon starts: its prices "
+                "and stock may have moved"
+            )
+    out += _idle_packages(scenario, plan)
+    if plan.assumptions:
+        n = len(plan.assumptions)
+        out.append(
+            f"{n} assumed or low-confidence figure{'s' if n > 1 else ''} behind this plan "
+            "(listed at the end): confirm them with the provider before ordering"
+        )
+    return out
+
+
+IDLE_SHARE = 0.5  # a package pool used less than this is called mostly idle
+
+
+def _idle_packages(scenario: Scenario, plan: Plan) -> list[str]:
+    """One line per package pool (offer and mode) used less than half of what it holds inside
+    the horizon: its cost, its use, the workloads on it, and which can run nowhere else."""
+    c = plan.currency
+    pools: dict[tuple[str, str], Decimal] = {}
+    for r in plan.rentals:
+        if r.mode in PACKAGE_DAYS or r.committed:
+            pools[(r.offer, r.mode)] = pools.get((r.offer, r.mode), Decimal(0)) + r.cost
+    out = []
+    for (offer, mode), cost in sorted(pools.items()):
+        use = pool_use(scenario, plan, offer, mode)
+        if not use.held_card_hours or use.utilisation >= IDLE_SHARE:
+            continue
+        train = [a for a in plan.train if (a.offer, a.mode) == (offer, mode) and a.held]
+        names = {a.workload for a in train}
+        names |= {
+            ra.workload
+            for ra in plan.replica
+            if any((u.offer, u.mode) == (offer, mode) and u.held for u in ra.uses)
+        }
+        held, idle = float(use.held_card_hours), float(use.held_card_hours - use.used_card_hours)
+        line = (
+            f"{offer} {mode}: {c} {cost:,.2f} of packages held at {use.utilisation:.0%} use "
+            f"({idle:,.0f} of {held:,.0f} card-hours in the horizon idle), for "
+            + (", ".join(sorted(names)) if names else "no workload")
+        )
+        only = sorted(a.workload for a in train if a.next_best is None)
+        if only:
+            line += (
+                f"; {', '.join(only)} has no other config that meets its window, so the "
+                "package is the price of running it as scheduled: a later deadline or another "
+                "offer of a card that fits it would avoid it (ask plan whatif --shift or --set)"
+            )
+        out.append(line)
+    return out

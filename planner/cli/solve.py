@@ -10,13 +10,15 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from planner.cli.common import JsonOption, err, human, input_errors, load_planned, write_json
 from planner.domain.costs import REPORTED_UNIT
 from planner.domain.plan import Plan
 from planner.domain.timeaxis import TimeAxis
-from planner.report import annotate
+from planner.export.csvfiles import write_csv
+from planner.report import annotate, headline_warnings
 from planner.solve import PlanRejected, Result, SolveParams, default_time_limit, solve
 from planner.views import order_sheet
 
@@ -45,6 +47,22 @@ def solve_command(
         ),
     ] = False,
     json_path: JsonOption = None,
+    report: Annotated[
+        Path | None,
+        typer.Option(
+            "--report",
+            help="Write a self-contained HTML report (charts inlined, works offline).",
+            show_default=False,
+        ),
+    ] = None,
+    csv_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--csv",
+            help="Write rentals, orders, assignments, capacity, breakdown and monthly CSVs here.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Solve a scenario: the cheapest feasible plan, checked, with its costs and savings."""
     started = time.perf_counter()  # the time limit bounds the whole command
@@ -80,8 +98,29 @@ def solve_command(
     assert result.problem is not None and result.solution is not None
     plan = annotate(result.problem, result.solution, result.plan)  # after the check
     console = human(json_path)
-    print_plan(console, plan, loaded.axis)
+    warnings = headline_warnings(loaded, plan)
+    print_plan(console, plan, loaded.axis, warnings)
     write_json(plan.model_dump(), json_path)
+    write_outputs(loaded.axis, plan, warnings, report, csv_dir)
+
+
+def write_outputs(
+    axis: TimeAxis, plan: Plan, warnings: list[str], report: Path | None, csv_dir: Path | None
+) -> None:
+    """The HTML report and the CSV files, where asked for; a path that cannot be written is
+    one clear error (exit 1) after the plan was printed."""
+    try:
+        if report is not None:
+            from planner.export.page import render  # plotly: only when a report is asked for
+
+            report.write_text(render(axis, plan, warnings), encoding="utf-8")
+            err.print(f"wrote {report}")
+        if csv_dir is not None:
+            written = write_csv(csv_dir, axis, plan)
+            err.print(f"wrote {len(written)} CSV files to {csv_dir}")
+    except OSError as exc:
+        err.print(f"[bold red]error:[/] cannot write {exc.filename}: {exc.strerror}")
+        raise typer.Exit(1) from None
 
 
 def print_no_plan(result: Result) -> None:
@@ -174,7 +213,9 @@ def _saving(total: Any, baseline: Any, note: str | None) -> str:
     return f"{baseline:,.2f}, saving {saved:,.2f}{share}"
 
 
-def print_plan(console: Console, plan: Plan, axis: TimeAxis) -> None:
+def print_plan(
+    console: Console, plan: Plan, axis: TimeAxis, warnings: list[str] | None = None
+) -> None:
     c = plan.currency
     gap = f"{plan.gap:.2%}" if plan.gap is not None else "unknown"
     bound = f"{plan.bound:,.2f}" if plan.bound is not None else "unknown"
@@ -203,6 +244,8 @@ def print_plan(console: Console, plan: Plan, axis: TimeAxis) -> None:
             "earlier finishes, offer ids) was not settled in the time left: another run may "
             "return another plan of the same cost"
         )
+    for line in warnings or []:
+        console.print(f"  [yellow]warning:[/] {escape(line)}")
     notes = plan.baseline_notes
     if "solver" in notes:
         console.print(f"  [yellow]warning:[/] {notes['solver']}")

@@ -1,0 +1,1 @@
+"""Plans written for people and spreadsheets: CSV files and a self-contained HTML report."""
