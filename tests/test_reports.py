@@ -1,0 +1,185 @@
+"""What people read: the CSV files add up to the plan JSON, the HTML report stands alone
+and renders its charts with data in a real browser, and the headline warnings name what a
+budget holder must see first."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import json
+import shutil
+import struct
+import subprocess
+import zlib
+from decimal import Decimal
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from planner.export.csvfiles import FILES, write_csv
+from planner.export.page import CHARTS, render
+from planner.report import headline_warnings
+from tests.planning import offer, reserve, solved
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with path.open(encoding="utf-8", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def _money(rows: list[dict[str, str]], column: str = "cost") -> Decimal:
+    return sum((Decimal(r[column]) for r in rows if r[column]), Decimal(0))
+
+
+def test_the_csv_files_add_up_to_the_plan_json(
+    cli: Any, make_scenario: Any, tmp_path: Path
+) -> None:
+    s = make_scenario(
+        [offer("o", hourly={"price": 10, "stock": 4}, daily={"price": 40, "stock": 4})],
+        [reserve("desk", cards=2, hours="09:00-12:00", days=10)],
+    )
+    out, saved = tmp_path / "csv", tmp_path / "plan.json"
+    result = cli("solve", s.path, "--deterministic", "--time-limit", "5", "--csv", out,
+                 "--json", saved)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    plan = json.loads(saved.read_text())
+    assert sorted(p.name for p in out.iterdir()) == sorted(FILES)
+    total = Decimal(str(plan["total_cost"]))
+    breakdown = _rows(out / "breakdown.csv")
+    (row,) = [r for r in breakdown if r["section"] == "total"]
+    assert Decimal(row["cost"]) == total
+    assert _money([r for r in breakdown if r["section"] == "paid"]) == total
+    storage = next(r for r in breakdown if r["term"] == "storage")
+    assert _money(_rows(out / "rentals.csv")) + Decimal(storage["cost"]) == total
+    assert _money(_rows(out / "orders.csv")) == _money(_rows(out / "rentals.csv"))
+    monthly = _rows(out / "monthly.csv")
+    cash = sum(Decimal(str(v)) for v in plan["cost_breakdown"]["by_month"].values())
+    assert _money(monthly, "cash") == cash == _money(monthly, "by_use")
+    # 2 cards × 3 h × 10 days held and used, as the JSON's utilisation says
+    capacity = _rows(out / "capacity.csv")
+    held = sum(int(r["held_cards"]) for r in capacity)
+    assert held == plan["utilisation"]["a100-80g"]["held_card_hours"] == 60
+    assert sum(int(r["used_cards"]) for r in capacity) == 60
+    assert {r["currency"] for r in _rows(out / "rentals.csv")} == {"CNY"}
+
+
+def test_the_q3_csv_totals_equal_the_plan(q3_plan: Any, tmp_path: Path) -> None:
+    scenario, plan = q3_plan
+    write_csv(tmp_path, scenario.axis, plan)
+    assert _money(_rows(tmp_path / "rentals.csv")) == sum(r.cost for r in plan.rentals)
+    assert len(_rows(tmp_path / "rentals.csv")) == len(plan.rentals)
+    monthly = _rows(tmp_path / "monthly.csv")
+    assert _money(monthly, "cash") == sum(plan.cost_breakdown.by_month.values())
+    assert _money(monthly, "by_use") == _money(monthly, "cash")
+    capacity = _rows(tmp_path / "capacity.csv")
+    assert sum(int(r["held_cards"]) for r in capacity) == sum(
+        u.held_card_hours for u in plan.utilisation.values()
+    )
+
+
+def _fetched(page: str) -> list[str]:
+    """The URLs a page's tags load: script and img src, link href."""
+    found: list[str] = []
+
+    class Tags(HTMLParser):
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            named = dict(attrs)
+            url = named.get("src") if tag in ("script", "img", "iframe") else None
+            url = named.get("href") if tag == "link" else url
+            if url:
+                found.append(url)
+
+    Tags().feed(page)
+    return found
+
+
+def test_the_report_stands_alone(q3_plan: Any) -> None:
+    scenario, plan = q3_plan
+    page = render(scenario.axis, plan, headline_warnings(scenario, plan))
+    assert _fetched(page) == []  # nothing is fetched when the page is viewed
+    for chart in CHARTS:
+        assert f'id="{chart}"' in page
+    assert "What to order" in page and "jz-b300-machine" in page
+
+
+def _chromium() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def _png_colours(path: Path) -> int:
+    """How many distinct byte values the decoded PNG rows hold (1: a blank page)."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat = 8, b""
+    while pos < len(data):
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        kind = data[pos + 4 : pos + 8]
+        if kind == b"IDAT":
+            idat += data[pos + 8 : pos + 8 + length]
+        pos += 12 + length
+    return len(set(zlib.decompress(idat)))
+
+
+def test_the_report_renders_its_charts_in_a_real_browser(q3_plan: Any, tmp_path: Path) -> None:
+    browser = _chromium()
+    if browser is None:
+        pytest.skip("headless Chromium is not installed (Debian: apt-get install chromium)")
+    scenario, plan = q3_plan
+    page = tmp_path / "plan.html"
+    page.write_text(render(scenario.axis, plan, headline_warnings(scenario, plan)))
+    flags = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+             f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=20000"]  # fmt: skip
+    dom = subprocess.run(
+        [*flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=180
+    ).stdout
+    marker = dom.split('data-charts="', 1)[1].split('"', 1)[0].replace("&quot;", '"')
+    points = json.loads(marker)
+    assert set(points) == set(CHARTS) and all(points[c] > 0 for c in CHARTS), points
+    shot = tmp_path / "plan.png"
+    subprocess.run(
+        [*flags, "--window-size=1280,2000", f"--screenshot={shot}", page.as_uri()],
+        capture_output=True,
+        timeout=180,
+    )
+    assert _png_colours(shot) > 16  # not a blank page
+
+
+def test_a_mostly_idle_package_is_the_first_warning(make_scenario: Any) -> None:
+    # a daily package committed for 10 days (400.00) that the desk uses 3 h of each 24
+    s = make_scenario(
+        [offer("o", hourly={"price": 10, "stock": 4}, daily={"price": 40, "stock": 4})],
+        [reserve("desk", cards=1, hours="09:00-12:00", days=10)],
+        commitments=[{"offer": "o", "mode": "daily", "units": 1, "start": "2026-07-01"}],
+    )
+    plan = solved(s).plan
+    assert plan is not None
+    (warning,) = headline_warnings(s, plan)
+    assert warning.startswith("o daily: CNY 400.00 of packages held at 12% use")
+    assert "(210 of 240 card-hours in the horizon idle), for desk" in warning
+
+
+def test_a_stale_catalog_is_named(make_scenario: Any) -> None:
+    s = make_scenario(
+        [offer("o", hourly={"price": 10, "stock": 4})],
+        [reserve("desk", cards=1, hours="09:00-12:00", days=2)],
+        days=2,
+    )
+    catalog = s.catalogs[0].model_copy(update={"date": dt.date(2026, 1, 2)})
+    stale = s.model_copy(update={"catalogs": (catalog,)})
+    plan = solved(s).plan
+    assert plan is not None
+    assert headline_warnings(s, plan) == []
+    (warning,) = headline_warnings(stale, plan)
+    assert "dated 2026-01-02, 180 days before the horizon starts" in warning
+
+
+def test_an_unwritable_report_path_is_one_clear_error(
+    cli: Any, make_scenario: Any, tmp_path: Path
+) -> None:
+    s = make_scenario([offer("o", hourly={"price": 10})], [reserve("desk", days=1)], days=1)
+    missing = tmp_path / "no" / "such" / "plan.html"
+    result = cli("solve", s.path, "--time-limit", "5", "--report", missing)
+    assert result.exit_code == 1
+    assert "cannot write" in result.output and "Traceback" not in result.output
