@@ -311,7 +311,7 @@ def quote_replicas(scenario: Scenario, name: str) -> list[dict[str, Any]]:
             rises = sum(max(0, need[s] - (need[s - 1] if s else 0)) for s in range(len(need)))
             hours = sum(n * (b - a) for n, (a, b) in zip(need, segments, strict=True))
             cost = Fraction(offer.billing("hourly").price) * c.units * (hours + setup * rises)
-            billed = f"{hours + setup * rises:,} unit-h"
+            billed = {"billed_unit_hours": hours + setup * rises, "packages": None}
         else:
             first = scenario.axis.day_of(segments[active[0]][0])
             count = packages_until(
@@ -320,7 +320,7 @@ def quote_replicas(scenario: Scenario, name: str) -> list[dict[str, Any]]:
             # held machines' cards are shared by replicas (rule 5): whole machines for the peak
             units = -(-max(need) * c.cards // offer.unit_cards)
             cost = Fraction(offer.billing(c.mode).price) * units * count
-            billed = f"{units} × {count} package(s)"
+            billed = {"billed_unit_hours": None, "packages": count, "package_units": units}
         rows.append(
             {
                 "card": c.card,
@@ -330,7 +330,7 @@ def quote_replicas(scenario: Scenario, name: str) -> list[dict[str, Any]]:
                 "precision": c.precision,
                 "capacity": c.capacity,
                 "peak": max(need),
-                "billed": billed,
+                **billed,
                 "exact_cost": cost,
             }
         )

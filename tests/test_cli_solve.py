@@ -88,7 +88,15 @@ def test_infeasible_exits_2(cli: Any, tmp_path: Path, make_scenario: Any) -> Non
 def test_quote_lists_configs_cheapest_first(cli: Any) -> None:
     result = cli("quote", SEED, "legal-13b-finetune", "--json", "-")
     assert result.exit_code == 0
-    rows = json.loads(result.stdout)
+    quote = json.loads(result.stdout)
+    assert (quote["workload"], quote["kind"], quote["currency"]) == (
+        "legal-13b-finetune",
+        "train",
+        "CNY",
+    )
+    rows = quote["rows"]
+    hourly = next(r for r in rows if r["mode"] == "hourly")
+    assert isinstance(hourly["billed_hours"], float) and hourly["packages"] is None
     costs = [Decimal(str(r["cost"])) for r in rows]
     assert costs == sorted(costs) and costs[0] == Decimal("582.12")
     assert rows[0]["offer"] == "jz-910b-83" and rows[0]["cards"] == 1
@@ -132,7 +140,7 @@ def test_quote_covers_serve_workloads(cli: Any) -> None:
     seed70 = REPO / "scenarios" / "seed-70b-serving.yaml"
     result = cli("quote", seed70, "chat-70b", "--json", "-")
     assert result.exit_code == 0, result.output
-    rows = json.loads(result.stdout)
+    rows = json.loads(result.stdout)["rows"]
     assert (rows[0]["card"], rows[0]["mode"], rows[0]["cost"]) == ("h200-141g", "monthly", 10036.0)
     a100 = next(r for r in rows if r["card"] == "a100-80g" and r["cards"] == 8)
     assert a100["precision"] == "int8" and a100["capacity"] == 236 and a100["cost"] == 40000.0
@@ -140,7 +148,7 @@ def test_quote_covers_serve_workloads(cli: Any) -> None:
     hourly = next(
         r for r in rows if r["card"] == "h200-141g" and r["cards"] == 1 and r["mode"] == "hourly"
     )
-    assert hourly["billed"] == "721 unit-h" and abs(hourly["cost"] - 721 * 13.94) < 0.01
+    assert hourly["billed_unit_hours"] == 721 and abs(hourly["cost"] - 721 * 13.94) < 0.01
 
 
 def test_utilisation_has_a_daily_series_of_cards_held_and_used(cli: Any) -> None:

@@ -53,9 +53,9 @@ def quote_command(
             pool_price = Fraction(loaded.offers[c.offer].billing(c.mode).price)
             packages = _packages(loaded, job, c)
             cost = pool_price * c.units * packages + c.storage_cost
-            billed = f"{packages} package(s)"
+            billed: dict[str, Any] = {"billed_hours": None, "packages": packages}
         else:
-            cost, billed = c.cost, f"{c.billed_hours:g} h"
+            cost, billed = c.cost, {"billed_hours": float(c.billed_hours), "packages": None}
         offer = loaded.offers[c.offer]
         assumed = "price" in offer.billing(c.mode).assumed
         low = bool({"bf16_tflops", "memory_gib"} & set(loaded.cards[c.card].low_confidence()))
@@ -68,7 +68,7 @@ def quote_command(
                 "units": c.units,
                 "hours": c.span,
                 "compute_hours": round(float(c.compute_hours), 2),
-                "billed": billed,
+                **billed,
                 "cost": money(cost, currency),
                 "assumed_price": assumed,
                 "low_confidence_card": low,
@@ -81,7 +81,46 @@ def quote_command(
         "* price assumed (not on the price list)   ~ rests on a low-confidence card "
         "figure (speed or memory)"
     )
-    write_json(rows, json_path)
+    write_json(_document(loaded, workload, rows, TRAIN_UNITS), json_path)
+
+
+# The unit of each number in a quote row (money in the document's currency).
+TRAIN_UNITS = {
+    "hours": "h (occupied, setup included)",
+    "compute_hours": "h",
+    "billed_hours": "h billed per unit (hourly, spot)",
+    "packages": "packages bought back to back (package modes)",
+    "cost": "currency",
+}
+REPLICA_UNITS = {
+    "capacity": "requests in flight per replica (serve) or cards (reserve)",
+    "peak": "replicas",
+    "billed_unit_hours": "unit-hours billed (hourly)",
+    "packages": "packages per unit (package modes)",
+    "package_units": "units held (package modes)",
+    "cost": "currency",
+}
+
+
+def _document(loaded: Scenario, workload: str, rows: list[dict[str, Any]], units: Any) -> Any:
+    """A quote as JSON that stands alone: whose, in what currency, each number's unit."""
+    return {
+        "scenario": loaded.name,
+        "workload": workload,
+        "kind": loaded.workload(workload).kind,
+        "currency": loaded.spec.currency,
+        "units": units,
+        "rows": rows,
+    }
+
+
+def _billed(r: dict[str, Any]) -> str:
+    if r.get("packages") is None:
+        hours = r.get("billed_hours", r.get("billed_unit_hours"))
+        return f"{hours:,g} h" if "billed_hours" in r else f"{hours:,} unit-h"
+    if "package_units" in r:
+        return f"{r['package_units']} × {r['packages']} package(s)"
+    return f"{r['packages']} package(s)"
 
 
 def _packages(loaded: Scenario, job: Job, c: Config) -> int:
@@ -127,11 +166,11 @@ def _quote_replicas(loaded: Any, workload: str, json_path: str | None) -> None:
             r["precision"] or "-",
             str(r["capacity"]),
             str(r["peak"]),
-            r["billed"],
+            _billed(r),
             f"{r['cost']:,.2f}",
         )
     human(json_path).print(table)
-    write_json(rows, json_path)
+    write_json(_document(loaded, workload, rows, REPLICA_UNITS), json_path)
 
 
 def _table(workload: str, currency: str, rows: list[dict[str, Any]]) -> Table:
@@ -150,7 +189,7 @@ def _table(workload: str, currency: str, rows: list[dict[str, Any]]) -> Table:
             r["mode"],
             str(r["hours"]),
             f"{r['compute_hours']:,.1f}",
-            r["billed"],
+            _billed(r),
             f"{r['cost']:,.2f}{mark}",
         )
     return table
