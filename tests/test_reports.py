@@ -183,3 +183,24 @@ def test_an_unwritable_report_path_is_one_clear_error(
     result = cli("solve", s.path, "--time-limit", "5", "--report", missing)
     assert result.exit_code == 1
     assert "cannot write" in result.output and "Traceback" not in result.output
+
+
+def test_a_whatif_report_puts_base_and_variant_side_by_side(
+    cli: Any, make_scenario: Any, tmp_path: Path
+) -> None:
+    # the desk on hourly (300.00) against a committed daily package (400.00): +100.00, exact
+    s = make_scenario(
+        [offer("o", hourly={"price": 10, "stock": 4}, daily={"price": 40, "stock": 4})],
+        [reserve("desk", cards=1, hours="09:00-12:00", days=10)],
+    )
+    page = tmp_path / "whatif.html"
+    result = cli("whatif", s.path, "--commit", "o=1:daily", "--deterministic", "--workers",
+                 "1", "--time-limit", "5", "--jobs", "1", "--report", page)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    text = page.read_text()
+    assert "delta CNY +100.00: exact (both plans proven optimal)" in text
+    for side in ("base", "variant"):
+        assert all(f'id="{side}-{chart}"' in text for chart in CHARTS)
+    assert _fetched(text) == []
+    # the variant's idle package is its headline warning, on its side only
+    assert text.count("o daily: CNY 400.00 of packages held at 12% use") == 1

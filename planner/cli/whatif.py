@@ -10,7 +10,9 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from planner.cli.common import JsonOption, err, human, input_errors, load_planned, write_json
 from planner.cli.executors import Executor, Kind
@@ -78,6 +80,14 @@ def whatif_command(
         ),
     ] = None,
     json_path: JsonOption = None,
+    report_path: Annotated[
+        Path | None,
+        typer.Option(
+            "--report",
+            help="Write an offline HTML page: the delta, then base and variant side by side.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Solve a scenario and a variant of it; print the difference, exact or as an interval."""
     with input_errors(json_path):
@@ -120,9 +130,43 @@ def whatif_command(
     console = human(json_path)
     (print_sweep if ranges else print_report)(console, report)
     write_json(report, json_path)
+    if report_path is not None:
+        if ranges:
+            raise _usage_exit("--report shows one variant against its base, not a sweep")
+        _write_page(report_path, report, [(base, sides[0]), (variant, sides[1])])
     missing = [s for s in sides if s.plan is None]
     if missing:
         raise typer.Exit(2 if any(s.status == "infeasible" for s in missing) else 3)
+
+
+def _usage_exit(message: str) -> typer.Exit:
+    err.print(f"[bold red]error:[/] {escape(message)}")
+    return typer.Exit(1)
+
+
+def _write_page(path: Path, report: dict[str, Any], sides: list[tuple[Scenario, Any]]) -> None:
+    """The what-if as one offline HTML page (planner.export.page)."""
+    from planner.export.page import render_whatif  # plotly: only when a page is asked for
+    from planner.report import headline_warnings
+
+    if report["delta"] is None or any(side.plan is None for _, side in sides):
+        raise _usage_exit("--report needs a plan on both sides")
+    delta = Text.from_markup(_delta_line(report["delta"], report["currency"])).plain
+    rows = [
+        (title, [(r[key], _money(r["base"]), _money(r["variant"]), _signed(r["delta"]))
+                 for r in report[field] if r["base"] or r["variant"]])
+        for title, key, field in (("Money by card", "card", "by_card"),
+                                  ("Money by mode", "mode", "by_mode"))
+    ]  # fmt: skip
+    pages = [
+        (side.label, scenario.axis, side.plan, headline_warnings(scenario, side.plan))
+        for scenario, side in sides
+    ]
+    try:
+        path.write_text(render_whatif(report["change"], delta, pages, rows), encoding="utf-8")
+    except OSError as exc:
+        raise _usage_exit(f"cannot write {exc.filename}: {exc.strerror}") from None
+    err.print(f"wrote {path}")
 
 
 def _usage(message: str) -> LoadError:

@@ -147,9 +147,10 @@ def gap_words(plan: Plan) -> str:
 
 
 STYLE = """
-body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1200px;color:#222}
+body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1500px;color:#222}
 h1{font-size:1.6em} table{border-collapse:collapse;font-size:.9em;margin:1em 0}
 td,th{border:1px solid #ccc;padding:3px 8px;text-align:left} th{background:#f3f3f3}
+.pair{display:grid;grid-template-columns:1fr 1fr;gap:1.5em} .side{color:#555}
 .warn{background:#fff4e0;border-left:4px solid #e69500;padding:.4em .8em;margin:.4em 0}
 """
 
@@ -168,8 +169,8 @@ window.addEventListener('load', function () {
 """
 
 
-def render(axis: TimeAxis, plan: Plan, warnings: Sequence[str] = ()) -> str:
-    """The report page as one HTML string."""
+def _body(axis: TimeAxis, plan: Plan, warnings: Sequence[str], prefix: str = "") -> list[str]:
+    """The report of one plan as HTML parts; chart ids carry `prefix` (two plans, one page)."""
     c = plan.currency
     lines = order_sheet(axis, plan)
     orders = _table(
@@ -187,15 +188,10 @@ def render(axis: TimeAxis, plan: Plan, warnings: Sequence[str] = ()) -> str:
         else f"{label} plan: none ({plan.baseline_notes.get(label, 'not computed')})"
         for label, cost in (("naive", plan.naive_cost), ("heuristic", plan.heuristic_cost))
     ]
-    capacity = _capacity(axis, plan)
-    charts = [
-        _figure_html(_gantt(plan), "gantt"),
-        _figure_html(capacity, "capacity"),
-        _figure_html(_monthly(axis, plan), "monthly"),
-        _figure_html(_breakdown(plan), "breakdown"),
-    ]
+    figures = (_gantt(plan), _capacity(axis, plan), _monthly(axis, plan), _breakdown(plan))
+    charts = [_figure_html(f, prefix + name) for f, name in zip(figures, CHARTS, strict=True)]
     idle = plan.cost_breakdown.reported[CostTerm.IDLE].cost if plan.cost_breakdown else None
-    parts = [
+    return [
         f"<h1>{html.escape(plan.scenario)}: {c} {_money(plan.total_cost)}</h1>",
         f"<p>{html.escape(gap_words(plan))}</p>",
         "<ul>" + "".join(f"<li>{html.escape(s)}</li>" for s in savings) + "</ul>",
@@ -211,18 +207,55 @@ def render(axis: TimeAxis, plan: Plan, warnings: Sequence[str] = ()) -> str:
         "<p>Every rule and cost line of this plan was recomputed by gpuplan's independent "
         "checker.</p>",
     ]
-    title = html.escape(f"gpuplan: {plan.scenario}")
+
+
+def _page(title: str, parts: Sequence[str], summary: dict[str, Any]) -> str:
+    data = json.dumps(summary).replace("</", "<\\/")
     return (
-        f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
-        f"<style>{STYLE}</style><script>{get_plotlyjs()}</script></head><body>"
+        f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        f"<title>{html.escape(title)}</title><style>{STYLE}</style>"
+        f"<script>{get_plotlyjs()}</script></head><body>"
         + "\n".join(parts)
         + f"<script>{CHECK}</script>"
-        + f'<script type="application/json" id="plan-summary">{_summary(plan)}</script>'
+        + f'<script type="application/json" id="plan-summary">{data}</script>'
         + "</body></html>"
     )
 
 
-def _summary(plan: Plan) -> str:
-    data = {"scenario": plan.scenario, "currency": plan.currency,
+def render(axis: TimeAxis, plan: Plan, warnings: Sequence[str] = ()) -> str:
+    """The report page of one plan as one HTML string."""
+    return _page(f"gpuplan: {plan.scenario}", _body(axis, plan, warnings), _summary(plan))
+
+
+def render_whatif(
+    change: Sequence[str],
+    delta_text: str,
+    sides: Sequence[tuple[str, TimeAxis, Plan, Sequence[str]]],
+    rows: Sequence[tuple[str, Sequence[Sequence[Any]]]],
+) -> str:
+    """A what-if page: the delta and the money tables on top, then base and variant side by
+    side (label, axis, plan, warnings each)."""
+    c = sides[0][2].currency
+    parts = [
+        f"<h1>What if {html.escape(' '.join(change))}</h1>",
+        f"<p><b>{html.escape(delta_text)}</b></p>",
+        *(
+            f"<h2>{html.escape(title)}</h2>"
+            + _table((title.split()[-1], "base", "variant", f"delta ({c})"), table)
+            for title, table in rows
+        ),
+        '<div class="pair">'
+        + "".join(
+            f'<section><h2 class="side">{html.escape(label)}</h2>'
+            + "\n".join(_body(axis, plan, warnings, prefix=f"{label}-"))
+            + "</section>"
+            for label, axis, plan, warnings in sides
+        )
+        + "</div>",
+    ]
+    return _page("gpuplan what-if", parts, {"sides": [_summary(p) for _, _, p, _ in sides]})
+
+
+def _summary(plan: Plan) -> dict[str, Any]:
+    return {"scenario": plan.scenario, "currency": plan.currency,
             "total_cost": float(plan.total_cost), "status": plan.status}  # fmt: skip
-    return json.dumps(data).replace("</", "<\\/")
