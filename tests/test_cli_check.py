@@ -51,6 +51,11 @@ def test_check_lists_violations_of_a_scenario_with_no_feasible_plan(
     result = cli("check", impossible, tmp_path / "plan.json")
     assert result.exit_code == 1, result.output
     assert "[duration] a:" in result.stderr and "internal error" not in result.output
+    # as JSON: whose plan, in what currency, each violation an amount with its unit
+    report = json.loads(cli("check", impossible, tmp_path / "plan.json", "--json", "-").stdout)
+    assert (report["scenario"], report["currency"], report["ok"]) == ("tiny", "CNY", False)
+    duration = next(v for v in report["violations"] if v["rule"] == "duration")
+    assert duration["unit"] == "h" and duration["amount"] == 25  # 30 h needed, 5 h stated
 
 
 def test_a_plan_without_its_breakdown_is_refused(cli: Any, write: Any, tmp_path: Path) -> None:

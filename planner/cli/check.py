@@ -32,7 +32,12 @@ def check_command(
         plan = read_plan(plan_file)
     result = check_plan(loaded, plan)  # needs no solvable scenario: it only reads the plan
     console = human(json_path)
-    payload = {"ok": result.ok, "violations": [vars(v) for v in result.violations]}
+    payload = {
+        "scenario": loaded.name,
+        "currency": plan.currency,
+        "ok": result.ok,
+        "violations": [vars(v) for v in result.violations],  # each with its amount's unit
+    }
     if result.ok:
         console.print(
             f"✓ {plan_file} is a valid plan for {loaded.name}: "
