@@ -15,7 +15,7 @@ from planner.domain.values import PACKAGE_DAYS, BillingMode
 from planner.problem import Problem
 from planner.rules import package_hours
 from planner.solution import Solution, package_share
-from planner.whatif.compare import pool_use
+from planner.views import pool_hours, pool_use
 
 RATE_DIGITS = Decimal("0.0001")  # derived rates (per card-hour, per GB-hour) are shown to 4 places
 
@@ -175,43 +175,32 @@ def next_best(
 
 
 def utilisation(problem: Problem, plan: Plan) -> dict[str, CardUse]:
-    """Card-hours held and used inside the horizon per card type, in all and per day (the
-    series a chart of cards held against cards needed draws), by local day in real hours."""
+    """Card-hours held and used inside the horizon per card type (every card some rental
+    names), in all and per day (the series a chart of cards held against cards needed
+    draws), by local day in real hours; from the hourly series of planner.views."""
     axis = problem.axis
     days = axis.days
-    held: dict[str, list[int]] = {}
-    used: dict[str, list[int]] = {}
-
-    def add(table: dict[str, list[int]], card: str, a: Any, b: Any, cards: int) -> None:
-        first, last = max(0, axis.hour(a)), min(problem.hours, axis.hour(b))
-        line = table.setdefault(card, [0] * days)
-        for h in range(first, last):
-            line[axis.day_of(h)] += cards
-
-    for r in plan.rentals:
-        add(held, r.card, r.start, r.end, r.cards)
-    for a in plan.train:
-        for run in a.runs:
-            add(used, a.card, run.start, run.end, a.cards)
-    for replica in plan.replica:
-        for u in replica.uses:
-            add(used, u.card, u.start, u.end, u.cards * u.replicas)
+    held: dict[str, list[int]] = {r.card: [0] * days for r in plan.rentals}
+    used: dict[str, list[int]] = {card: [0] * days for card in held}
+    for pool in pool_hours(axis, plan):
+        if pool.card not in held:
+            continue
+        for h, (n_held, n_used) in enumerate(zip(pool.held, pool.used, strict=True)):
+            day = axis.day_of(h)
+            held[pool.card][day] += n_held
+            used[pool.card][day] += n_used
     result: dict[str, CardUse] = {}
     for card in sorted(held):
         total_held = sum(held[card])
-        total_used = min(sum(used.get(card, [0])), total_held)
+        total_used = min(sum(used[card]), total_held)
         result[card] = CardUse(
             held_card_hours=total_held,
             used_card_hours=total_used,
             utilisation=round(total_used / total_held, 4) if total_held else 0.0,
             daily=[
-                DayUse(
-                    date=f"{axis.date(d):%Y-%m-%d}",
-                    held_card_hours=h,
-                    used_card_hours=used.get(card, [0] * days)[d],
-                )
-                for d, h in enumerate(held[card])
-                if h or used.get(card, [0] * days)[d]
+                DayUse(date=f"{axis.date(d):%Y-%m-%d}", held_card_hours=h, used_card_hours=u)
+                for d, (h, u) in enumerate(zip(held[card], used[card], strict=True))
+                if h or u
             ],
         )
     return result

@@ -179,10 +179,22 @@ def test_an_unwritable_report_path_is_one_clear_error(
     cli: Any, make_scenario: Any, tmp_path: Path
 ) -> None:
     s = make_scenario([offer("o", hourly={"price": 10})], [reserve("desk", days=1)], days=1)
-    missing = tmp_path / "no" / "such" / "plan.html"
-    result = cli("solve", s.path, "--time-limit", "5", "--report", missing)
+    missing = tmp_path / "a-file"  # not a folder: nothing can be written under it
+    missing.write_text("")
+    for flag, name in (("--report", "plan.html"), ("--json", "plan.json"), ("--csv", "out")):
+        result = cli("solve", s.path, "--time-limit", "5", flag, missing / name)
+        assert result.exit_code == 1, flag
+        assert "cannot write" in result.output and "Traceback" not in result.output
+
+
+def test_a_sweep_with_a_report_is_refused_before_solving(
+    cli: Any, make_scenario: Any, tmp_path: Path
+) -> None:
+    s = make_scenario([offer("o", daily={"price": 40})], [reserve("desk", days=1)], days=1)
+    result = cli("whatif", s.path, "--commit", "o=1..2:daily", "--report", tmp_path / "w.html")
     assert result.exit_code == 1
-    assert "cannot write" in result.output and "Traceback" not in result.output
+    assert "not a commitment sweep" in result.output and "solving" not in result.output
+    assert not (tmp_path / "w.html").exists()
 
 
 def test_a_whatif_report_puts_base_and_variant_side_by_side(

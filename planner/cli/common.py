@@ -14,6 +14,7 @@ from typing import Annotated, Any
 import typer
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 
 from planner.domain.errors import Issue, LoadError
 from planner.domain.load import load_scenario
@@ -60,6 +61,22 @@ def to_json(data: Any) -> str:
     return json.dumps(data, default=_default, ensure_ascii=False, indent=2)
 
 
+@contextmanager
+def output_errors() -> Iterator[None]:
+    """An output file that cannot be written is one clear error (exit 1), no traceback."""
+    try:
+        yield
+    except OSError as exc:
+        err.print(f"[bold red]error:[/] cannot write {escape(str(exc.filename))}: {exc.strerror}")
+        raise typer.Exit(1) from None
+
+
+def write_text(path: Path, text: str) -> None:
+    with output_errors():
+        path.write_text(text, encoding="utf-8")
+    err.print(f"wrote {path}")
+
+
 def write_json(data: Any, json_path: str | None) -> None:
     if json_path is None:
         return
@@ -68,8 +85,7 @@ def write_json(data: Any, json_path: str | None) -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
     else:
-        Path(json_path).write_text(text, encoding="utf-8")
-        err.print(f"wrote {json_path}")
+        write_text(Path(json_path), text)
 
 
 def print_issues(error: LoadError) -> None:

@@ -13,7 +13,16 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from planner.cli.common import JsonOption, err, human, input_errors, load_planned, write_json
+from planner.cli.common import (
+    JsonOption,
+    err,
+    human,
+    input_errors,
+    load_planned,
+    output_errors,
+    write_json,
+    write_text,
+)
 from planner.domain.costs import REPORTED_UNIT
 from planner.domain.plan import Plan
 from planner.domain.timeaxis import TimeAxis
@@ -109,18 +118,14 @@ def write_outputs(
 ) -> None:
     """The HTML report and the CSV files, where asked for; a path that cannot be written is
     one clear error (exit 1) after the plan was printed."""
-    try:
-        if report is not None:
-            from planner.export.page import render  # plotly: only when a report is asked for
+    if report is not None:
+        from planner.export.page import render  # plotly: only when a report is asked for
 
-            report.write_text(render(axis, plan, warnings), encoding="utf-8")
-            err.print(f"wrote {report}")
-        if csv_dir is not None:
+        write_text(report, render(axis, plan, warnings))
+    if csv_dir is not None:
+        with output_errors():
             written = write_csv(csv_dir, axis, plan)
-            err.print(f"wrote {len(written)} CSV files to {csv_dir}")
-    except OSError as exc:
-        err.print(f"[bold red]error:[/] cannot write {exc.filename}: {exc.strerror}")
-        raise typer.Exit(1) from None
+        err.print(f"wrote {len(written)} CSV files to {csv_dir}")
 
 
 def print_no_plan(result: Result) -> None:

@@ -10,11 +10,18 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from planner.cli.common import JsonOption, err, human, input_errors, load_planned, write_json
+from planner.cli.common import (
+    JsonOption,
+    err,
+    human,
+    input_errors,
+    load_planned,
+    write_json,
+    write_text,
+)
 from planner.cli.executors import Executor, Kind
 from planner.cli.variant import (
     Change,
@@ -102,6 +109,8 @@ def whatif_command(
         )
         if len(ranges) > 1:
             raise _usage("sweep one commitment at a time: only one --commit may give A..B")
+        if ranges and report_path is not None:
+            raise _usage("--report shows one variant against its base, not a commitment sweep")
         if change.empty and not ranges:
             raise _usage("give a change: --patch FILE or a flag such as --price or --commit")
         variant = change.apply(scenario, base)
@@ -130,18 +139,13 @@ def whatif_command(
     console = human(json_path)
     (print_sweep if ranges else print_report)(console, report)
     write_json(report, json_path)
-    if report_path is not None:
-        if ranges:
-            raise _usage_exit("--report shows one variant against its base, not a sweep")
-        _write_page(report_path, report, [(base, sides[0]), (variant, sides[1])])
     missing = [s for s in sides if s.plan is None]
+    if report_path is not None and missing:
+        err.print(f"no report written to {report_path}: a side has no plan")
+    elif report_path is not None:
+        _write_page(report_path, report, [(base, sides[0]), (variant, sides[1])])
     if missing:
         raise typer.Exit(2 if any(s.status == "infeasible" for s in missing) else 3)
-
-
-def _usage_exit(message: str) -> typer.Exit:
-    err.print(f"[bold red]error:[/] {escape(message)}")
-    return typer.Exit(1)
 
 
 def _write_page(path: Path, report: dict[str, Any], sides: list[tuple[Scenario, Any]]) -> None:
@@ -149,8 +153,6 @@ def _write_page(path: Path, report: dict[str, Any], sides: list[tuple[Scenario, 
     from planner.export.page import render_whatif  # plotly: only when a page is asked for
     from planner.report import headline_warnings
 
-    if report["delta"] is None or any(side.plan is None for _, side in sides):
-        raise _usage_exit("--report needs a plan on both sides")
     delta = Text.from_markup(_delta_line(report["delta"], report["currency"])).plain
     rows = [
         (title, [(r[key], _money(r["base"]), _money(r["variant"]), _signed(r["delta"]))
@@ -162,11 +164,7 @@ def _write_page(path: Path, report: dict[str, Any], sides: list[tuple[Scenario, 
         (side.label, scenario.axis, side.plan, headline_warnings(scenario, side.plan))
         for scenario, side in sides
     ]
-    try:
-        path.write_text(render_whatif(report["change"], delta, pages, rows), encoding="utf-8")
-    except OSError as exc:
-        raise _usage_exit(f"cannot write {exc.filename}: {exc.strerror}") from None
-    err.print(f"wrote {path}")
+    write_text(path, render_whatif(report["change"], delta, pages, rows))
 
 
 def _usage(message: str) -> LoadError:

@@ -41,7 +41,9 @@ def _gantt(plan: Plan) -> go.Figure:
         b = bars.setdefault(pool, {"y": [], "base": [], "x": [], "text": []})
         b["y"].append(workload)
         b["base"].append(start.isoformat())
-        b["x"].append((end - start).total_seconds() * 1000)  # milliseconds on a date axis
+        # milliseconds on a date axis, by the instant (wall-clock subtraction of one zone's
+        # times is wrong across a clock change)
+        b["x"].append((end.timestamp() - start.timestamp()) * 1000)
         b["text"].append(text)
 
     for a in plan.train:

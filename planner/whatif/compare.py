@@ -14,7 +14,6 @@ from planner.domain.costs import CostTerm
 from planner.domain.money import from_minor, to_minor
 from planner.domain.plan import Assignment, Plan, ReplicaAssignment
 from planner.domain.scenario import Scenario
-from planner.domain.values import PACKAGE_DAYS
 
 
 @dataclass(frozen=True)
@@ -113,12 +112,6 @@ def terms(plan: Plan) -> dict[str, Decimal]:
     }
 
 
-def _hours(a: Any, b: Any) -> Fraction:
-    """Hours between two aware times, by the instant (wall-clock subtraction of one zone's
-    times is wrong across a clock change)."""
-    return Fraction(int(b.timestamp() - a.timestamp()), 3600)
-
-
 def _train_place(a: Assignment) -> dict[str, Any]:
     return {
         "card": a.card,
@@ -152,38 +145,6 @@ def moved(base: Plan, variant: Plan) -> list[dict[str, Any]]:
         changed = sorted(k for k in (a or b or {}) if (a or {}).get(k) != (b or {}).get(k))
         rows.append({"workload": name, "changed": changed, "base": a, "variant": b})
     return rows
-
-
-@dataclass(frozen=True)
-class PoolUse:
-    """Card-hours of one offer's billing mode held and used inside the horizon."""
-
-    offer: str
-    mode: str
-    held_card_hours: Fraction
-    used_card_hours: Fraction
-
-    @property
-    def utilisation(self) -> float:
-        return float(self.used_card_hours / self.held_card_hours) if self.held_card_hours else 0.0
-
-
-def pool_use(scenario: Scenario, plan: Plan, offer: str, mode: str) -> PoolUse:
-    """Held cards of `offer`'s `mode` (its packages and commitments) and the work on them."""
-    end = scenario.axis.instant(scenario.axis.hours)
-    held = Fraction(0)
-    for r in plan.rentals:
-        if r.offer == offer and r.mode == mode and (r.committed or mode in PACKAGE_DAYS):
-            held += _hours(r.start, min(r.end, end, key=lambda t: t.timestamp())) * r.cards
-    used = Fraction(0)
-    for a in plan.train:
-        if a.offer == offer and a.mode == mode and a.held:
-            used += sum((_hours(run.start, run.end) for run in a.runs), Fraction(0)) * a.cards
-    for ra in plan.replica:
-        for u in ra.uses:
-            if u.offer == offer and u.mode == mode and u.held:
-                used += _hours(u.start, u.end) * u.replicas * u.cards
-    return PoolUse(offer, mode, held, used)
 
 
 def committed_pools(*scenarios: Scenario) -> list[tuple[str, str]]:

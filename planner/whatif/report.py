@@ -8,6 +8,7 @@ from fractions import Fraction
 from typing import Any
 
 from planner.domain.scenario import Scenario
+from planner.views import pool_use
 from planner.whatif.compare import (
     BreakEven,
     Delta,
@@ -17,7 +18,6 @@ from planner.whatif.compare import (
     delta,
     money,
     moved,
-    pool_use,
     table,
     terms,
 )
