@@ -1,44 +1,89 @@
-"""Print gpuplan's estimate against every published measurement: the table, median, worst.
+"""gpuplan's estimates against published measurements: calibration and evaluation sets.
 
-python benchmarks/estimate_accuracy.py          (from the repository root)
+python benchmarks/estimate_accuracy.py            the summary per set and kind, then every case
+python benchmarks/estimate_accuracy.py --bands    BANDS for planner/estimate/bands.py
+
+Constants may be tuned on the calibration set only; the evaluation set says how far the
+estimates are from measurements they were not fitted to (tests/measurements.py, split_of).
 """
 
 from __future__ import annotations
 
 import statistics
 import sys
+from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.measurements import CASES
+from planner.estimate.bands import build, p90
+from tests.measurements import CALIBRATION, EVALUATION, Case
 
 
-def main() -> None:
-    print("| case | what | measured | estimate | error | tolerance |")
-    print("|---|---|---|---|---|---|")
-    errors = []
-    for case in CASES:
+def errors_by_kind(cases: list[Case]) -> dict[str, list[float]]:
+    """Relative errors of the cases with a numeric figure, by band kind."""
+    out: dict[str, list[float]] = defaultdict(list)
+    for case in cases:
+        if case.quantity != "fits":
+            out[case.kind].append(case.error())
+    return dict(out)
+
+
+def summary(name: str, cases: list[Case]) -> list[str]:
+    """One row per kind and per coarser group: figures, median and p90 of |error|, bias."""
+    lines = [
+        f"### {name} set ({len(cases)} figures)",
+        "",
+        "| kind | figures | median abs error | p90 abs error | median signed |",
+        "|---|---|---|---|---|",
+    ]
+    pooled: dict[str, list[float]] = defaultdict(list)
+    for kind, errors in errors_by_kind(cases).items():
+        for group in {kind, kind.split(":")[0], kind.rsplit(":", 1)[0]}:
+            pooled[group].extend(errors)
+    for group in sorted(pooled):
+        errors = pooled[group]
+        lines.append(
+            f"| {group} | {len(errors)} | {statistics.median(abs(e) for e in errors):.1%} | "
+            f"{p90(errors):.0%} | {statistics.median(errors):+.1%} |"
+        )
+    verdicts = [c for c in cases if c.quantity == "fits"]
+    if verdicts:
+        right = sum(c.estimate() == c.measured for c in verdicts)
+        lines.append(f"\n'fits' verdicts right: {right} of {len(verdicts)}")
+    return lines
+
+
+def table(cases: list[Case]) -> list[str]:
+    lines = ["| set | case | kind | measured | estimate | error |", "|---|---|---|---|---|---|"]
+    for case in cases:
         estimate = case.estimate()
-        if case.what == "fits":
-            verdict = "OOM" if case.measured == 0 else "fits"
-            ours = "OOM" if estimate == 0 else "fits"
-            print(
-                f"| {case.id} | {case.what} | {verdict} | {ours} | "
-                f"{'agrees' if ours == verdict else 'DISAGREES'} | exact |"
+        if case.quantity == "fits":
+            said = {0.0: "OOM", 1.0: "fits"}
+            verdict = "agrees" if estimate == case.measured else "DISAGREES"
+            lines.append(
+                f"| {case.set} | {case.id} | verdict | {said[case.measured]} | "
+                f"{said[estimate]} | {verdict} |"
             )
             continue
-        error = (estimate - case.measured) / case.measured
-        errors.append(abs(error))
-        print(
-            f"| {case.id} | {case.what} | {case.measured:,.2f} {case.unit} | {estimate:,.2f} | "
-            f"{error:+.1%} | ±{case.tolerance:.0%} |"
+        lines.append(
+            f"| {case.set} | {case.id} | {case.kind} | {case.measured:,.2f} {case.unit} | "
+            f"{estimate:,.2f} | {case.error():+.1%} |"
         )
-    print(
-        f"\n{len(errors)} figures: median |error| {statistics.median(errors):.1%}, "
-        f"worst {max(errors):.1%}"
-    )
+    return lines
+
+
+def main(argv: list[str]) -> None:
+    if "--bands" in argv:
+        print("BANDS: dict[str, tuple[float, int]] = {")
+        for kind, (band, n) in build(errors_by_kind(EVALUATION)).items():
+            print(f'    "{kind}": ({band}, {n}),')
+        print("}")
+        return
+    for name, cases in (("evaluation", EVALUATION), ("calibration", CALIBRATION)):
+        print("\n".join(summary(name, cases)), end="\n\n")
+    print("\n".join(table(CALIBRATION + EVALUATION)))
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

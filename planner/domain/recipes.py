@@ -21,9 +21,15 @@ class TrainKnobs(Frozen):
     checkpointing: bool | None = None  # activation checkpointing (recompute in backward)
     optimizer_in_backward: bool | None = None  # step each parameter as its gradient lands
     chunked_loss: bool | None = None  # cross-entropy over vocabulary chunks, no full fp32 logits
+    fused_loss: bool | None = None  # LM head + loss fused chunk by chunk: no logits kept
     attention: Literal["flash", "eager"] | None = None
     lora_rank: Annotated[int, Field(ge=1)] | None = None
-    lora_targets: Literal["attn", "all"] | None = None  # q,k,v,o or every linear layer
+    lora_targets: Literal["qv", "attn", "all"] | None = None  # q,v; q,k,v,o; every linear
+    compile: bool | None = None  # torch.compile: fused kernels free intermediate activations
+    activation_offload: bool | None = None  # saved activations wait in CPU RAM, not on the card
+    packed: bool | None = None  # sequences packed to seq_len (false: padded to the longest)
+    mean_seq_len: Annotated[int, Field(ge=1)] | None = None  # real tokens per sequence, unpacked
+    pipeline: bool | None = None  # layers split in sequence over the cards, not data parallel
     mfu: Annotated[float, Field(gt=0, le=1)] | None = None  # model FLOPs utilisation override
 
     def over(self, base: TrainKnobs) -> TrainKnobs:
@@ -39,7 +45,12 @@ _BASE = TrainKnobs(
     checkpointing=True,
     optimizer_in_backward=False,
     chunked_loss=False,
+    fused_loss=False,
     attention="flash",
+    compile=False,
+    activation_offload=False,
+    packed=True,
+    pipeline=False,
 )
 
 
@@ -85,6 +96,29 @@ RECIPES: dict[str, tuple[str, TrainKnobs]] = {
         optimizer="paged-adamw",
         lora_rank=64,
         lora_targets="all",
+    ),
+    "unsloth": _recipe(
+        "Unsloth: LoRA rank 16 on every linear layer, checkpointed layer inputs offloaded "
+        "to CPU RAM, fused Triton kernels (as torch.compile), fused linear + cross-entropy, "
+        "8-bit AdamW (unslothai/unsloth README)",
+        optimizer="adamw-8bit",
+        lora_rank=16,
+        lora_targets="all",
+        activation_offload=True,
+        compile=True,
+        chunked_loss=True,
+        fused_loss=True,
+    ),
+    "torchtune-compiled": _recipe(
+        "torchtune fine-tune with compile=True: fused kernels, chunked cross-entropy, "
+        "activation checkpointing, packed batches",
+        compile=True,
+        chunked_loss=True,
+    ),
+    "hf-device-map": _recipe(
+        "HF Trainer on a model loaded with device_map='auto': layers split in sequence over "
+        "the cards (naive pipeline, one card busy at a time)",
+        pipeline=True,
     ),
     "forward-only": _recipe(
         "evaluation: forward passes without gradients", optimizer="sgd", checkpointing=False

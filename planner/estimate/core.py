@@ -52,11 +52,18 @@ class Assumptions:
 
 @dataclass(frozen=True)
 class MemoryEstimate:
-    """Memory per card by term (bytes), against what the card may use."""
+    """Memory per card by term (bytes), against what the card may use.
+
+    `formulas` says each term's arithmetic with the numbers put in (`plan fit --explain`);
+    `margin` is the safety margin the verdict applies: it fits when total × (1 + margin)
+    is within `usable`."""
 
     breakdown: dict[str, float]
     usable: float
     assumptions: tuple[Assumption, ...]
+    formulas: dict[str, str] = field(default_factory=dict)
+    margin: float = 0.0
+    kind: str = "memory"  # the error band's kind (planner.estimate.bands)
 
     @property
     def total(self) -> float:
@@ -64,11 +71,16 @@ class MemoryEstimate:
 
     @property
     def fits(self) -> bool:
-        return self.total <= self.usable
+        return self.total * (1.0 + self.margin) <= self.usable
 
     @property
     def headroom(self) -> float:
-        return self.usable - self.total
+        """What the card has left beyond the estimate and its margin."""
+        return self.usable - self.total * (1.0 + self.margin)
+
+
+def gib(value: float) -> str:
+    return f"{value / GIB:.2f} GiB"
 
 
 def usable_bytes(card: CardType, fraction: float) -> float:

@@ -10,6 +10,7 @@ from typing import Any
 from planner.domain.catalog import CardType, Offer
 from planner.domain.model_card import ModelCard
 from planner.domain.recipes import TrainKnobs
+from planner.estimate.bands import BANDS, band_for, kind_of
 from planner.estimate.core import GB, GIB, MemoryEstimate
 from planner.estimate.memory import ServeSetup, TrainSetup, train_memory
 from planner.estimate.precision import supports
@@ -41,9 +42,34 @@ def _gb(value: float) -> float:
     return round(value / GB, 2)
 
 
+def verdict(estimate: MemoryEstimate) -> str:
+    """fits, marginal (fits, but not once the estimate grows by its error band), or no."""
+    if not estimate.fits:
+        return "no"
+    found = band_for(estimate.kind)
+    if found is not None and estimate.total * (1.0 + found[0]) > estimate.usable:
+        return "marginal"
+    return "fits"
+
+
+def band_fields(kind: str, value: float, name: str) -> dict[str, Any]:
+    """`name`'s error band (from the evaluation set) and the range it spans, where known."""
+    found = band_for(kind)
+    if found is None:
+        return {f"{name}_band": None}
+    band, used = found
+    return {
+        f"{name}_band": {"fraction": band, "kind": used, "figures": BANDS[used][1]},
+        f"{name}_range": [round(value * (1 - band), 2), round(value * (1 + band), 2)],
+    }
+
+
 def _memory_fields(estimate: MemoryEstimate) -> dict[str, Any]:
     return {
         "fits": estimate.fits,
+        "verdict": verdict(estimate),
+        "memory_margin": estimate.margin,
+        **band_fields(estimate.kind, estimate.total / GIB, "memory_per_card_gib"),
         "memory_per_card_gb": _gb(estimate.total),
         "memory_per_card_gib": round(estimate.total / GIB, 2),
         "usable_gb": _gb(estimate.usable),
@@ -51,6 +77,7 @@ def _memory_fields(estimate: MemoryEstimate) -> dict[str, Any]:
         "headroom_gib": round(estimate.headroom / GIB, 2),
         "breakdown_gb": {k: _gb(v) for k, v in estimate.breakdown.items()},
         "breakdown_gib": {k: round(v / GIB, 2) for k, v in estimate.breakdown.items()},
+        "formulas": estimate.formulas,
     }
 
 
@@ -135,6 +162,8 @@ def _serve_row(query: FitQuery, card: CardType, count: int, offers: list[Offer])
     row = _base_row(query, card, count, capacity.memory)
     row["assumptions"] = [str(a) for a in capacity.assumptions]
     row["fits"] = capacity.memory.fits and capacity.max_concurrency >= setup.concurrency
+    if not row["fits"]:
+        row["verdict"] = "no"
     row["max_concurrency_per_replica"] = capacity.max_concurrency
     row["replicas_for_concurrency"] = (
         math.ceil(setup.concurrency / capacity.max_concurrency)
@@ -148,6 +177,8 @@ def _serve_row(query: FitQuery, card: CardType, count: int, offers: list[Offer])
     row["tokens_per_s_per_request"] = round(1.0 / step, 1)  # at the concurrency asked for
     row["tokens_per_s_per_request_at_max"] = round(capacity.tokens_per_s_per_request, 1)
     row["tokens_per_s_per_replica"] = round(capacity.tokens_per_s, 1)
+    decode = kind_of("decode_tok_s", "serve", setup.engine, query.model.moe is not None)
+    row.update(band_fields(decode, row["tokens_per_s_per_request"], "tokens_per_s_per_request"))
     priced = _cheapest_hourly(offers, card, count)
     if priced is not None:
         offer, price = priced
@@ -163,6 +194,7 @@ def _train_row(query: FitQuery, card: CardType, count: int, offers: list[Offer])
         query.seq_len,
         query.micro_batch,
         query.serve.usable_fraction,
+        query.serve.margin,
     )
     estimate = train_memory(query.model, card, count, setup)
     priced = _cheapest_hourly(offers, card, count)
@@ -172,6 +204,11 @@ def _train_row(query: FitQuery, card: CardType, count: int, offers: list[Offer])
     row = _base_row(query, card, count, estimate)
     row["assumptions"] += list(speed.assumptions)
     row["tokens_per_s"] = round(speed.tokens_per_s, 1)
+    row.update(
+        band_fields(
+            kind_of("train_tok_s", query.task, "", False), row["tokens_per_s"], "tokens_per_s"
+        )
+    )
     row["scaling_efficiency"] = round(speed.efficiency, 3)
     hours = 1e9 / speed.tokens_per_s / 3600
     row["hours_per_billion_tokens"] = round(hours, 2)

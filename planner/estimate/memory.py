@@ -13,14 +13,17 @@ from planner.domain.catalog import CardType
 from planner.domain.model_card import ModelCard
 from planner.domain.recipes import TrainKnobs
 from planner.domain.workload import TrainWorkload
-from planner.estimate.core import GIB, Assumptions, MemoryEstimate, usable_bytes
-from planner.estimate.precision import WEIGHT_BYTES, kv_bytes_per_token, weight_bytes
+from planner.estimate.bands import kind_of, memory_margin
+from planner.estimate.core import GIB, Assumptions, MemoryEstimate, gib, usable_bytes
+from planner.estimate.precision import QUANTISED, WEIGHT_BYTES, kv_bytes_per_token, weight_bytes
 
 KV_BLOCK_TOKENS = 16  # vLLM pages the KV cache in blocks of 16 tokens
 # Outside the weights, KV and workspace: vLLM's logged non-torch memory (0.06-0.35 GiB) with
 # slack; CUDA graphs are captured after the KV cache is sized. HF: the CUDA context.
 SERVE_OVERHEAD_GIB = {"vllm": 0.4, "hf": 0.75}
 TRAIN_OVERHEAD_GIB = 1.0  # CUDA context, cuBLAS workspace, allocator slack
+QLORA_RESIDUE_BYTES = {"nf4": 0.35, "int4": 0.15}  # see _lora_states
+FUSED_LOSS_CHUNK = 4096  # tokens whose logits a fused loss holds at once (assumed)
 NCCL_GIB = 0.5  # communication buffers when a job spans cards
 # Optimizer bytes per trained parameter, and whether its states page out to CPU RAM.
 OPTIMIZER_BYTES = {
@@ -48,6 +51,8 @@ class ServeSetup:
     concurrency: int = 1
     batched_tokens: int = 8192  # vLLM max_num_batched_tokens: the profiling pass's size
     max_seqs: int = 256  # vLLM max_num_seqs: rows of logits in the sampler
+    pipeline: bool = False  # vLLM: layers split in sequence over the cards, not tensor parallel
+    margin: float | str = 0.0  # safety margin: a fraction, or "band" (the kind's error band)
 
     @property
     def kv(self) -> str:
@@ -70,11 +75,13 @@ def kv_bytes_per_sequence(model: ModelCard, setup: ServeSetup, cards: int) -> fl
 def serve_memory(
     model: ModelCard, card: CardType, cards: int, setup: ServeSetup
 ) -> tuple[MemoryEstimate, float]:
-    """Memory per card of one replica over `cards` (tensor parallel for vLLM, layer split for
-    HF), at `setup.concurrency` requests of `setup.context_tokens`; and the KV budget left."""
+    """Memory per card of one replica over `cards` (tensor parallel for vLLM unless `pipeline`,
+    layer split for HF), at `setup.concurrency` requests of `setup.context_tokens`; and the
+    KV budget left (after the safety margin)."""
     notes = Assumptions()
     weights = weight_bytes(model, setup.precision, notes) / cards
     kv_seq = kv_bytes_per_sequence(model, setup, cards)
+    split = layer_split(setup, cards)
     notes.add(
         "kv",
         f"KV cache {setup.kv}: {kv_bytes_per_token(model, setup.kv, cards) / 1024:.0f}"
@@ -82,9 +89,10 @@ def serve_memory(
     )
     # One layer's 16-bit working set per token: 2 × (3f + 3h) B, which reproduces vLLM's
     # logged activation peaks for Llama-3.1-8B (0.85 GiB at 8,192 tokens, 2.07 at 20,000).
-    per_token = 2.0 * (3 * ffn_width(model) / cards + 3 * model.hidden)
+    shard = 1 if split else cards
+    per_token = 2.0 * (3 * ffn_width(model) / shard + 3 * model.hidden)
     if setup.engine == "vllm":
-        activations = setup.batched_tokens * per_token + setup.max_seqs * model.vocab * 4.0
+        tokens, rows = setup.batched_tokens, setup.max_seqs
         notes.add(
             "workspace",
             f"vLLM profiling pass: {setup.batched_tokens} batched tokens, "
@@ -96,12 +104,13 @@ def serve_memory(
             "KV cache gets what weights and workspace leave",
         )
     else:
-        prompt_tokens = setup.concurrency * setup.context_tokens
-        activations = prompt_tokens * per_token + setup.concurrency * model.vocab * 4.0
+        tokens, rows = setup.concurrency * setup.context_tokens, setup.concurrency
         notes.add("engine", "HF generate: memory grows with the batch; whole-batch prefill")
-        if cards > 1:
-            notes.add("split", "layers split across cards (device_map='auto'), no tensor parallel")
-    overhead = (SERVE_OVERHEAD_GIB[setup.engine] + (0.25 if cards > 1 else 0.0)) * GIB
+    activations = tokens * per_token + rows * model.vocab * 4.0
+    if split:
+        notes.add("split", f"layers split in sequence over {cards} cards, not tensor parallel")
+    outside = SERVE_OVERHEAD_GIB.get(setup.engine, SERVE_OVERHEAD_GIB["hf"])
+    overhead = (outside + (0.25 if cards > 1 else 0.0)) * GIB
     notes.add(
         "overhead",
         f"{overhead / GIB:.2f} GiB per card outside the model: CUDA context"
@@ -115,8 +124,31 @@ def serve_memory(
         "activations": activations,
         "overhead": overhead,
     }
-    kv_budget = usable - weights - activations - overhead
-    return MemoryEstimate(breakdown, usable, notes.frozen()), kv_budget
+    how = f"÷ {cards} cards ({'layer split' if split else 'tensor parallel'})" if cards > 1 else ""
+    formulas = {
+        "weights": f"{model.params / 1e9:.2f}B params × {setup.precision} {how}".rstrip(),
+        "kv_cache": f"{setup.concurrency} requests × {_blocks(setup)} tokens (16-token blocks) × "
+        f"{kv_bytes_per_token(model, setup.kv, cards) / 1024:.0f} KiB",
+        "activations": f"{tokens} tokens × 2(3f{'' if shard == 1 else f'/{shard}'} + 3h) B "
+        f"+ {rows} rows × {model.vocab} vocab × 4 B",
+        "overhead": f"{overhead / GIB:.2f} GiB context" + (" and NCCL" if cards > 1 else ""),
+    }
+    formulas = {term: f"{formulas[term]} = {gib(breakdown[term])}" for term in breakdown}
+    kind = kind_of("serve_memory", "serve", setup.engine, False)
+    margin = memory_margin(setup.margin, kind)
+    estimate = MemoryEstimate(breakdown, usable, notes.frozen(), formulas, margin, kind)
+    kv_budget = usable / (1.0 + margin) - weights - activations - overhead
+    return estimate, kv_budget
+
+
+def layer_split(setup: ServeSetup, cards: int) -> bool:
+    """Whether a replica's layers run in sequence over its cards (HF device_map, or vLLM
+    pipeline parallel) rather than tensor parallel."""
+    return cards > 1 and (setup.engine == "hf" or setup.pipeline)
+
+
+def _blocks(setup: ServeSetup) -> int:
+    return math.ceil(setup.context_tokens / KV_BLOCK_TOKENS) * KV_BLOCK_TOKENS
 
 
 def max_concurrency_by_memory(
@@ -140,13 +172,16 @@ class TrainSetup:
     seq_len: int = 2048
     micro_batch: int = 1
     usable_fraction: float = 0.90
+    margin: float | str = 0.0  # safety margin: a fraction, or "band" (the kind's error band)
 
     @property
     def tokens(self) -> int:
         return self.seq_len * self.micro_batch
 
 
-def workload_setup(workload: TrainWorkload, usable_fraction: float) -> TrainSetup:
+def workload_setup(
+    workload: TrainWorkload, usable_fraction: float, margin: float | str = 0.0
+) -> TrainSetup:
     """The training shape a scenario's train workload states."""
     return TrainSetup(
         workload.method,
@@ -155,6 +190,7 @@ def workload_setup(workload: TrainWorkload, usable_fraction: float) -> TrainSetu
         workload.seq_len,
         workload.micro_batch,
         usable_fraction,
+        margin,
     )
 
 
@@ -164,54 +200,80 @@ def block_params(model: ModelCard) -> int:
 
 
 def lora_params(model: ModelCard, rank: int, targets: str) -> int:
-    """Adapter parameters: rank × (d_in + d_out) for each adapted matrix of every layer."""
+    """Adapter parameters: rank × (d_in + d_out) for each adapted matrix of every layer
+    (`all` on a mixture of experts adapts every expert's three matrices)."""
     q = model.heads * model.dim_per_head
     kv = model.kv_heads * model.dim_per_head
     h = model.hidden
-    shapes = [(h, q), (h, kv), (h, kv), (q, h)]
+    shapes = [(h, q), (h, kv)] if targets == "qv" else [(h, q), (h, kv), (h, kv), (q, h)]
     if targets == "all":
         f = model.intermediate if model.moe is None else model.moe.expert_intermediate
-        experts = 1 if model.moe is None else model.moe.experts
+        experts = 1 if model.moe is None else model.moe.experts + model.moe.shared_experts
         shapes += [(h, f), (h, f), (f, h)] * experts
     return model.layers * sum(rank * (d_in + d_out) for d_in, d_out in shapes)
 
 
 def activation_bytes_per_token_layer(model: ModelCard, setup: TrainSetup) -> float:
     """Saved activations per token per layer (16-bit): 12h + 4h_kv + 8f with flash attention;
-    eager attention adds the softmax scores, 5 × heads × seq_len bytes (Korthikanti et al.)."""
+    torch.compile fuses the norms and SwiGLU so 8h + 4h_kv + 4f stay; eager attention adds the
+    softmax scores, 5 × heads × seq_len bytes (Korthikanti et al.); a mixture of experts adds
+    its router logits (fp32) and the dispatched copies of each token, 4E + 4kh."""
     h_kv = model.kv_heads * model.dim_per_head
-    per_token = 12 * model.hidden + 4 * h_kv + 8 * ffn_width(model)
+    h, f = model.hidden, ffn_width(model)
+    compiled = bool(setup.knobs.compile)
+    per_token = (8 if compiled else 12) * h + 4 * h_kv + (4 if compiled else 8) * f
     if setup.knobs.attention == "eager":
         per_token += 5 * model.heads * setup.seq_len
+    if model.moe is not None:
+        per_token += 4 * model.moe.experts + 4 * model.moe.experts_per_token * h
     return float(per_token)
 
 
 def train_memory(model: ModelCard, card: CardType, cards: int, setup: TrainSetup) -> MemoryEstimate:
-    """Memory per card of a data-parallel training job over `cards` cards."""
+    """Memory per card of a training job over `cards` cards: data parallel (sharded by ZeRO),
+    or its layers split in sequence over the cards (`pipeline`)."""
     k = setup.knobs
     notes = Assumptions()
+    formulas: dict[str, str] = {}
     zero = k.zero or 0
     if setup.method == "eval":
         weights = weight_bytes(model, setup.precision, notes)
         grads = optimizer = 0.0
+        formulas["weights"] = f"{model.params / 1e9:.2f}B params × {setup.precision}"
     elif setup.method == "full":
-        weights, grads, optimizer = _full_states(model, setup, cards, notes)
+        weights, grads, optimizer = _full_states(model, setup, cards, notes, formulas)
     else:
-        weights, grads, optimizer = _lora_states(model, setup, cards, notes)
+        weights, grads, optimizer = _lora_states(model, setup, cards, notes, formulas)
     if zero == 3 and setup.method != "eval":
         units = 4.0 if setup.method == "full" else 2.0  # frozen weights have no gradients
-        weights += units * max(block_params(model), model.vocab * model.hidden) * 2
+        unit = max(block_params(model), model.vocab * model.hidden)
+        weights += units * unit * 2
+        formulas["weights"] += f" + {units:g} gathered units × {unit / 1e6:.0f}M params × 2 B"
         notes.add(
             "zero3",
             "ZeRO-3/FSDP: 2 gathered units (the largest: a block or the "
             "embedding) in flight, 16-bit" + (" with gradients" if units == 4 else ""),
         )
-    activations, logits = _activation_terms(model, setup, notes)
-    overhead = (TRAIN_OVERHEAD_GIB + (NCCL_GIB if cards > 1 else 0.0)) * GIB
+    split = cards if k.pipeline else 1
+    if split > 1:
+        weights, grads, optimizer = weights / split, grads / split, optimizer / split
+        for term in ("weights", "gradients", "optimizer"):
+            if term in formulas:
+                formulas[term] = f"({formulas[term]}) ÷ {split} cards"
+        notes.add(
+            "pipeline",
+            f"layers split in sequence over {split} cards (device_map): each holds 1/{split} "
+            "of the model states and activations; the last also holds the logits",
+        )
+    activations, logits = _activation_terms(model, setup, split, notes, formulas)
+    overhead = (TRAIN_OVERHEAD_GIB + (NCCL_GIB if cards > 1 and split == 1 else 0.0)) * GIB
+    formulas["overhead"] = f"{TRAIN_OVERHEAD_GIB:g} GiB context and workspace" + (
+        f" + {NCCL_GIB:g} GiB NCCL" if cards > 1 and split == 1 else ""
+    )
     notes.add(
         "overhead",
         f"{overhead / GIB:.1f} GiB per card: CUDA context, workspace, "
-        "allocator slack" + (", NCCL buffers" if cards > 1 else ""),
+        "allocator slack" + (", NCCL buffers" if cards > 1 and split == 1 else ""),
     )
     notes.card(card, "memory_gib")
     breakdown = {
@@ -222,32 +284,55 @@ def train_memory(model: ModelCard, card: CardType, cards: int, setup: TrainSetup
         "logits": logits,
         "overhead": overhead,
     }
-    return MemoryEstimate(breakdown, usable_bytes(card, setup.usable_fraction), notes.frozen())
+    formulas.setdefault("gradients", "none: nothing trained")
+    formulas.setdefault("optimizer", "none")
+    formulas = {term: f"{formulas[term]} = {gib(breakdown[term])}" for term in breakdown}
+    usable = usable_bytes(card, setup.usable_fraction)
+    kind = train_kind(model, setup)
+    margin = memory_margin(setup.margin, kind)
+    return MemoryEstimate(breakdown, usable, notes.frozen(), formulas, margin, kind)
+
+
+def train_kind(model: ModelCard, setup: TrainSetup) -> str:
+    """The band kind of a training memory estimate."""
+    return kind_of("train_memory", setup.method, "", model.moe is not None)
 
 
 def _full_states(
-    model: ModelCard, setup: TrainSetup, cards: int, notes: Assumptions
+    model: ModelCard, setup: TrainSetup, cards: int, notes: Assumptions, formulas: dict[str, str]
 ) -> tuple[float, float, float]:
     """Weights, gradients and optimizer states of a full fine-tune, per card after sharding."""
     k = setup.knobs
     params = float(model.params)
-    width = WEIGHT_BYTES[setup.precision]
+    # FP8 training (torchao float8) computes matmuls in FP8 but keeps 16-bit weights/grads.
+    width = WEIGHT_BYTES["bf16" if setup.precision == "fp8" else setup.precision]
     opt_bytes, opt_text = OPTIMIZER_BYTES[k.optimizer or "adamw"]
     weights, grads, optimizer = params * width, params * width, params * opt_bytes
+    p = f"{params / 1e9:.2f}B params"
+    formulas.update(
+        weights=f"{p} × {width:g} B",
+        gradients=f"{p} × {width:g} B",
+        optimizer=f"{p} × {opt_bytes:g} B",
+    )
     notes.add(
         "states",
         f"weights and gradients {setup.precision}: {width:g} + {width:g} B/param; {opt_text}",
     )
     if k.optimizer_in_backward:
         grads = block_params(model) * width
+        formulas["gradients"] = f"one block: {block_params(model) / 1e6:.0f}M params × {width:g} B"
         notes.add("opt_in_bwd", "optimizer steps in backward: one block's gradients live at once")
     zero = k.zero or 0
+    shard = f" ÷ {cards} (ZeRO-{zero})" if zero and cards > 1 else ""
     if zero >= 1:
         optimizer /= cards
+        formulas["optimizer"] += shard
     if zero >= 2:
         grads /= cards
+        formulas["gradients"] += shard
     if zero >= 3:
         weights /= cards
+        formulas["weights"] += shard
     if zero and cards > 1:
         notes.add(
             "sharding",
@@ -255,39 +340,81 @@ def _full_states(
             + ", ".join(["optimizer", "gradients", "weights"][:zero])
             + " sharded",
         )
-    optimizer = _offload_and_paging(k, optimizer, notes)
+    optimizer = _offload_and_paging(k, optimizer, notes, formulas)
     if k.offload == "optimizer+params":
         weights = grads = 0.0  # the gathered working units are added by the caller
+        formulas.update(weights="offloaded to CPU RAM", gradients="offloaded to CPU RAM")
         notes.add("offload_params", "parameters and gradients offloaded to CPU RAM between uses")
     return weights, grads, optimizer
 
 
 def _lora_states(
-    model: ModelCard, setup: TrainSetup, cards: int, notes: Assumptions
+    model: ModelCard, setup: TrainSetup, cards: int, notes: Assumptions, formulas: dict[str, str]
 ) -> tuple[float, float, float]:
-    """Frozen base plus adapters (fp32 weight and grad, optimizer state) per card."""
+    """Frozen base plus adapters (fp32 weight and grad, optimizer state) per card, and for a
+    quantised base the 16-bit copy of one matrix it dequantises at a time."""
     k = setup.knobs
-    base_precision = "nf4" if setup.method == "qlora" else setup.precision
+    base_precision = base_format(setup)
     base = weight_bytes(model, base_precision, notes)
+    formulas["weights"] = f"base {model.params / 1e9:.2f}B params × {base_precision}"
     if (k.zero or 0) >= 3:
         base /= cards
+        formulas["weights"] += f" ÷ {cards} (ZeRO-3)"
     rank, targets = k.lora_rank or 16, k.lora_targets or "attn"
     adapters = float(lora_params(model, rank, targets))
     opt_bytes, opt_text = OPTIMIZER_BYTES[k.optimizer or "adamw"]
     if (k.optimizer or "adamw") == "adamw":
         opt_bytes = 8.0  # adapters are fp32 already: m + v only
+    shown = {"qv": "q,v", "attn": "q,k,v,o", "all": "all linear"}[targets]
     notes.add(
         "lora",
-        f"LoRA rank {rank} on {'q,k,v,o' if targets == 'attn' else 'all linear'}: "
+        f"LoRA rank {rank} on {shown}: "
         f"{adapters / 1e6:.1f}M adapter params, fp32 weight + grad, {opt_text}",
     )
-    optimizer = _offload_and_paging(k, adapters * opt_bytes, notes)
-    return base + 4 * adapters, 4 * adapters, optimizer
+    a = f"{adapters / 1e6:.1f}M adapter params"
+    formulas["weights"] += f" + {a} × 4 B"
+    formulas["gradients"] = f"{a} × 4 B"
+    formulas["optimizer"] = f"{a} × {opt_bytes:g} B"
+    optimizer = _offload_and_paging(k, adapters * opt_bytes, notes, formulas)
+    if k.offload == "optimizer+params":  # the frozen base waits in CPU RAM between uses
+        base = 0.0
+        formulas["weights"] = "base offloaded to CPU RAM"
+        notes.add("offload_params", "frozen base offloaded to CPU RAM between uses")
+    weights = base + 4 * adapters
+    if base_precision in QUANTISED:
+        # Published QLoRA peaks sit this far above packed weights + adapters + activations:
+        # the median gap of the calibration set's NF4 and GPTQ rows (the 16-bit copies each
+        # layer dequantises, and their allocator blocks; the cause is not isolated further).
+        residue = QLORA_RESIDUE_BYTES[base_precision]
+        quantised = float(model.params - model.embedding_params)
+        if (k.zero or 0) >= 3:
+            quantised /= cards
+        weights += quantised * residue
+        formulas["weights"] += f" + {quantised / 1e9:.2f}B quantised params × {residue:g} B"
+        fmt = "NF4 (bitsandbytes/torchao)" if base_precision == "nf4" else "int4 (GPTQ/AWQ)"
+        notes.add(
+            "base",
+            f"{fmt} base, dequantised to 16-bit a layer at a time: {residue:g} B/param of "
+            "working memory (fitted on published QLoRA peaks); adapters, norms, embeddings "
+            "and LM head stay 16/32-bit",
+        )
+    return weights, 4 * adapters, optimizer
 
 
-def _offload_and_paging(k: TrainKnobs, optimizer: float, notes: Assumptions) -> float:
+def base_format(setup: TrainSetup) -> str:
+    """The frozen base's format: 16-bit for LoRA; NF4 for QLoRA unless an int4 (GPTQ/AWQ)
+    base is stated."""
+    if setup.method != "qlora":
+        return setup.precision
+    return setup.precision if setup.precision in ("nf4", "int4") else "nf4"
+
+
+def _offload_and_paging(
+    k: TrainKnobs, optimizer: float, notes: Assumptions, formulas: dict[str, str]
+) -> float:
     if k.offload in ("optimizer", "optimizer+params"):
         notes.add("offload", "optimizer states (and fp32 master) offloaded to CPU RAM")
+        formulas["optimizer"] = "offloaded to CPU RAM"
         return 0.0
     if (k.optimizer or "").startswith("paged"):
         notes.add(
@@ -295,41 +422,77 @@ def _offload_and_paging(k: TrainKnobs, optimizer: float, notes: Assumptions) -> 
             "paged optimizer: its states move to CPU RAM when the card is full,"
             " so they do not set the peak",
         )
+        formulas["optimizer"] = "paged to CPU RAM under pressure (not counted)"
         return 0.0
     return optimizer
 
 
 def _activation_terms(
-    model: ModelCard, setup: TrainSetup, notes: Assumptions
+    model: ModelCard, setup: TrainSetup, split: int, notes: Assumptions, formulas: dict[str, str]
 ) -> tuple[float, float]:
-    """Saved activations and logits per card (data parallel: each card holds its micro-batch)."""
+    """Saved activations and logits per card (data parallel: each card holds its micro-batch;
+    a pipeline split: each card its share of the layers)."""
     k = setup.knobs
     tokens = setup.tokens
-    per_layer = activation_bytes_per_token_layer(model, setup) * tokens
+    per_token = activation_bytes_per_token_layer(model, setup)
+    per_layer = per_token * tokens
+    layers = math.ceil(model.layers / split)
     attention = "flash attention" if k.attention != "eager" else "eager attention (s² scores)"
+    fused = ", torch.compile" if k.compile else ""
+    one = f"{tokens} tokens × {per_token:,.0f} B (one layer's working set{fused})"
     if setup.method == "eval":
         activations = per_layer  # no graph is kept: one layer's working set
         logits = 4.0 * tokens * model.vocab
+        formulas["activations"] = one
+        formulas["logits"] = f"{tokens} tokens × {model.vocab} vocab × 4 B"
         notes.add("activations", f"forward only: one layer's working set, {attention}")
         return activations, logits
+    kept = layers * tokens * 2.0 * model.hidden if k.checkpointing else layers * per_layer
+    kept_text = (
+        f"{layers} layers × {tokens} tokens × 2h ({2 * model.hidden} B)"
+        if k.checkpointing
+        else f"{layers} layers × {tokens} tokens × {per_token:,.0f} B"
+    )
+    if k.activation_offload:
+        # What waits for backward sits in CPU RAM; two layers' worth are in flight.
+        kept = kept * min(2, layers) / layers
+        kept_text = f"2 layers in flight of ({kept_text}) ÷ {layers}"
+        notes.add("offload_act", "activation offloading: saved activations wait in CPU RAM")
     if k.checkpointing:
-        activations = model.layers * tokens * 2.0 * model.hidden + per_layer
+        activations = kept + per_layer
+        formulas["activations"] = f"{kept_text} + {one}"
         notes.add(
             "activations",
             f"activation checkpointing: each layer's 16-bit input kept, "
-            f"one layer recomputed at a time; {attention}",
+            f"one layer recomputed at a time; {attention}{fused}",
         )
     else:
-        activations = model.layers * per_layer
+        activations = kept + (per_layer if k.activation_offload else 0.0)
+        formulas["activations"] = kept_text + (f" + {one}" if k.activation_offload else "")
         notes.add(
             "activations",
-            f"no checkpointing: 12h + 4h_kv + 8f bytes per token per layer; {attention}",
+            f"no checkpointing: {per_token:,.0f} B per token per layer; {attention}{fused}",
+        )
+    logit_bytes, logit_text = _logit_bytes(k)
+    rows = min(tokens, FUSED_LOSS_CHUNK) if k.fused_loss else tokens
+    logits = logit_bytes * rows * model.vocab
+    formulas["logits"] = f"{rows} tokens × {model.vocab} vocab × {logit_bytes:g} B"
+    notes.add("logits", logit_text)
+    notes.add("batch", f"micro-batch {setup.micro_batch} × sequence {setup.seq_len} tokens")
+    if not k.packed:
+        notes.add("unpacked", "unpacked batches: memory at the longest sequence (seq_len)")
+    return activations, logits
+
+
+def _logit_bytes(k: TrainKnobs) -> tuple[float, str]:
+    """Bytes per token per vocabulary entry the loss holds at its peak."""
+    if k.fused_loss:
+        return 4.0, (
+            f"fused linear + cross-entropy: one fp32 chunk of {FUSED_LOSS_CHUNK} tokens' "
+            "logits at a time, none kept"
         )
     if k.chunked_loss:
-        logits = 2.5 * tokens * model.vocab
-        notes.add("logits", "chunked cross-entropy: 16-bit logits + one fp32 chunk of 8")
-    else:
-        logits = 8.0 * tokens * model.vocab
-        notes.add("logits", "fp32 logits and their gradient: 8 B per token per vocabulary entry")
-    notes.add("batch", f"micro-batch {setup.micro_batch} × sequence {setup.seq_len} tokens")
-    return activations, logits
+        return 2.5, "chunked cross-entropy: 16-bit logits + one fp32 chunk of 8"
+    if k.compile:
+        return 4.0, "torch.compile fuses the fp32 upcast into the loss: 16-bit logits + grad"
+    return 8.0, "fp32 logits and their gradient: 8 B per token per vocabulary entry"

@@ -7,13 +7,18 @@ from dataclasses import dataclass, replace
 from planner.domain.catalog import CardType
 from planner.domain.model_card import ModelCard
 from planner.estimate.core import Assumption, MemoryEstimate
-from planner.estimate.memory import ServeSetup, max_concurrency_by_memory, serve_memory
+from planner.estimate.memory import ServeSetup, layer_split, max_concurrency_by_memory, serve_memory
 from planner.estimate.speed import (
     decode_efficiency,
     decode_step_seconds,
     max_batch_for_speed,
+    peak_flops,
     tp_efficiency,
 )
+
+# Share of the dense peak a prefill (and a compute-bound decode batch) reaches: fitted on the
+# calibration set's time-to-first-token rows (TensorRT-LLM at light load, 8B and 70B on H100).
+PREFILL_MFU = 0.33
 
 
 @dataclass(frozen=True)
@@ -66,3 +71,67 @@ def replica_capacity(
 
 def with_concurrency(setup: ServeSetup, concurrency: int) -> ServeSetup:
     return replace(setup, concurrency=concurrency)
+
+
+def _compute_seconds(
+    model: ModelCard, card: CardType, cards: int, setup: ServeSetup, flops: float
+) -> float:
+    """Seconds for `flops` of forward work over the replica's cards at PREFILL_MFU."""
+    rate = peak_flops(card, setup.precision) * PREFILL_MFU
+    if layer_split(setup, cards):
+        return flops / rate  # one card computes at a time
+    return flops / (rate * cards * tp_efficiency(card, cards))
+
+
+def prefill_seconds(
+    model: ModelCard, card: CardType, cards: int, setup: ServeSetup, prompt_tokens: int
+) -> float:
+    """Time to first token of one prompt: forward FLOPs 2·P·s + causal attention 2·L·h·s²
+    at PREFILL_MFU, or reading the weights once, whichever is longer."""
+    s = float(prompt_tokens)
+    flops = 2.0 * model.active_params * s + 2.0 * model.layers * model.hidden * s * s
+    compute = _compute_seconds(model, card, cards, setup, flops)
+    weights_once = decode_step_seconds(model, card, cards, replace(setup, context_tokens=1), 1)
+    return max(compute, weights_once)
+
+
+def _decode_seconds(
+    model: ModelCard, card: CardType, cards: int, setup: ServeSetup, batch: int
+) -> float:
+    """A decode step: bandwidth-bound, or compute-bound (2·P per token) for large batches."""
+    memory = decode_step_seconds(model, card, cards, setup, batch)
+    compute = _compute_seconds(model, card, cards, setup, 2.0 * model.active_params * batch)
+    return max(memory, compute)
+
+
+def generation_tokens_per_s(
+    model: ModelCard,
+    card: CardType,
+    cards: int,
+    setup: ServeSetup,
+    input_tokens: int,
+    output_tokens: int,
+) -> float:
+    """Generated tokens/s of one request, prefill included: O ÷ (prefill + O decode steps at
+    the mean context I + O/2)."""
+    mean = replace(setup, context_tokens=input_tokens + output_tokens // 2)
+    steps = output_tokens * _decode_seconds(model, card, cards, mean, 1)
+    return output_tokens / (prefill_seconds(model, card, cards, setup, input_tokens) + steps)
+
+
+def serving_throughput(
+    model: ModelCard,
+    card: CardType,
+    cards: int,
+    setup: ServeSetup,
+    input_tokens: int,
+    output_tokens: int,
+) -> float:
+    """Output tokens/s of one replica with `setup.concurrency` requests in flight
+    (continuous batching, capped by the KV cache): c·O ÷ (c·prefill + O decode steps)."""
+    full = replace(setup, context_tokens=input_tokens + output_tokens)
+    batch = max(1, min(setup.concurrency, max_concurrency_by_memory(model, card, cards, full)))
+    mean = replace(setup, context_tokens=input_tokens + output_tokens // 2)
+    prefill = batch * prefill_seconds(model, card, cards, setup, input_tokens)
+    decode = output_tokens * _decode_seconds(model, card, cards, mean, batch)
+    return batch * output_tokens / (prefill + decode)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from planner.domain.catalog import CardType, Network
 from planner.domain.model_card import ModelCard
 from planner.estimate.core import Assumptions
-from planner.estimate.memory import ServeSetup, TrainSetup, kv_bytes_per_sequence
+from planner.estimate.memory import ServeSetup, TrainSetup, kv_bytes_per_sequence, layer_split
 from planner.estimate.precision import weight_bytes
 
 # Model FLOPs utilisation (model FLOPs: 6P + attention, recompute not counted) of a tuned job
@@ -37,10 +37,19 @@ INTER_NODE_COST = {"fast": 0.01, "slow": 0.1}  # ≥ 200 Gbit/s fabric, or slowe
 # Decode reaches this share of memory bandwidth (ESTIMATION.md "Decode").
 # gpt-fast on A100: Llama-2-7B bf16 at ~0.69 of peak bandwidth; Qwen2.5 on vLLM ~0.63.
 VLLM_DECODE_EFFICIENCY = {"16bit": 0.7, "int8": 0.65, "4bit": 0.5}
-# Routing and gathering experts costs MoE decode: gpt-fast Mixtral reaches ~0.6 of the rate
-# its bytes read would allow (calibrated on that measurement; see tests/measurements.py).
-MOE_DECODE_FACTOR = 0.65
 HF_DECODE_EFFICIENCY = 0.3
+# Tensor-parallel decode all-reduces twice per layer (after attention and after the MLP); at
+# batch-1 message sizes each costs a latency, not bandwidth. NVLink: the median implied by the
+# calibration set's gpt-fast TP rows (benchmarks/measurements/calibration.yaml); PCIe and HCCS
+# by judgement (no measurement), marked as assumed in the output.
+ALLREDUCE_SECONDS = {"nvlink": 22e-6, "hccs": 30e-6, "pcie": 60e-6, "pcie-no-p2p": 100e-6}
+# A serving engine's scheduler and sampler cost each decode step a fixed time: the mean
+# implied by the calibration set's vLLM batch-1 rows (Qwen2.5 7B/14B/72B, Qwen2-7B). gpt-fast
+# (one compiled loop) has none; plain HF generate's is inside its low bandwidth share.
+ENGINE_STEP_SECONDS = {"vllm": 1.8e-3, "gpt-fast": 0.0, "hf": 0.0}
+# Each expert a decode step touches is its own small GEMM launch: fitted on the calibration
+# set's Qwen3-30B-A3B (SGLang) row; Mixtral's two experts per layer barely feel it.
+EXPERT_SECONDS = 9e-6
 TP_DECODE_COST = {"nvlink": 0.12, "hccs": 0.12, "pcie": 0.3, "pcie-no-p2p": 0.45}
 
 
@@ -122,14 +131,16 @@ def train_speed(
     notes = Assumptions()
     work, work_text = flops_per_token(model, setup)
     mfu = setup.knobs.mfu or mfu_default(card)
+    # A sequential layer split (pipeline) computes on one card at a time.
+    parallel = 1 if setup.knobs.pipeline else cards
     efficiency, eff_text = scaling_efficiency(
-        card, cards, cards_per_node, network, (setup.knobs.zero or 0) >= 2
+        card, parallel, cards_per_node, network, (setup.knobs.zero or 0) >= 2
     )
-    speed = cards * peak_flops(card, setup.precision) * mfu * efficiency / work
+    speed = parallel * peak_flops(card, setup.precision) * mfu * efficiency / work
     notes.add("flops", work_text)
     notes.add("mfu", f"MFU {mfu:.0%} of {card.id}'s dense {setup.precision} peak")
     notes.card(card, "bf16_tflops")
-    if cards > 1:
+    if parallel > 1:
         notes.add("scaling", f"scaling efficiency {efficiency:.0%} on {cards} cards ({eff_text})")
     if setup.knobs.checkpointing and setup.method != "eval":
         speed *= CHECKPOINTING_SPEED
@@ -141,6 +152,17 @@ def train_speed(
     if offload < 1:
         speed *= offload
         notes.add("offload_speed", f"CPU offload: {offload:.0%} of on-card speed")
+    k = setup.knobs
+    if k.pipeline and cards > 1:
+        notes.add("pipeline_speed", f"layers split in sequence: the speed of one card, not {cards}")
+    if k.packed is False and k.mean_seq_len and setup.micro_batch > 1:
+        real = min(k.mean_seq_len, setup.seq_len) / setup.seq_len
+        speed *= real
+        notes.add(
+            "padding",
+            f"unpacked batches padded to {setup.seq_len}: {real:.0%} of tokens are real "
+            f"(mean {k.mean_seq_len})",
+        )
     return TrainSpeed(speed, efficiency, tuple(str(a) for a in notes.frozen()))
 
 
@@ -178,29 +200,45 @@ def tp_efficiency(card: CardType, cards: int) -> float:
 
 
 def weights_read_per_step(model: ModelCard, setup: ServeSetup, batch: int) -> float:
-    """Weight bytes one decode step reads: all of a dense model; for MoE the shared part plus
-    the experts the batch's tokens touch, E × (1 − (1 − k/E)^batch) of them per layer."""
+    """Weight bytes one decode step reads: all of a dense model but the input embedding (one
+    row per token); for MoE the shared part plus the experts the batch's tokens touch,
+    E × (1 − (1 − k/E)^batch) of them per layer."""
     notes = Assumptions()
     total = weight_bytes(model, setup.precision, notes)
+    if not model.tied_embeddings:
+        total -= model.vocab * model.hidden * 2.0  # the input embedding stays 16-bit
     if model.moe is None:
         return total
     moe = model.moe
     expert_bytes = total * (
         3 * model.hidden * moe.expert_intermediate * model.layers / model.params
     )
-    touched = moe.experts * (1 - (1 - moe.experts_per_token / moe.experts) ** max(batch, 1))
-    return total - expert_bytes * (moe.experts - touched)
+    return total - expert_bytes * (moe.experts - experts_touched(model, batch))
+
+
+def experts_touched(model: ModelCard, batch: int) -> float:
+    """Experts per layer a decode step of `batch` tokens runs (0 for a dense model)."""
+    if model.moe is None:
+        return 0.0
+    moe = model.moe
+    return moe.experts * (1 - (1 - moe.experts_per_token / moe.experts) ** max(batch, 1))
 
 
 def decode_step_seconds(
     model: ModelCard, card: CardType, cards: int, setup: ServeSetup, batch: int
 ) -> float:
-    """One decode step of `batch` sequences at full context: bytes read ÷ effective bandwidth."""
+    """One decode step of `batch` sequences at full context: bytes read ÷ effective bandwidth,
+    plus two all-reduce latencies per layer under tensor parallelism and one launch per
+    expert touched. Tensor parallel reads each card's share at once; a layer split in turn."""
     weights = weights_read_per_step(model, setup, batch) / cards
     kv = batch * kv_bytes_per_sequence(model, setup, cards)
     bandwidth = card.bandwidth_gbs.value * 1e9 * decode_efficiency(setup)
-    moe = MOE_DECODE_FACTOR if model.moe is not None else 1.0
-    return (weights + kv) / bandwidth / tp_efficiency(card, cards) / moe
+    fixed = model.layers * experts_touched(model, batch) * EXPERT_SECONDS
+    fixed += ENGINE_STEP_SECONDS.get(setup.engine, 0.0)
+    if layer_split(setup, cards):
+        return (weights + kv) * cards / bandwidth + fixed
+    allreduce = 2 * model.layers * ALLREDUCE_SECONDS[link_kind(card)] if cards > 1 else 0.0
+    return (weights + kv) / bandwidth + allreduce + fixed
 
 
 def max_batch_for_speed(

@@ -1,0 +1,89 @@
+"""Error bands: how far estimates of each kind were from published measurements.
+
+A band is the 90th percentile of |estimate − measured| ÷ measured over the *evaluation* set
+(benchmarks/measurements/evaluation.yaml), which no constant is tuned on. Kinds nest
+(`memory:qlora:moe` → `memory:qlora` → `memory`); a kind with fewer than MIN_CASES
+evaluation figures takes its parent's band. `python benchmarks/estimate_accuracy.py
+--bands` prints BANDS; a test fails when the table and the evaluation set disagree.
+"""
+
+from __future__ import annotations
+
+import math
+
+MIN_CASES = 3
+MEMORY = ("serve_memory", "serve_weights", "kv_budget", "serve_activations", "train_memory")
+
+# kind: (band as a fraction, evaluation figures it rests on). Generated; do not edit by hand.
+BANDS: dict[str, tuple[float, int]] = {
+    "decode": (0.4, 23),
+    "decode:hf": (0.52, 2),
+    "decode:vllm": (0.38, 21),
+    "memory": (0.54, 53),
+    "memory:full": (0.25, 9),
+    "memory:lora": (0.56, 16),
+    "memory:qlora": (0.94, 13),
+    "memory:qlora:moe": (1.18, 1),
+    "memory:serve": (0.18, 15),
+    "memory:serve:hf": (0.17, 9),
+    "memory:serve:vllm": (0.24, 6),
+    "throughput": (0.45, 12),
+    "train_speed": (2.18, 8),
+    "train_speed:full": (2.18, 5),
+    "train_speed:lora": (0.61, 2),
+    "train_speed:qlora": (0.2, 1),
+}
+
+
+def kind_of(quantity: str, task: str, engine: str, moe: bool) -> str:
+    """The most specific band kind of an estimate."""
+    served = "hf" if engine == "hf" else "vllm"  # gpt-fast, SGLang, TensorRT-LLM: as vLLM
+    if quantity in MEMORY:
+        if task == "serve":
+            return f"memory:serve:{served}"
+        return f"memory:{task}" + (":moe" if moe else "")
+    if quantity == "decode_tok_s":
+        return f"decode:{served}"
+    if quantity == "train_tok_s":
+        return f"train_speed:{task}"
+    return {"serve_throughput": "throughput", "prefill_s": "prefill", "fits": "verdict"}[quantity]
+
+
+def parents(kind: str) -> list[str]:
+    """The kind, then each coarser kind it falls back to."""
+    parts = kind.split(":")
+    return [":".join(parts[:n]) for n in range(len(parts), 0, -1)]
+
+
+def band_for(kind: str) -> tuple[float, str] | None:
+    """The band of the most specific kind with enough evaluation figures, and that kind."""
+    for candidate in parents(kind):
+        entry = BANDS.get(candidate)
+        if entry is not None and entry[1] >= MIN_CASES:
+            return entry[0], candidate
+    return None
+
+
+def p90(errors: list[float]) -> float:
+    """The 90th percentile of absolute errors (nearest rank), rounded up to a whole percent."""
+    ranked = sorted(abs(e) for e in errors)
+    value = ranked[max(0, math.ceil(0.9 * len(ranked)) - 1)]
+    return math.ceil(round(value * 100, 6)) / 100
+
+
+def build(errors_by_kind: dict[str, list[float]]) -> dict[str, tuple[float, int]]:
+    """BANDS from evaluation errors: every kind and each of its parents pools its errors."""
+    pooled: dict[str, list[float]] = {}
+    for kind, errors in errors_by_kind.items():
+        for parent in parents(kind):
+            pooled.setdefault(parent, []).extend(errors)
+    return {kind: (p90(errors), len(errors)) for kind, errors in sorted(pooled.items())}
+
+
+def memory_margin(setting: float | str, kind: str) -> float:
+    """The safety margin a memory verdict applies: a stated fraction, or with "band" the error
+    band of the estimate's kind (0 where no band is known)."""
+    if setting != "band":
+        return float(setting)
+    found = band_for(kind)
+    return found[0] if found is not None else 0.0
