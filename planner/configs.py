@@ -79,7 +79,7 @@ def train_configs(
     """Every config of a train workload whose memory fits, with its runs and exact costs;
     `committed` names the (offer, mode) pools held by commitments."""
     model = scenario.models[w.name]
-    setup = workload_setup(w, scenario.spec.usable_memory_fraction)
+    setup = workload_setup(w, scenario.spec.usable_memory_fraction, scenario.spec.memory_margin)
     fits: dict[tuple[str, int], bool] = {}
     configs = []
     for offer in scenario.offers.values():
@@ -336,6 +336,7 @@ def _best_precision(
             kv_precision=workload.kv_precision,
             engine=workload.engine,
             usable_fraction=scenario.spec.usable_memory_fraction,
+            margin=scenario.spec.memory_margin,
             context_tokens=workload.context_tokens,
         )
         replica = replica_capacity(

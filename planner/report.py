@@ -97,6 +97,7 @@ def scenario_summary(scenario: Scenario) -> dict[str, Any]:
         "models": {name: card.name for name, card in scenario.models.items()},
         "commitments": len(spec.commitments),
         "usable_memory_fraction": spec.usable_memory_fraction,
+        "memory_margin": spec.memory_margin,
     }
 
 

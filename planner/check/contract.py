@@ -72,7 +72,7 @@ def train_rate(
     cards by the dense-peak ratio and to other counts by the ratio of efficiencies; spot
     divides by the expected share of useful time."""
     model = scenario.models[w.name]
-    setup = workload_setup(w, scenario.spec.usable_memory_fraction)
+    setup = workload_setup(w, scenario.spec.usable_memory_fraction, scenario.spec.memory_margin)
     speed = train_speed(model, card, cards, setup, offer.node_cards, offer.network)
     tokens_per_s = speed.tokens_per_s
     if w.measured is not None:
@@ -109,6 +109,7 @@ def serve_capacity(
         kv_precision=w.kv_precision,
         engine=w.engine,
         usable_fraction=scenario.spec.usable_memory_fraction,
+        margin=scenario.spec.memory_margin,
         context_tokens=w.context_tokens,
     )
     model = scenario.models[w.name]

@@ -57,7 +57,7 @@ def legal(scenario: Scenario, a: Assignment, w: TrainWorkload, result: CheckResu
     if why:
         result.add("config", subject, 1, "", why)
         return False
-    setup = workload_setup(w, scenario.spec.usable_memory_fraction)
+    setup = workload_setup(w, scenario.spec.usable_memory_fraction, scenario.spec.memory_margin)
     memory = train_memory(scenario.models[w.name], scenario.cards[a.card], a.cards, setup)
     if not memory.fits:
         over = -memory.headroom / GIB

@@ -39,6 +39,39 @@ JsonOption = Annotated[
 ]
 
 
+MarginOption = Annotated[
+    str | None,
+    typer.Option(
+        "--memory-margin",
+        metavar="band|PCT",
+        help="Fit memory with a safety margin: 'band' (each estimate's measured error band) "
+        "or a share such as 10% or 0.1.",
+    ),
+]
+
+
+def parse_margin(text: str | None) -> float | str | None:
+    """A --memory-margin value: "band", "10%" or "0.1" (0 to 100%); None when not given."""
+    if text is None or text == "band":
+        return text
+    try:
+        value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 1:
+        message = f"expected 'band' or a share from 0 to 100% (e.g. 10% or 0.1), got {text!r}"
+        raise LoadError([Issue("--memory-margin", None, None, (), message)])
+    return value
+
+
+def with_margin(scenario: Scenario, margin: float | str | None) -> Scenario:
+    """The scenario with its memory_margin replaced (--memory-margin), or as it is."""
+    if margin is None:
+        return scenario
+    spec = scenario.spec.model_copy(update={"memory_margin": margin})
+    return scenario.model_copy(update={"spec": spec})
+
+
 def human(json_path: str | None) -> Console:
     """Where human-readable output goes: stdout, or stderr when the JSON takes stdout."""
     return err if json_path == "-" else out

@@ -10,7 +10,14 @@ import typer
 from rich.table import Table
 
 from planner.cli.catalog import DEFAULT_CATALOG
-from planner.cli.common import JsonOption, human, input_errors, write_json
+from planner.cli.common import (
+    JsonOption,
+    MarginOption,
+    human,
+    input_errors,
+    parse_margin,
+    write_json,
+)
 from planner.domain.errors import Issue, LoadError
 from planner.domain.load import load_catalog, load_model
 from planner.domain.recipes import RECIPES, TrainKnobs, recipe_knobs
@@ -64,11 +71,13 @@ class Attention(StrEnum):
 
 
 class Targets(StrEnum):
+    qv = "qv"
     attn = "attn"
     all = "all"
 
 
 Opt = typer.Option
+VERDICTS = {"fits": "[green]yes[/]", "marginal": "[yellow]marginal[/]", "no": "[red]no[/]"}
 
 
 def fit(
@@ -91,7 +100,26 @@ def fit(
     chunked_loss: Annotated[bool, Opt(help="Chunked cross-entropy.")] = False,
     attention: Annotated[Attention | None, Opt(help="Attention kernel.")] = None,
     lora_rank: Annotated[int | None, Opt(min=1, help="LoRA rank.")] = None,
-    lora_targets: Annotated[Targets | None, Opt(help="LoRA on attention or all linear.")] = None,
+    lora_targets: Annotated[
+        Targets | None, Opt(help="LoRA on q,v; on q,k,v,o (attn); or every linear (all).")
+    ] = None,
+    compile_: Annotated[
+        bool, Opt("--compile", help="torch.compile: fused kernels free activations.")
+    ] = False,
+    activation_offload: Annotated[
+        bool, Opt(help="Saved activations wait in CPU RAM (torchtune, Unsloth).")
+    ] = False,
+    packed: Annotated[
+        bool | None,
+        Opt("--packed/--unpacked", help="Sequences packed to --seq-len, or padded batches."),
+    ] = None,
+    mean_seq_len: Annotated[
+        int | None, Opt(min=1, help="Unpacked: real tokens per sequence (speed counts these).")
+    ] = None,
+    pipeline: Annotated[
+        bool,
+        Opt(help="Layers split in sequence over the cards (device_map / vLLM pipeline)."),
+    ] = False,
     mfu: Annotated[float | None, Opt(min=0.01, max=1.0, help="MFU override.")] = None,
     engine: Annotated[Engine, Opt(help="Serving engine.")] = Engine.vllm,
     gpu_util: Annotated[float, Opt(min=0.05, max=1.0, help="Usable memory fraction.")] = 0.90,
@@ -99,6 +127,10 @@ def fit(
     context_tokens: Annotated[int, Opt(min=1, help="Prompt + output tokens per request.")] = 4096,
     min_tokens_per_s: Annotated[float | None, Opt(help="Decode speed each request needs.")] = None,
     kv_precision: Annotated[Precision | None, Opt(help="KV cache format (default 16-bit).")] = None,
+    memory_margin: MarginOption = None,
+    explain: Annotated[
+        bool, Opt(help="Print each memory term's formula with the numbers put in.")
+    ] = False,
     cards: Annotated[int | None, Opt(min=1, help="Only this card count.")] = None,
     card: Annotated[str | None, Opt(help="Only this card type.")] = None,
     catalog: Annotated[str, Opt(help="Catalog for prices.")] = DEFAULT_CATALOG,
@@ -106,6 +138,7 @@ def fit(
 ) -> None:
     """For every card type × count: fits or not, memory per card by term, speed, cost."""
     with input_errors(json_path):
+        margin = parse_margin(memory_margin) or 0.0
         card_model = load_model(model, Path.cwd(), lambda _p, m: Issue(model, None, None, (), m))
         loaded, card_specs = load_catalog(catalog)
         if recipe is not None and recipe not in RECIPES:
@@ -143,6 +176,11 @@ def fit(
         lora_rank=lora_rank,
         lora_targets=lora_targets.value if lora_targets else None,
         mfu=mfu,
+        compile=compile_ or None,
+        activation_offload=activation_offload or None,
+        packed=packed,
+        mean_seq_len=mean_seq_len,
+        pipeline=pipeline or None,
     )
     method = task.value if task.value != "serve" else "full"
     weights = precision.value if precision else "bf16"
@@ -160,6 +198,8 @@ def fit(
             usable_fraction=gpu_util,
             context_tokens=context_tokens,
             concurrency=concurrency,
+            pipeline=pipeline,
+            margin=margin,
         ),
         min_tokens_per_s=min_tokens_per_s,
         counts=(cards,) if cards else None,
@@ -169,6 +209,9 @@ def fit(
     console = human(json_path)
     console.print(_table(query, rows, loaded.currency))
     _notes(console, rows)
+    _bands(console, rows)
+    if explain:
+        _explain(console, query, rows)
     write_json(rows, json_path)
 
 
@@ -210,11 +253,12 @@ def _table(query: FitQuery, rows: list[dict[str, Any]], currency: str) -> Table:
         terms = r["breakdown_gib"]
         main = max(terms, key=terms.get)
         low = "~" if r["low_confidence"] else ""
+        band = r.get("memory_per_card_gib_band")
         cells = [
             r["card"],
             str(r["cards"]),
-            "[green]yes[/]" if r["fits"] else "[red]no[/]",
-            f"{r['memory_per_card_gib']:.1f}{low}",
+            VERDICTS[r.get("verdict", "fits") if r["fits"] else "no"],
+            f"{r['memory_per_card_gib']:.1f}{low}" + (f" ±{band['fraction']:.0%}" if band else ""),
             f"{r['usable_gib']:.1f}",
             f"{r['headroom_gib']:.1f}",
             f"{main} {terms[main]:.1f}",
@@ -269,3 +313,45 @@ def _notes(console: Any, rows: list[dict[str, Any]]) -> None:
         console.print("[bold]Where gpuplan disagrees with the seeds' rule of thumb:[/]")
         for r, text in disagreements:
             console.print(f"  • {r['card']} × {r['cards']}: {text}", markup=False)
+
+
+def _bands(console: Any, rows: list[dict[str, Any]]) -> None:
+    """Where the ± comes from, and what a marginal verdict means."""
+    band = next(
+        (r["memory_per_card_gib_band"] for r in rows if r.get("memory_per_card_gib_band")), None
+    )
+    if band is None:
+        return
+    console.print(
+        f"± is the 90th percentile of |error| of {band['kind']} estimates against "
+        f"{band['figures']} published measurements no constant was tuned on; "
+        "'marginal' fits only if the estimate is not that far low."
+        + (
+            ""
+            if any(r.get("memory_margin") for r in rows)
+            else " Plan with --memory-margin band to require the band."
+        ),
+        markup=False,
+    )
+
+
+def _explain(console: Any, query: FitQuery, rows: list[dict[str, Any]]) -> None:
+    """Each memory term's formula with the numbers put in, once per distinct breakdown."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        if "formulas" in r:
+            groups.setdefault("\n".join(r["formulas"].values()), []).append(r)
+    for same in groups.values():
+        r = same[0]
+        counts = ", ".join(sorted({str(s["cards"]) for s in same}, key=int))
+        cards = ", ".join(sorted({s["card"] for s in same}))
+        console.print(f"[bold]Memory per card on {counts} card(s)[/] of {cards}:")
+        for term, formula in r["formulas"].items():
+            console.print(f"  {term:<12} {formula}", markup=False)
+        console.print(f"  {'total':<12} {r['memory_per_card_gib']:.2f} GiB", markup=False)
+    console.print(
+        "To check a term, run the same recipe for a step and compare "
+        "torch.cuda.max_memory_allocated() / 2**30 with the total above "
+        "(allocated memory; nvidia-smi also shows the CUDA context and cached blocks).",
+        markup=False,
+    )

@@ -15,11 +15,14 @@ from rich.table import Table
 
 from planner.cli.common import (
     JsonOption,
+    MarginOption,
     err,
     human,
     input_errors,
     load_planned,
     output_errors,
+    parse_margin,
+    with_margin,
     write_json,
     write_text,
 )
@@ -72,11 +75,12 @@ def solve_command(
             show_default=False,
         ),
     ] = None,
+    memory_margin: MarginOption = None,
 ) -> None:
     """Solve a scenario: the cheapest feasible plan, checked, with its costs and savings."""
     started = time.perf_counter()  # the time limit bounds the whole command
     with input_errors(json_path):
-        loaded = load_planned(scenario)
+        loaded = with_margin(load_planned(scenario), parse_margin(memory_margin))
         if time_limit is None:
             time_limit = default_time_limit(len(loaded.spec.workloads))
         params = SolveParams(time_limit, workers, seed, deterministic)

@@ -41,3 +41,7 @@ def _print(s: dict[str, Any], console: Any) -> None:
             console.print(f"  {kind:<11} {len(names)}: {', '.join(names)}")
     console.print(f"  commitments {s['commitments']}")
     console.print(f"  usable memory fraction {s['usable_memory_fraction']:.2f}")
+    margin = s["memory_margin"]
+    if margin:
+        shown = "each estimate's error band" if margin == "band" else f"{margin:.0%}"
+        console.print(f"  memory margin {shown}")

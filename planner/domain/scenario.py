@@ -6,7 +6,7 @@ import datetime as dt
 import zoneinfo
 from functools import cached_property
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -70,6 +70,9 @@ class ScenarioFile(Frozen):
     offers: list[OfferPatch] = []
     commitments: list[Commitment] = []
     usable_memory_fraction: Annotated[float, Field(gt=0, le=1)] = 0.90
+    # Safety margin on memory estimates: a fraction (0.1 = fit with 10% to spare), or "band"
+    # for each estimate's own error band, measured on published figures.
+    memory_margin: Annotated[float, Field(ge=0, le=1)] | Literal["band"] = 0.0
     workloads: Annotated[list[Workload], Field(min_length=1)]
 
     @field_validator("catalog", mode="before")

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from planner.configs import SERVE_COUNTS, ReplicaConfig, replica_configs, replica_counts
 from planner.domain.scenario import Scenario
 from planner.domain.workload import ReserveWorkload, ServeWorkload
-from planner.estimate.core import usable_bytes
 from planner.estimate.memory import ServeSetup, kv_bytes_per_sequence, serve_memory
 from planner.estimate.precision import supports
 from planner.estimate.speed import decode_step_seconds
@@ -90,13 +89,14 @@ def _options(scenario: Scenario, w: ServeWorkload) -> list[_Option]:
                     engine=w.engine,
                     usable_fraction=fraction,
                     context_tokens=w.context_tokens,
+                    margin=scenario.spec.memory_margin,
                 )
-                _, budget = serve_memory(model, card, count, setup)
+                estimate, budget = serve_memory(model, card, count, setup)
                 seen[(card.id, count, precision)] = _Option(
                     card.id,
                     count,
                     precision,
-                    usable_bytes(card, fraction),
+                    estimate.usable / (1.0 + estimate.margin),  # what the margin leaves
                     budget,
                     kv_bytes_per_sequence(model, setup, count),
                     1.0 / decode_step_seconds(model, card, count, setup, 1),

@@ -58,7 +58,7 @@ def memory(scenario: Scenario, w: TrainWorkload) -> Conflict | None:
     one does. The memory per card does not depend on the card, only on the count."""
     model = scenario.models[w.name]
     fraction = scenario.spec.usable_memory_fraction
-    setup = workload_setup(w, fraction)
+    setup = workload_setup(w, fraction, scenario.spec.memory_margin)
     offers = _rentable(scenario, w)
     if not offers:
         sold = ", ".join(sorted({o.card for o in scenario.offers.values()}))
@@ -141,7 +141,7 @@ def _allowed(w: TrainWorkload, node_cards: int, network: object, count: int) -> 
 
 
 def _fits(scenario: Scenario, w: TrainWorkload, card: str, count: int) -> bool:
-    setup = workload_setup(w, scenario.spec.usable_memory_fraction)
+    setup = workload_setup(w, scenario.spec.usable_memory_fraction, scenario.spec.memory_margin)
     return train_memory(scenario.models[w.name], scenario.cards[card], count, setup).fits
 
 
