@@ -325,7 +325,7 @@ def _bands(console: Any, rows: list[dict[str, Any]]) -> None:
     console.print(
         f"± is the 90th percentile of |error| of {band['kind']} estimates against "
         f"{band['figures']} published measurements no constant was tuned on; "
-        "'marginal' fits only if the estimate is not that far low."
+        "'marginal': it fits, but would not if the estimate were that much too low."
         + (
             ""
             if any(r.get("memory_margin") for r in rows)
