@@ -25,6 +25,7 @@ from planner.cli.fit import fit
 from planner.cli.quote import quote_command
 from planner.cli.reprice import reprice_command
 from planner.cli.schema import schema_command
+from planner.cli.simulate import simulate_command
 from planner.cli.solve import solve_command
 from planner.cli.validate import validate
 from planner.cli.whatif import whatif_command
@@ -45,6 +46,7 @@ app.command("check")(check_command)
 app.command("schema")(schema_command)
 app.command("whatif")(whatif_command)
 app.command("reprice")(reprice_command)
+app.command("simulate")(simulate_command)
 
 
 def _version(value: bool) -> None:
