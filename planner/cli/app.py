@@ -22,6 +22,7 @@ from planner.cli.catalog import catalog
 from planner.cli.check import check_command
 from planner.cli.common import err
 from planner.cli.fit import fit
+from planner.cli.probe import probe
 from planner.cli.quote import quote_command
 from planner.cli.reprice import reprice_command
 from planner.cli.schema import schema_command
@@ -47,6 +48,7 @@ app.command("schema")(schema_command)
 app.command("whatif")(whatif_command)
 app.command("reprice")(reprice_command)
 app.command("simulate")(simulate_command)
+app.add_typer(probe, name="probe")
 
 
 def _version(value: bool) -> None:

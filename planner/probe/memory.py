@@ -1,0 +1,345 @@
+"""`plan probe memory`: run the workload for real and read its peak, beside the estimate.
+
+The model is built in-process from a model card's shape with random weights (nothing is
+downloaded), or loaded from local weights; `layers` shrinks it to a few layers of the same
+shape (a tiny model a CPU can run), and the estimate is made for the same shrunk card.
+On CUDA the peak is torch.cuda.max_memory_allocated (and reserved); on the CPU it is the
+high-water mark of the tensors PyTorch's profiler saw allocated, which has no CUDA context
+or allocator cache: indicative, for checking the code path and the terms, not a card.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from planner.domain.catalog import CardType
+from planner.domain.model_card import ModelCard
+from planner.domain.recipes import TrainKnobs, recipe_knobs
+from planner.estimate.core import GIB, MemoryEstimate
+from planner.estimate.memory import ServeSetup, TrainSetup, serve_memory, train_memory
+
+DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
+TARGETS = {
+    "qv": ["q_proj", "v_proj"],
+    "attn": ["q_proj", "k_proj", "v_proj", "o_proj"],
+    "all": ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
+}
+
+
+class ProbeError(Exception):
+    """The probe cannot run this (missing package, unsupported task): bad input, exit 1."""
+
+
+class NoDevice(ProbeError):
+    """The accelerator asked for is not on this machine: exit 3."""
+
+
+@dataclass(frozen=True)
+class ProbeShape:
+    task: str  # serve | full | lora
+    precision: str = "bf16"
+    batch: int = 1
+    seq_len: int = 512
+    new_tokens: int = 16  # serve: tokens generated
+    steps: int = 2  # training: optimizer steps
+    lora_rank: int = 16
+    lora_targets: str = "attn"
+    checkpointing: bool = False
+    layers: int | None = None  # keep only this many layers (same shape)
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    device: str
+    model: ModelCard  # as built (shrunk when `layers` is set)
+    weights_gib: float  # measured after load (trainable adapters included for LoRA)
+    peak_gib: float  # measured peak allocated during the run
+    reserved_gib: float | None  # CUDA only: what the allocator held
+    estimate: MemoryEstimate
+    note: str
+
+    @property
+    def estimated_allocated_gib(self) -> float:
+        """The estimate without its overhead term (CUDA context, workspace slack), which
+        max_memory_allocated does not count."""
+        return (self.estimate.total - self.estimate.breakdown["overhead"]) / GIB
+
+
+def shrink(model: ModelCard, layers: int | None) -> ModelCard:
+    """The same shape with `layers` layers; params recomputed from the architecture."""
+    if layers is None or layers >= model.layers:
+        return model
+    small = model.model_copy(update={"layers": layers, "name": f"{model.name}-{layers}l"})
+    params = small.architecture_params()
+    update: dict[str, Any] = {"params": params}
+    if small.moe is not None:
+        scale = params / model.params
+        update["moe"] = small.moe.model_copy(
+            update={"active_params": max(1, int(small.moe.active_params * scale))}
+        )
+    return small.model_copy(update=update)
+
+
+def hf_config(model: ModelCard) -> Any:
+    """A transformers config of the card's shape (Llama; Qwen2 with q,k,v biases; Mixtral)."""
+    transformers = _module("transformers")
+
+    common = dict(
+        vocab_size=model.vocab,
+        hidden_size=model.hidden,
+        num_hidden_layers=model.layers,
+        num_attention_heads=model.heads,
+        num_key_value_heads=model.kv_heads,
+        head_dim=model.dim_per_head,
+        tie_word_embeddings=model.tied_embeddings,
+        max_position_embeddings=min(model.max_context or 4096, 32768),
+    )
+    if model.moe is not None:
+        return transformers.MixtralConfig(
+            intermediate_size=model.moe.expert_intermediate,
+            num_local_experts=model.moe.experts,
+            num_experts_per_tok=model.moe.experts_per_token,
+            **common,
+        )
+    if model.qkv_bias:
+        return transformers.Qwen2Config(intermediate_size=model.intermediate, **common)
+    return transformers.LlamaConfig(intermediate_size=model.intermediate, **common)
+
+
+def estimate_for(model: ModelCard, card: CardType, shape: ProbeShape) -> MemoryEstimate:
+    """gpuplan's estimate of the same run: HF generate, or a plain PyTorch training loop
+    (AdamW on the parameters' own dtype, fp32 logits in the loss, no compile)."""
+    if shape.task == "serve":
+        setup = ServeSetup(
+            precision=shape.precision,
+            engine="hf",
+            concurrency=shape.batch,
+            context_tokens=shape.seq_len + shape.new_tokens,
+        )
+        return serve_memory(model, card, 1, setup)[0]
+    return _train_estimate(model, card, shape)
+
+
+def _train_estimate(model: ModelCard, card: CardType, shape: ProbeShape) -> MemoryEstimate:
+    # torch's AdamW keeps m and v in each parameter's dtype: 16-bit for a full fine-tune of
+    # 16-bit weights, fp32 for LoRA adapters (which the probe trains in fp32)
+    full16 = shape.task == "full" and shape.precision != "fp32"
+    own = TrainKnobs(
+        optimizer="adamw-bf16" if full16 else "adamw",
+        checkpointing=shape.checkpointing,
+        chunked_loss=False,
+        lora_rank=shape.lora_rank,
+        lora_targets=shape.lora_targets,
+    )
+    knobs = recipe_knobs(shape.task, None, own)
+    precision = shape.precision if shape.precision != "fp32" else "fp32"
+    setup = TrainSetup(shape.task, knobs, precision, shape.seq_len, shape.batch)
+    return train_memory(model, card, 1, setup)
+
+
+def run(
+    model: ModelCard,
+    card: CardType,
+    shape: ProbeShape,
+    device: str = "auto",
+    weights: str | None = None,
+    on_step: Callable[[str], None] | None = None,
+) -> ProbeResult:
+    """Build (or load) the model on `device`, run the task, measure."""
+    try:
+        torch = _module("torch")
+        transformers = _module("transformers")
+    except ImportError:
+        raise ProbeError(
+            "the memory probe needs PyTorch and transformers: pip install 'gpuplan[probe]'"
+        ) from None
+    if shape.task not in ("serve", "full", "lora"):
+        raise ProbeError(
+            f"--task {shape.task}: the probe runs serve, full and lora; a QLoRA probe needs "
+            "bitsandbytes on a CUDA device and is not built yet"
+        )
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cuda" and not torch.cuda.is_available():
+        raise NoDevice("--device cuda: PyTorch sees no CUDA device here")
+    built = shrink(model, shape.layers)
+    dtype = getattr(torch, DTYPES[shape.precision])
+    say = on_step or (lambda _text: None)
+    meter = _CudaMeter() if device == "cuda" else _CpuMeter()
+    torch.manual_seed(0)
+    say("building the model" if weights is None else f"loading {weights}")
+    if weights is None:
+        net = transformers.AutoModelForCausalLM.from_config(hf_config(built), dtype=dtype)
+    else:
+        net = transformers.AutoModelForCausalLM.from_pretrained(weights, dtype=dtype)
+    net = net.to(device)
+    if shape.task == "lora":
+        net = _with_lora(net, shape)
+    weights_gib = _tensor_bytes(net) / GIB
+    tokens = torch.randint(0, built.vocab, (shape.batch, shape.seq_len), device=device)
+    meter.reset()
+    with meter.watch():
+        if shape.task == "serve":
+            say(f"generating {shape.new_tokens} tokens for {shape.batch} prompt(s)")
+            with torch.no_grad():
+                net.generate(
+                    tokens,
+                    attention_mask=torch.ones_like(tokens),
+                    max_new_tokens=shape.new_tokens,
+                    min_new_tokens=shape.new_tokens,
+                    do_sample=False,
+                    pad_token_id=0,
+                )
+        else:
+            _train(net, tokens, shape, say)
+    peak = max(meter.peak(), 0) / GIB
+    note = (
+        "CUDA max_memory_allocated"
+        if device == "cuda"
+        else "CPU: profiler high-water mark of tensors (no CUDA context, no allocator cache)"
+    )
+    return ProbeResult(
+        device,
+        built,
+        weights_gib,
+        peak + (weights_gib if device == "cpu" else 0.0),
+        meter.reserved(),
+        estimate_for(built, card, shape),
+        note,
+    )
+
+
+def _module(name: str) -> Any:
+    """An optional dependency, typed loosely (its stubs vary by version)."""
+    import importlib
+
+    return importlib.import_module(name)
+
+
+def _with_lora(net: Any, shape: ProbeShape) -> Any:
+    try:
+        peft = _module("peft")
+    except ImportError:
+        raise ProbeError("a LoRA probe needs peft: pip install 'gpuplan[probe]'") from None
+    config = peft.LoraConfig(
+        r=shape.lora_rank,
+        lora_alpha=2 * shape.lora_rank,
+        target_modules=TARGETS[shape.lora_targets],
+    )
+    model = peft.get_peft_model(net, config)
+    for p in model.parameters():  # adapters train in fp32, as the estimate assumes
+        if p.requires_grad:
+            p.data = p.data.float()
+    return model
+
+
+def _train(net: Any, tokens: Any, shape: ProbeShape, say: Callable[[str], None]) -> None:
+    import torch
+
+    if shape.checkpointing:
+        net.gradient_checkpointing_enable()
+        if hasattr(net, "enable_input_require_grads"):
+            net.enable_input_require_grads()
+    net.train()
+    trainable = [p for p in net.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(trainable, lr=1e-5, foreach=False)
+    for step in range(shape.steps):
+        say(f"optimizer step {step + 1} of {shape.steps}")
+        loss = net(input_ids=tokens, labels=tokens).loss
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+
+
+def _tensor_bytes(net: Any) -> int:
+    return sum(t.numel() * t.element_size() for t in [*net.parameters(), *net.buffers()])
+
+
+class _CudaMeter:
+    def __init__(self) -> None:
+        import torch
+
+        self.torch = torch
+
+    def reset(self) -> None:
+        self.torch.cuda.synchronize()
+        self.torch.cuda.reset_peak_memory_stats()
+
+    def watch(self) -> Any:
+        import contextlib
+
+        return contextlib.nullcontext()
+
+    def peak(self) -> float:
+        self.torch.cuda.synchronize()
+        return float(self.torch.cuda.max_memory_allocated())
+
+    def reserved(self) -> float | None:
+        return float(self.torch.cuda.max_memory_reserved()) / GIB
+
+
+class _CpuMeter:
+    """High-water mark of tensor memory allocated inside `watch()` (PyTorch's profiler)."""
+
+    def __init__(self) -> None:
+        self._peak = 0.0
+
+    def reset(self) -> None:
+        self._peak = 0.0
+
+    def watch(self) -> Any:
+        import contextlib
+
+        from torch.profiler import ProfilerActivity, profile
+
+        meter = self
+
+        @contextlib.contextmanager
+        def watching() -> Any:
+            with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+                yield
+            live = peak = 0
+            for event in sorted(prof.events(), key=lambda e: e.time_range.start):
+                live += event.self_cpu_memory_usage
+                peak = max(peak, live)
+            meter._peak = float(peak)
+
+        return watching()
+
+    def peak(self) -> float:
+        return self._peak
+
+    def reserved(self) -> float | None:
+        return None
+
+
+def summary(result: ProbeResult) -> dict[str, Any]:
+    e = result.estimate
+    return {
+        "device": result.device,
+        "model": result.model.name,
+        "params": result.model.params,
+        "measured": {
+            "weights_gib": round(result.weights_gib, 3),
+            "peak_allocated_gib": round(result.peak_gib, 3),
+            "peak_reserved_gib": None
+            if result.reserved_gib is None
+            else round(result.reserved_gib, 3),
+        },
+        "estimate": {
+            "weights_gib": round(e.breakdown["weights"] / GIB, 3),
+            "allocated_gib": round(result.estimated_allocated_gib, 3),
+            "total_gib": round(e.total / GIB, 3),
+            "breakdown_gib": {k: round(v / GIB, 3) for k, v in e.breakdown.items()},
+        },
+        "error": round((result.estimated_allocated_gib - result.peak_gib) / result.peak_gib, 4)
+        if result.peak_gib
+        else None,
+        "note": result.note,
+    }
+
+
+def with_layers(shape: ProbeShape, layers: int | None) -> ProbeShape:
+    return replace(shape, layers=layers)
