@@ -15,7 +15,7 @@ from fractions import Fraction
 from planner.domain.catalog import CardType, Offer
 from planner.domain.scenario import Scenario
 from planner.domain.workload import ServeWorkload, TrainWorkload
-from planner.estimate.memory import ServeSetup, TrainSetup, train_memory, workload_setup
+from planner.estimate.memory import ServeSetup, TrainSetup, for_card, train_memory, workload_setup
 from planner.estimate.precision import supports
 from planner.estimate.serve import replica_capacity
 from planner.estimate.speed import scale_measured, scaling_efficiency, spot_factor, train_speed
@@ -93,7 +93,8 @@ def train_configs(
                 continue
             key = (card.id, count)
             if key not in fits:
-                fits[key] = train_memory(model, card, count, setup).fits
+                sized = for_card(setup, scenario, model, card.id, w.method)
+                fits[key] = train_memory(model, card, count, sized).fits
             if not fits[key]:
                 continue
             tps, efficiency = _tokens_per_s(scenario, w, card, count, offer, setup)
@@ -124,15 +125,16 @@ def _tokens_per_s(
 ) -> tuple[float, float]:
     model = scenario.models[w.name]
     speed = train_speed(model, card, count, setup, offer.node_cards, offer.network)
-    if w.measured is None:
+    measured = scenario.measured_speed(w)
+    if measured is None:
         return speed.tokens_per_s, speed.efficiency
-    measured_card = scenario.cards[w.measured.card]
+    measured_card = scenario.cards[measured.card]
     sharded = (w.knobs.zero or 0) >= 2
-    measured_eff, _ = scaling_efficiency(measured_card, w.measured.cards, 8, None, sharded)
+    measured_eff, _ = scaling_efficiency(measured_card, measured.cards, 8, None, sharded)
     tps = scale_measured(
-        w.measured.tokens_per_s,
+        measured.tokens_per_s,
         measured_card,
-        w.measured.cards,
+        measured.cards,
         measured_eff,
         card,
         count,
@@ -337,6 +339,9 @@ def _best_precision(
             engine=workload.engine,
             usable_fraction=scenario.spec.usable_memory_fraction,
             margin=scenario.spec.memory_margin,
+            offset_gib=scenario.memory_offset_gib(
+                scenario.models[workload.name].name, card.id, "serve"
+            ),
             context_tokens=workload.context_tokens,
         )
         replica = replica_capacity(

@@ -7,6 +7,7 @@ from decimal import ROUND_HALF_EVEN, Decimal
 from fractions import Fraction
 from typing import Any
 
+from planner.domain.calibration import measured_lines
 from planner.domain.catalog import CardType, Catalog, Offer
 from planner.domain.money import money
 from planner.domain.plan import Assignment, CardUse, CheaperAlone, DayUse, NextBest, Plan
@@ -98,6 +99,7 @@ def scenario_summary(scenario: Scenario) -> dict[str, Any]:
         "commitments": len(spec.commitments),
         "usable_memory_fraction": spec.usable_memory_fraction,
         "memory_margin": spec.memory_margin,
+        "calibration": measured_lines(scenario.calibrations),
     }
 
 
@@ -290,6 +292,7 @@ def decisions(problem: Problem, plan: Plan) -> list[str]:
 
 
 ESTIMATE_FIGURES = ("memory_gib", "bandwidth_gbs", "bf16_tflops", "interconnect_gbs")
+MEASURED = "measured, in place of an estimate: "  # a calibration's line in plan.assumptions
 
 
 def plan_assumptions(problem: Problem, plan: Plan) -> list[str]:
@@ -308,6 +311,14 @@ def plan_assumptions(problem: Problem, plan: Plan) -> list[str]:
                 continue
             spec = getattr(card, figure)
             lines.append(f"{card_id} {figure} = {spec.value:g} is low confidence ({spec.source})")
+    models = {problem.scenario.models[a.workload].name for a in plan.train}
+    models |= {problem.scenario.models[r.workload].name for r in plan.replica if r.kind == "serve"}
+    used = tuple(
+        e
+        for e in problem.scenario.calibrations
+        if e.card in cards and (e.kind == "card" or getattr(e, "model", None) in models)
+    )
+    lines += [f"{MEASURED}{line}" for line in measured_lines(used)]
     return lines
 
 
@@ -339,8 +350,9 @@ def headline_warnings(scenario: Scenario, plan: Plan) -> list[str]:
                 "and stock may have moved"
             )
     out += _idle_packages(scenario, plan)
-    if plan.assumptions:
-        n = len(plan.assumptions)
+    assumed = [a for a in plan.assumptions if not a.startswith(MEASURED)]
+    if assumed:
+        n = len(assumed)
         out.append(
             f"{n} assumed or low-confidence figure{'s' if n > 1 else ''} behind this plan "
             "(listed at the end): confirm them with the provider before ordering"

@@ -75,14 +75,15 @@ def train_rate(
     setup = workload_setup(w, scenario.spec.usable_memory_fraction, scenario.spec.memory_margin)
     speed = train_speed(model, card, cards, setup, offer.node_cards, offer.network)
     tokens_per_s = speed.tokens_per_s
-    if w.measured is not None:
-        measured = scenario.cards[w.measured.card]
+    trial = scenario.measured_speed(w)
+    if trial is not None:
+        measured = scenario.cards[trial.card]
         sharded = (w.knobs.zero or 0) >= 2
-        measured_eff, _ = scaling_efficiency(measured, w.measured.cards, 8, None, sharded)
+        measured_eff, _ = scaling_efficiency(measured, trial.cards, 8, None, sharded)
         tokens_per_s = scale_measured(
-            w.measured.tokens_per_s,
+            trial.tokens_per_s,
             measured,
-            w.measured.cards,
+            trial.cards,
             measured_eff,
             card,
             cards,
@@ -110,6 +111,7 @@ def serve_capacity(
         engine=w.engine,
         usable_fraction=scenario.spec.usable_memory_fraction,
         margin=scenario.spec.memory_margin,
+        offset_gib=scenario.memory_offset_gib(scenario.models[w.name].name, card.id, "serve"),
         context_tokens=w.context_tokens,
     )
     model = scenario.models[w.name]

@@ -15,7 +15,7 @@ from planner.domain.plan import Assignment, Plan
 from planner.domain.scenario import Scenario
 from planner.domain.workload import TrainWorkload
 from planner.estimate.core import GIB
-from planner.estimate.memory import train_memory, workload_setup
+from planner.estimate.memory import for_card, train_memory, workload_setup
 from planner.estimate.precision import supports
 
 Runs = list[tuple[int, int]]
@@ -58,7 +58,9 @@ def legal(scenario: Scenario, a: Assignment, w: TrainWorkload, result: CheckResu
         result.add("config", subject, 1, "", why)
         return False
     setup = workload_setup(w, scenario.spec.usable_memory_fraction, scenario.spec.memory_margin)
-    memory = train_memory(scenario.models[w.name], scenario.cards[a.card], a.cards, setup)
+    model = scenario.models[w.name]
+    setup = for_card(setup, scenario, model, a.card, w.method)
+    memory = train_memory(model, scenario.cards[a.card], a.cards, setup)
     if not memory.fits:
         over = -memory.headroom / GIB
         result.add(

@@ -18,8 +18,9 @@ from planner.cli.common import (
     parse_margin,
     write_json,
 )
+from planner.domain.calibration import MemoryCalibration, calibrated_cards, measured_lines
 from planner.domain.errors import Issue, LoadError
-from planner.domain.load import load_catalog, load_model
+from planner.domain.load import load_calibration, load_catalog, load_model
 from planner.domain.recipes import RECIPES, TrainKnobs, recipe_knobs
 from planner.domain.suggest import did_you_mean
 from planner.estimate.fit import FitQuery, fit_rows
@@ -128,6 +129,10 @@ def fit(
     min_tokens_per_s: Annotated[float | None, Opt(help="Decode speed each request needs.")] = None,
     kv_precision: Annotated[Precision | None, Opt(help="KV cache format (default 16-bit).")] = None,
     memory_margin: MarginOption = None,
+    calibration: Annotated[
+        list[Path] | None,
+        Opt(help="Calibration file (plan probe --save): measured figures replace estimates."),
+    ] = None,
     explain: Annotated[
         bool, Opt(help="Print each memory term's formula with the numbers put in.")
     ] = False,
@@ -141,6 +146,8 @@ def fit(
         margin = parse_margin(memory_margin) or 0.0
         card_model = load_model(model, Path.cwd(), lambda _p, m: Issue(model, None, None, (), m))
         loaded, card_specs = load_catalog(catalog)
+        entries = tuple(e for path in calibration or [] for e in load_calibration(path))
+        card_specs = calibrated_cards(card_specs, entries, ", ".join(map(str, calibration or [])))
         if recipe is not None and recipe not in RECIPES:
             raise LoadError(
                 [
@@ -204,12 +211,23 @@ def fit(
         min_tokens_per_s=min_tokens_per_s,
         counts=(cards,) if cards else None,
         card=card,
+        offsets_gib={
+            c: sum(
+                e.offset_gib
+                for e in entries
+                if isinstance(e, MemoryCalibration)
+                and (e.model, e.card, e.task) == (card_model.name, c, task.value)
+            )
+            for c in card_specs
+        },
     )
     rows = fit_rows(query, card_specs, list(loaded.offers))
     console = human(json_path)
     console.print(_table(query, rows, loaded.currency))
     _notes(console, rows)
     _bands(console, rows)
+    for line in measured_lines(entries, card_model.name, task.value):
+        console.print(f"  measured: {line}", markup=False)
     if explain:
         _explain(console, query, rows)
     write_json(rows, json_path)

@@ -285,7 +285,9 @@ def print_plan(
         for line in plan.decisions:
             console.print(f"  • {line}", markup=False)
     if plan.assumptions:
-        console.print("[bold]The plan rests on these assumed or low-confidence figures[/]")
+        console.print(
+            "[bold]The plan rests on these assumed, low-confidence or measured figures[/]"
+        )
         for line in plan.assumptions:
             console.print(f"  * {line}", markup=False)
     console.print("✓ checked: the independent checker recomputed every rule and cost line.")

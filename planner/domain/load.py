@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from planner.domain.calibration import CalibrationFile, Entry, calibrated_cards
 from planner.domain.catalog import CardType, Catalog, Offer
 from planner.domain.errors import Issue, LoadError, pydantic_issues, step
 from planner.domain.merge import deep_merge
@@ -305,6 +306,34 @@ def load_scenario(path: Path | str, patches: Sequence[Path | Source] = ()) -> Sc
     return validate_scenario(path, source)
 
 
+def load_calibration(path: Path) -> tuple[Entry, ...]:
+    """One calibration file (`plan probe … --save`), validated; LoadError locates problems."""
+    source = read_yaml(path)
+    collect = Collector()
+    parsed = collect.validate(CalibrationFile, _mapping(source, "calibration file"), source.issue)
+    collect.raise_if_any()
+    assert parsed is not None
+    return tuple(parsed.calibration)
+
+
+def _calibrations(source: Source, written: Any, collect: Collector) -> tuple[Entry, ...]:
+    """The entries of every calibration file a scenario names, relative to the scenario."""
+    entries: list[Entry] = []
+    for i, ref in enumerate(written if isinstance(written, list) else []):
+        if not isinstance(ref, str):
+            continue
+        at: PathKey = ("calibration", i)
+        path = source.folder(at) / ref
+        if not _is_file(path):
+            collect.issues.append(source.issue(at, f"calibration file {ref!r} not found"))
+            continue
+        try:
+            entries.extend(load_calibration(path))
+        except LoadError as exc:
+            collect.issues.extend(exc.issues)
+    return tuple(entries)
+
+
 def validate_scenario(path: Path, source: Source) -> Scenario:
     """A read (and perhaps patched) scenario document validated and resolved; relative paths
     resolve from the folder of the file that wrote them."""
@@ -341,12 +370,23 @@ def validate_scenario(path: Path, source: Source) -> Scenario:
                 collect.issues.extend(exc.issues)
             else:
                 models[str(raw.get("name"))] = card
+    calibrations = _calibrations(source, data.get("calibration"), collect)
     collect.raise_if_any()
     assert spec is not None
+    if calibrations:
+        where = ", ".join(str(c) for c in data.get("calibration", []))
+        cards = calibrated_cards(cards, calibrations, where)
     for workload in spec.workloads:
         if not isinstance(workload, ReserveWorkload) and isinstance(workload.model, ModelCard):
             models[workload.name] = workload.model
-    scenario = Scenario(path=path, spec=spec, catalogs=catalogs, cards=cards, models=models)
+    scenario = Scenario(
+        path=path,
+        spec=spec,
+        catalogs=catalogs,
+        cards=cards,
+        models=models,
+        calibrations=calibrations,
+    )
     issues = scenario_issues(scenario, source)
     if issues:
         raise LoadError(issues)

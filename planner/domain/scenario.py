@@ -10,13 +10,14 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from planner.domain.calibration import Entry, MemoryCalibration, SpeedCalibration
 from planner.domain.catalog import CardType, Catalog, Frozen, Offer
 from planner.domain.limits import FIRST_DAY, LAST_DAY, LIMITS_DOC, MAX_HORIZON_DAYS
 from planner.domain.model_card import ModelCard
 from planner.domain.money import MINOR_DIGITS
 from planner.domain.timeaxis import TimeAxis
 from planner.domain.values import Name, Slug
-from planner.domain.workload import Commitment, Workload
+from planner.domain.workload import Commitment, Measured, TrainWorkload, Workload
 
 
 class Horizon(Frozen):
@@ -73,6 +74,8 @@ class ScenarioFile(Frozen):
     # Safety margin on memory estimates: a fraction (0.1 = fit with 10% to spare), or "band"
     # for each estimate's own error band, measured on published figures.
     memory_margin: Annotated[float, Field(ge=0, le=1)] | Literal["band"] = 0.0
+    # Files written by `plan probe … --save`: measured figures that replace estimates.
+    calibration: list[str] = []
     workloads: Annotated[list[Workload], Field(min_length=1)]
 
     @field_validator("catalog", mode="before")
@@ -110,6 +113,26 @@ class Scenario(Frozen):
     catalogs: tuple[Catalog, ...]  # with the scenario's offer changes applied
     cards: dict[str, CardType]
     models: dict[str, ModelCard]  # by workload name, for train and serve workloads
+    calibrations: tuple[Entry, ...] = ()  # from the files in spec.calibration
+
+    def memory_offset_gib(self, model: str, card: str, task: str) -> float:
+        """Measured − estimated peak for this model card, card and task (0 if not measured)."""
+        return sum(
+            e.offset_gib
+            for e in self.calibrations
+            if isinstance(e, MemoryCalibration) and (e.model, e.card, e.task) == (model, card, task)
+        )
+
+    def measured_speed(self, w: TrainWorkload) -> Measured | None:
+        """The workload's measured throughput: its own, else a speed calibration of its model
+        card and method."""
+        if w.measured is not None:
+            return w.measured
+        model = self.models[w.name].name
+        for e in self.calibrations:
+            if isinstance(e, SpeedCalibration) and (e.model, e.task) == (model, w.method):
+                return Measured(card=e.card, cards=e.cards, tokens_per_s=e.tokens_per_s)
+        return None
 
     @property
     def name(self) -> str:

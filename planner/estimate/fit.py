@@ -36,6 +36,7 @@ class FitQuery:
     min_tokens_per_s: float | None = None
     counts: tuple[int, ...] | None = None
     card: str | None = None
+    offsets_gib: dict[str, float] = field(default_factory=dict)  # card → measured − estimated
 
 
 def _gb(value: float) -> float:
@@ -157,7 +158,8 @@ def _base_row(
 
 
 def _serve_row(query: FitQuery, card: CardType, count: int, offers: list[Offer]) -> dict[str, Any]:
-    setup = replace(query.serve, precision=query.precision)
+    offset = query.offsets_gib.get(card.id, 0.0)
+    setup = replace(query.serve, precision=query.precision, offset_gib=offset)
     capacity = replica_capacity(query.model, card, count, setup, query.min_tokens_per_s)
     row = _base_row(query, card, count, capacity.memory)
     row["assumptions"] = [str(a) for a in capacity.assumptions]
@@ -195,6 +197,7 @@ def _train_row(query: FitQuery, card: CardType, count: int, offers: list[Offer])
         query.micro_batch,
         query.serve.usable_fraction,
         query.serve.margin,
+        query.offsets_gib.get(card.id, 0.0),
     )
     estimate = train_memory(query.model, card, count, setup)
     priced = _cheapest_hourly(offers, card, count)

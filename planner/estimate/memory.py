@@ -7,11 +7,13 @@ assumptions that produced it, so a user can see why a card fits or not.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TypeVar
 
 from planner.domain.catalog import CardType
 from planner.domain.model_card import ModelCard
 from planner.domain.recipes import TrainKnobs
+from planner.domain.scenario import Scenario
 from planner.domain.workload import TrainWorkload
 from planner.estimate.bands import kind_of, memory_margin
 from planner.estimate.core import GIB, Assumptions, MemoryEstimate, gib, usable_bytes
@@ -53,6 +55,7 @@ class ServeSetup:
     max_seqs: int = 256  # vLLM max_num_seqs: rows of logits in the sampler
     pipeline: bool = False  # vLLM: layers split in sequence over the cards, not tensor parallel
     margin: float | str = 0.0  # safety margin: a fraction, or "band" (the kind's error band)
+    offset_gib: float = 0.0  # measured − estimated on this card (a calibration), added as a term
 
     @property
     def kv(self) -> str:
@@ -124,8 +127,10 @@ def serve_memory(
         "activations": activations,
         "overhead": overhead,
     }
+    formulas: dict[str, str] = {}
+    _calibration_term(setup.offset_gib, breakdown, formulas, notes)
     how = f"÷ {cards} cards ({'layer split' if split else 'tensor parallel'})" if cards > 1 else ""
-    formulas = {
+    formulas |= {
         "weights": f"{model.params / 1e9:.2f}B params × {setup.precision} {how}".rstrip(),
         "kv_cache": f"{setup.concurrency} requests × {_blocks(setup)} tokens (16-token blocks) × "
         f"{kv_bytes_per_token(model, setup.kv, cards) / 1024:.0f} KiB",
@@ -138,7 +143,18 @@ def serve_memory(
     margin = memory_margin(setup.margin, kind)
     estimate = MemoryEstimate(breakdown, usable, notes.frozen(), formulas, margin, kind)
     kv_budget = usable / (1.0 + margin) - weights - activations - overhead
+    kv_budget -= breakdown.get("calibration", 0.0)
     return estimate, kv_budget
+
+
+def _calibration_term(
+    offset_gib: float, breakdown: dict[str, float], formulas: dict[str, str], notes: Assumptions
+) -> None:
+    """A measured correction (plan probe memory --save) as its own term, signed."""
+    if offset_gib:
+        breakdown["calibration"] = offset_gib * GIB
+        formulas["calibration"] = "measured − estimated peak on this card (calibration file)"
+        notes.add("measured", f"calibrated: {offset_gib:+.2f} GiB measured on this card")
 
 
 def layer_split(setup: ServeSetup, cards: int) -> bool:
@@ -173,10 +189,20 @@ class TrainSetup:
     micro_batch: int = 1
     usable_fraction: float = 0.90
     margin: float | str = 0.0  # safety margin: a fraction, or "band" (the kind's error band)
+    offset_gib: float = 0.0  # measured − estimated on this card (a calibration), added as a term
 
     @property
     def tokens(self) -> int:
         return self.seq_len * self.micro_batch
+
+
+S = TypeVar("S", ServeSetup, TrainSetup)
+
+
+def for_card(setup: S, scenario: Scenario, model: ModelCard, card: str, task: str) -> S:
+    """The setup with the scenario's measured memory correction for this model, card, task."""
+    offset = scenario.memory_offset_gib(model.name, card, task)
+    return replace(setup, offset_gib=offset) if offset else setup
 
 
 def workload_setup(
@@ -284,6 +310,7 @@ def train_memory(model: ModelCard, card: CardType, cards: int, setup: TrainSetup
         "logits": logits,
         "overhead": overhead,
     }
+    _calibration_term(setup.offset_gib, breakdown, formulas, notes)
     formulas.setdefault("gradients", "none: nothing trained")
     formulas.setdefault("optimizer", "none")
     formulas = {term: f"{formulas[term]} = {gib(breakdown[term])}" for term in breakdown}

@@ -90,6 +90,7 @@ def _options(scenario: Scenario, w: ServeWorkload) -> list[_Option]:
                     usable_fraction=fraction,
                     context_tokens=w.context_tokens,
                     margin=scenario.spec.memory_margin,
+                    offset_gib=scenario.memory_offset_gib(model.name, card.id, "serve"),
                 )
                 estimate, budget = serve_memory(model, card, count, setup)
                 seen[(card.id, count, precision)] = _Option(

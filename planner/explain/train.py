@@ -15,7 +15,7 @@ from planner.domain.catalog import Offer
 from planner.domain.scenario import Scenario
 from planner.domain.workload import TrainWorkload
 from planner.estimate.core import usable_bytes
-from planner.estimate.memory import train_memory, workload_setup
+from planner.estimate.memory import for_card, train_memory, workload_setup
 from planner.estimate.precision import supports
 from planner.explain.conflict import (
     Conflict,
@@ -71,7 +71,9 @@ def memory(scenario: Scenario, w: TrainWorkload) -> Conflict | None:
         return None
     most = max(n for _, n in options)
     card = max((scenario.cards[o.card] for o in offers), key=lambda c: c.memory_gib.value)
-    need = train_memory(model, card, most, setup).total
+    need = train_memory(
+        model, card, most, for_card(setup, scenario, model, card.id, w.method)
+    ).total
     above = next((n for n in COUNTS if n > most), None)
     if above is None:
         why = "the most any job may use"
@@ -142,7 +144,9 @@ def _allowed(w: TrainWorkload, node_cards: int, network: object, count: int) -> 
 
 def _fits(scenario: Scenario, w: TrainWorkload, card: str, count: int) -> bool:
     setup = workload_setup(w, scenario.spec.usable_memory_fraction, scenario.spec.memory_margin)
-    return train_memory(scenario.models[w.name], scenario.cards[card], count, setup).fits
+    model = scenario.models[w.name]
+    setup = for_card(setup, scenario, model, card, w.method)
+    return train_memory(model, scenario.cards[card], count, setup).fits
 
 
 def _more_cards(scenario: Scenario, w: TrainWorkload, most: int) -> list[Relaxation]:

@@ -12,16 +12,13 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from planner.domain.calibration import HEALTHY_COPY_SHARE, HEALTHY_MATMUL_SHARE
 from planner.domain.catalog import CardType
 from planner.probe.smi import GpuReading
 
 CAPPED_SHARE = 0.80  # a limit under 80% of rated power: the seeds' sign of a throttled card
 SLOW_SHARE = 0.85  # more than 15% below what a healthy card of the type reaches
-# What a healthy card reaches on these tests, as a share of its datasheet peak (assumed:
-# cuBLAS BF16 GEMMs of 8192² reach 70-80% of the dense peak, device copies 80-90% of the
-# memory bandwidth); the "slow" verdict compares against these, not against the peak.
-HEALTHY_MATMUL_SHARE = 0.75
-HEALTHY_COPY_SHARE = 0.85
+# The "slow" verdict compares against what a healthy card reaches, not against the peak.
 
 # nvidia-smi product names → catalog card ids; the 48 GB RTX 4090 board by its memory.
 _NAMES = (
