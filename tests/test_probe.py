@@ -105,13 +105,32 @@ def test_memory_probe_on_the_cpu_matches_the_estimate(task: str) -> None:
     from tests.measurements import model
 
     shape = ProbeShape(task, seq_len=32, steps=1, new_tokens=4, layers=1)
-    result = run(model("llama-3.2-1b"), CARDS["h100-80g"], shape, device="cpu")
-    data = summary(result)
-    assert result.model.layers == 1 and result.model.params < 400e6
-    assert data["measured"]["weights_gib"] == pytest.approx(
-        data["estimate"]["weights_gib"], rel=0.01
-    )
-    assert abs(data["error"]) < 0.25, data
+    results = run(model("llama-3.2-1b"), CARDS["h100-80g"], shape, device="cpu", batches=(1, 2))
+    assert [r.batch for r in results] == [1, 2]
+    for result in results:
+        data = summary(result)
+        assert result.model.layers == 1 and result.model.params < 400e6
+        assert data["measured"]["weights_gib"] == pytest.approx(
+            data["estimate"]["weights_gib"], rel=0.01
+        )
+        assert abs(data["error"]) < 0.25, data
+    # a full fine-tune of 32 tokens peaks at the optimizer step, whatever the batch
+    assert results[1].peak_gib >= results[0].peak_gib
+    if task != "full":
+        assert results[1].peak_gib > results[0].peak_gib
+
+
+@pytest.mark.skipif(
+    not HAVE_TORCH, reason="the probe extra (torch, transformers, peft) is not installed"
+)
+def test_memory_probe_cli_runs_a_list_of_batches(cli: Any) -> None:
+    args = ("probe", "memory", "llama-3.2-1b", "--task", "lora", "--layers", "1", "--seq-len", "16")
+    result = cli(*args, "--batch", "1,2", "--steps", "1", "--device", "cpu", "--json", "-")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    assert [r["batch"] for r in rows] == [1, 2] and all(r["device"] == "cpu" for r in rows)
+    bad = cli(*args, "--batch", "0,2")
+    assert bad.exit_code == 1 and "--batch" in bad.stderr
 
 
 def test_memory_probe_refuses_what_it_cannot_run(cli: Any) -> None:

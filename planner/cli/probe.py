@@ -149,7 +149,9 @@ def _print(console: Any, reading: GpuReading, data: dict[str, Any]) -> None:
 def memory_command(
     model: Annotated[str, typer.Argument(help="A shipped model card or a config.json path.")],
     task: Annotated[str, typer.Option(help="serve | full | lora")] = "lora",
-    batch: Annotated[int, typer.Option(min=1, help="Sequences per step (prompts for serve).")] = 1,
+    batch: Annotated[
+        str, typer.Option(help="Sequences per step (prompts for serve); a list runs each: 1,2,4.")
+    ] = "1",
     seq_len: Annotated[
         int, typer.Option(min=1, help="Tokens per sequence (prompt for serve).")
     ] = 512,
@@ -193,10 +195,11 @@ def memory_command(
                 raise LoadError([Issue(flag, None, None, (), message)])
         if card is not None and card not in cards:
             raise LoadError([Issue("--card", None, None, (), f"unknown card {card!r}")])
+        batches = _batches(batch)
     shape = ProbeShape(
         task,
         precision,
-        batch,
+        batches[0],
         seq_len,
         new_tokens,
         steps,
@@ -207,39 +210,73 @@ def memory_command(
     )
     spec = cards[card or "h100-80g"]  # the card only sets "usable"; the terms do not use it
     try:
-        result = run(card_model, spec, shape, device, weights, lambda text: err.print(f"  {text}"))
+        say = lambda text: err.print(f"  {text}")  # noqa: E731
+        results = run(card_model, spec, shape, device, weights, say, batches)
     except ProbeError as exc:
         err.print(f"[bold red]cannot probe:[/] {exc}")
         raise typer.Exit(NO_GPU if isinstance(exc, NoDevice) else 1) from None
-    data = summary(result)
+    rows = [summary(r) for r in results]
     console = human(json_path)
-    m, e = data["measured"], data["estimate"]
+    first = results[0]
     console.print(
-        f"{result.model.name} {task} on {result.device}: batch {batch} × {seq_len} tokens "
-        f"({result.model.params / 1e6:,.0f}M params)"
+        f"{first.model.name} {task} on {first.device}: {seq_len} tokens per sequence "
+        f"({first.model.params / 1e6:,.0f}M params); weights after load "
+        f"{rows[0]['measured']['weights_gib']:.3f} GiB measured, "
+        f"{rows[0]['estimate']['weights_gib']:.3f} estimated"
     )
     table = Table(show_header=True)
-    for column in ("", "measured GiB", "estimated GiB"):
-        table.add_column(column, justify="left" if not column else "right")
-    table.add_row("weights after load", f"{m['weights_gib']:.3f}", f"{e['weights_gib']:.3f}")
-    table.add_row("peak allocated", f"{m['peak_allocated_gib']:.3f}", f"{e['allocated_gib']:.3f}")
-    if m["peak_reserved_gib"] is not None:
-        table.add_row("peak reserved", f"{m['peak_reserved_gib']:.3f}", f"{e['total_gib']:.3f}")
+    columns = [
+        "batch",
+        "peak allocated",
+        "estimate",
+        "error",
+        "peak reserved",
+        "estimate + overhead",
+    ]
+    for column in columns:
+        table.add_column(column, justify="right")
+    for row in rows:
+        m, e = row["measured"], row["estimate"]
+        reserved = m["peak_reserved_gib"]
+        table.add_row(
+            str(row["batch"]),
+            f"{m['peak_allocated_gib']:.3f} GiB",
+            f"{e['allocated_gib']:.3f} GiB",
+            f"{row['error']:+.1%}" if row["error"] is not None else "-",
+            "-" if reserved is None else f"{reserved:.3f} GiB",
+            f"{e['total_gib']:.3f} GiB",
+        )
     console.print(table)
-    console.print(f"  estimate by term: {e['breakdown_gib']}", markup=False)
-    console.print(f"  {result.note}", markup=False)
+    console.print(
+        f"  estimate by term (last batch): {rows[-1]['estimate']['breakdown_gib']}", markup=False
+    )
+    console.print(f"  {first.note}", markup=False)
     if save_path is not None:
-        if result.device != "cuda" or card is None:
+        if first.device != "cuda" or card is None:
             err.print("--save needs a CUDA run with --card (a CPU peak is not a card's)")
             raise typer.Exit(1)
-        what = f"{task} batch {batch} × {seq_len}"
-        save(
-            save_path,
-            [
-                memory_entry(
-                    card_model.name, card, task, m["peak_allocated_gib"], e["allocated_gib"], what
-                )
-            ],
+        last = rows[-1]  # the largest batch asked for: the offset at the working point
+        what = f"{task} batch {last['batch']} × {seq_len}"
+        entry = memory_entry(
+            card_model.name,
+            card,
+            task,
+            last["measured"]["peak_allocated_gib"],
+            last["estimate"]["allocated_gib"],
+            what,
         )
+        save(save_path, [entry])
         err.print(f"calibration written to {save_path}")
-    write_json(data, json_path)
+    write_json(rows, json_path)
+
+
+def _batches(text: str) -> tuple[int, ...]:
+    """--batch 4 or --batch 1,2,4: positive sizes, in the order given."""
+    try:
+        sizes = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        sizes = ()
+    if not sizes or min(sizes) < 1:
+        message = f"expected a batch size or a list such as 1,2,4, got {text!r}"
+        raise LoadError([Issue("--batch", None, None, (), message)])
+    return sizes

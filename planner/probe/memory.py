@@ -59,6 +59,7 @@ class ProbeResult:
     reserved_gib: float | None  # CUDA only: what the allocator held
     estimate: MemoryEstimate
     note: str
+    batch: int = 1
 
     @property
     def estimated_allocated_gib(self) -> float:
@@ -146,8 +147,10 @@ def run(
     device: str = "auto",
     weights: str | None = None,
     on_step: Callable[[str], None] | None = None,
-) -> ProbeResult:
-    """Build (or load) the model on `device`, run the task, measure."""
+    batches: tuple[int, ...] = (),
+) -> list[ProbeResult]:
+    """Build (or load) the model on `device` once, then run the task and measure at each
+    batch size (default: the shape's)."""
     try:
         torch = _module("torch")
         transformers = _module("transformers")
@@ -178,37 +181,44 @@ def run(
     if shape.task == "lora":
         net = _with_lora(net, shape)
     weights_gib = _tensor_bytes(net) / GIB
-    tokens = torch.randint(0, built.vocab, (shape.batch, shape.seq_len), device=device)
-    meter.reset()
-    with meter.watch():
-        if shape.task == "serve":
-            say(f"generating {shape.new_tokens} tokens for {shape.batch} prompt(s)")
-            with torch.no_grad():
-                net.generate(
-                    tokens,
-                    attention_mask=torch.ones_like(tokens),
-                    max_new_tokens=shape.new_tokens,
-                    min_new_tokens=shape.new_tokens,
-                    do_sample=False,
-                    pad_token_id=0,
-                )
-        else:
-            _train(net, tokens, shape, say)
-    peak = max(meter.peak(), 0) / GIB
     note = (
         "CUDA max_memory_allocated"
         if device == "cuda"
         else "CPU: profiler high-water mark of tensors (no CUDA context, no allocator cache)"
     )
-    return ProbeResult(
-        device,
-        built,
-        weights_gib,
-        peak + (weights_gib if device == "cpu" else 0.0),
-        meter.reserved(),
-        estimate_for(built, card, shape),
-        note,
-    )
+    results = []
+    for batch in batches or (shape.batch,):
+        at = replace(shape, batch=batch)
+        tokens = torch.randint(0, built.vocab, (batch, at.seq_len), device=device)
+        meter.reset()
+        with meter.watch():
+            if at.task == "serve":
+                say(f"generating {at.new_tokens} tokens for {batch} prompt(s)")
+                with torch.no_grad():
+                    net.generate(
+                        tokens,
+                        attention_mask=torch.ones_like(tokens),
+                        max_new_tokens=at.new_tokens,
+                        min_new_tokens=at.new_tokens,
+                        do_sample=False,
+                        pad_token_id=0,
+                    )
+            else:
+                _train(net, tokens, at, say)
+        peak = max(meter.peak(), 0) / GIB + (weights_gib if device == "cpu" else 0.0)
+        results.append(
+            ProbeResult(
+                device,
+                built,
+                weights_gib,
+                peak,
+                meter.reserved(),
+                estimate_for(built, card, at),
+                note,
+                batch,
+            )
+        )
+    return results
 
 
 def _module(name: str) -> Any:
@@ -319,6 +329,7 @@ def summary(result: ProbeResult) -> dict[str, Any]:
     e = result.estimate
     return {
         "device": result.device,
+        "batch": result.batch,
         "model": result.model.name,
         "params": result.model.params,
         "measured": {
