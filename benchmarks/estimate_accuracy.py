@@ -20,12 +20,13 @@ from planner.estimate.bands import build, p90
 from tests.measurements import CALIBRATION, EVALUATION, Case
 
 
-def errors_by_kind(cases: list[Case]) -> dict[str, list[float]]:
-    """Relative errors of the cases with a numeric figure, by band kind."""
+def errors_by_kind(cases: list[Case], bands: bool = False) -> dict[str, list[float]]:
+    """Relative errors of the cases with a numeric figure, by band kind; with `bands`, the
+    deviations from the estimate (measured − estimate) ÷ estimate that bands are made of."""
     out: dict[str, list[float]] = defaultdict(list)
     for case in cases:
         if case.quantity != "fits":
-            out[case.kind].append(case.error())
+            out[case.kind].append(case.deviation() if bands else case.error())
     return dict(out)
 
 
@@ -76,7 +77,7 @@ def table(cases: list[Case]) -> list[str]:
 def main(argv: list[str]) -> None:
     if "--bands" in argv:
         print("BANDS: dict[str, tuple[float, int]] = {")
-        for kind, (band, n) in build(errors_by_kind(EVALUATION)).items():
+        for kind, (band, n) in build(errors_by_kind(EVALUATION, bands=True)).items():
             print(f'    "{kind}": ({band}, {n}),')
         print("}")
         return

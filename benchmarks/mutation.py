@@ -161,15 +161,15 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "memory-fit-ignored",
         "planner/configs.py",
-        "fits[key] = train_memory(model, card, count, setup).fits",
+        "fits[key] = train_memory(model, card, count, sized).fits",
         "fits[key] = True",
         "train configs skip the memory check (fits = True)",
     ),
     Mutant(
         "usable-memory-fraction-one",
         "planner/configs.py",
-        "setup = workload_setup(w, scenario.spec.usable_memory_fraction)",
-        "setup = workload_setup(w, 1.0)",
+        "setup = workload_setup(w, scenario.spec.usable_memory_fraction, scenario.spec.memory_margin)",
+        "setup = workload_setup(w, 1.0, scenario.spec.memory_margin)",
         "train memory fit uses all of a card's memory (usable fraction 1.0)",
     ),
     Mutant(
@@ -182,7 +182,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "measured-total-read-per-card",
         "planner/configs.py",
-        "        w.measured.cards,\n        measured_eff,",
+        "        measured.cards,\n        measured_eff,",
         "        1,\n        measured_eff,",
         "a measured tokens/s over N cards is read as the figure of one card",
     ),

@@ -109,7 +109,14 @@ class Case:
         return ESTIMATORS[self.quantity](self.record)
 
     def error(self) -> float:
+        """(estimate − measured) ÷ measured: how wrong the estimate was."""
         return (self.estimate() - self.measured) / self.measured
+
+    def deviation(self) -> float:
+        """(measured − estimate) ÷ estimate: how far the truth lay from the estimate, as a
+        share of it. Bands use this, so that E × (1 + band) covers an underestimate."""
+        estimate = self.estimate()
+        return (self.measured - estimate) / estimate
 
 
 # --- from a record to gpuplan's estimate ------------------------------------------------------
@@ -162,7 +169,11 @@ def _vllm(r: dict[str, Any]) -> tuple[float, float]:
 
 def _train_setup(r: dict[str, Any]) -> TrainSetup:
     task = r["task"]
-    knobs = recipe_knobs(task, r.get("recipe"), TrainKnobs.model_validate(r.get("knobs", {})))
+    stated = dict(r.get("knobs", {}))
+    for field in ("packed", "mean_seq_len"):  # the records state these beside the knobs
+        if field in r:
+            stated.setdefault(field, r[field])
+    knobs = recipe_knobs(task, r.get("recipe"), TrainKnobs.model_validate(stated))
     precision = r.get("precision", "bf16")
     return TrainSetup(task, knobs, precision, r["seq_len"], r["micro_batch"])
 

@@ -61,7 +61,7 @@ def band_fields(kind: str, value: float, name: str) -> dict[str, Any]:
     band, used = found
     return {
         f"{name}_band": {"fraction": band, "kind": used, "figures": BANDS[used][1]},
-        f"{name}_range": [round(value * (1 - band), 2), round(value * (1 + band), 2)],
+        f"{name}_range": [round(max(value * (1 - band), 0.0), 2), round(value * (1 + band), 2)],
     }
 
 
@@ -137,7 +137,15 @@ def fit_rows(
         for count in counts_for(query, query.model):
             reason = unsupported(query, card, count)
             if reason is not None:
-                rows.append({"card": card.id, "cards": count, "fits": False, "reason": reason})
+                rows.append(
+                    {
+                        "card": card.id,
+                        "cards": count,
+                        "fits": False,
+                        "verdict": "no",
+                        "reason": reason,
+                    }
+                )
             elif query.task == "serve":
                 rows.append(_serve_row(query, card, count, offers))
             else:

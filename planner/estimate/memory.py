@@ -117,7 +117,7 @@ def serve_memory(
     notes.add(
         "overhead",
         f"{overhead / GIB:.2f} GiB per card outside the model: CUDA context"
-        + (", NCCL" if cards > 1 else ""),
+        + (", inter-card buffers" if cards > 1 else ""),
     )
     notes.card(card, "memory_gib")
     usable = usable_bytes(card, setup.usable_fraction)
@@ -131,12 +131,15 @@ def serve_memory(
     _calibration_term(setup.offset_gib, breakdown, formulas, notes)
     how = f"÷ {cards} cards ({'layer split' if split else 'tensor parallel'})" if cards > 1 else ""
     formulas |= {
-        "weights": f"{model.params / 1e9:.2f}B params × {setup.precision} {how}".rstrip(),
+        "weights": f"{model.params / 1e9:.2f}B params × {setup.precision}"
+        + (" (embeddings and LM head 16-bit)" if setup.precision in QUANTISED else "")
+        + (f" {how}" if how else ""),
         "kv_cache": f"{setup.concurrency} requests × {_blocks(setup)} tokens (16-token blocks) × "
         f"{kv_bytes_per_token(model, setup.kv, cards) / 1024:.0f} KiB",
         "activations": f"{tokens} tokens × 2(3f{'' if shard == 1 else f'/{shard}'} + 3h) B "
         f"+ {rows} rows × {model.vocab} vocab × 4 B",
-        "overhead": f"{overhead / GIB:.2f} GiB context" + (" and NCCL" if cards > 1 else ""),
+        "overhead": f"{overhead / GIB:.2f} GiB context"
+        + (" and inter-card buffers" if cards > 1 else ""),
     }
     formulas = {term: f"{formulas[term]} = {gib(breakdown[term])}" for term in breakdown}
     kind = kind_of("serve_memory", "serve", setup.engine, False)
@@ -258,8 +261,9 @@ def activation_bytes_per_token_layer(model: ModelCard, setup: TrainSetup) -> flo
 def train_memory(model: ModelCard, card: CardType, cards: int, setup: TrainSetup) -> MemoryEstimate:
     """Memory per card of a training job over `cards` cards: data parallel (sharded by ZeRO),
     or its layers split in sequence over the cards (`pipeline`)."""
-    k = setup.knobs
     notes = Assumptions()
+    setup = _consistent(setup, cards, notes)
+    k = setup.knobs
     formulas: dict[str, str] = {}
     zero = k.zero or 0
     if setup.method == "eval":
@@ -280,7 +284,7 @@ def train_memory(model: ModelCard, card: CardType, cards: int, setup: TrainSetup
             "ZeRO-3/FSDP: 2 gathered units (the largest: a block or the "
             "embedding) in flight, 16-bit" + (" with gradients" if units == 4 else ""),
         )
-    split = cards if k.pipeline else 1
+    split = min(cards, model.layers) if k.pipeline else 1
     if split > 1:
         weights, grads, optimizer = weights / split, grads / split, optimizer / split
         for term in ("weights", "gradients", "optimizer"):
@@ -318,6 +322,21 @@ def train_memory(model: ModelCard, card: CardType, cards: int, setup: TrainSetup
     kind = train_kind(model, setup)
     margin = memory_margin(setup.margin, kind)
     return MemoryEstimate(breakdown, usable, notes.frozen(), formulas, margin, kind)
+
+
+def _consistent(setup: TrainSetup, cards: int, notes: Assumptions) -> TrainSetup:
+    """Knobs that cannot hold together, resolved as the frameworks do (and said so)."""
+    k = setup.knobs
+    if k.pipeline and cards > 1 and (k.zero or 0):
+        notes.add("pipeline_zero", "a layer split is one data-parallel replica: no ZeRO sharding")
+        k = k.model_copy(update={"zero": 0})
+    if k.offload == "optimizer+params" and (k.zero or 0) < 3:
+        notes.add(
+            "offload_needs_zero3",
+            "parameters are offloaded only with ZeRO-3/FSDP full shard: optimizer offloaded only",
+        )
+        k = k.model_copy(update={"offload": "optimizer"})
+    return setup if k is setup.knobs else replace(setup, knobs=k)
 
 
 def train_kind(model: ModelCard, setup: TrainSetup) -> str:
@@ -384,6 +403,8 @@ def _lora_states(
     base_precision = base_format(setup)
     base = weight_bytes(model, base_precision, notes)
     formulas["weights"] = f"base {model.params / 1e9:.2f}B params × {base_precision}"
+    if base_precision in QUANTISED:
+        formulas["weights"] += " (embeddings and LM head 16-bit)"
     if (k.zero or 0) >= 3:
         base /= cards
         formulas["weights"] += f" ÷ {cards} (ZeRO-3)"
@@ -392,6 +413,7 @@ def _lora_states(
     opt_bytes, opt_text = OPTIMIZER_BYTES[k.optimizer or "adamw"]
     if (k.optimizer or "adamw") == "adamw":
         opt_bytes = 8.0  # adapters are fp32 already: m + v only
+        opt_text = "AdamW on fp32 adapters: m + v = 8 B/param"
     shown = {"qv": "q,v", "attn": "q,k,v,o", "all": "all linear"}[targets]
     notes.add(
         "lora",
@@ -406,6 +428,7 @@ def _lora_states(
     if k.offload == "optimizer+params":  # the frozen base waits in CPU RAM between uses
         base = 0.0
         formulas["weights"] = "base offloaded to CPU RAM"
+        formulas["weights"] += f" + {adapters / 1e6:.1f}M adapter params × 4 B"
         notes.add("offload_params", "frozen base offloaded to CPU RAM between uses")
     weights = base + 4 * adapters
     if base_precision in QUANTISED:

@@ -61,7 +61,13 @@ def replica_capacity(
         "decode",
         f"decode bound by memory bandwidth: {decode_efficiency(setup):.0%} of "
         f"{card.bandwidth_gbs.value:g} GB/s, full context per request"
-        + (f", tensor-parallel efficiency {tp_efficiency(card, cards):.0%}" if cards > 1 else ""),
+        + (
+            ", layers in turn over the cards"
+            if layer_split(setup, cards)
+            else ", two all-reduces per layer over the cards"
+            if cards > 1
+            else ""
+        ),
         card.bandwidth_gbs.confidence == "low",
     )
     return ReplicaCapacity(

@@ -71,9 +71,8 @@ def memory(scenario: Scenario, w: TrainWorkload) -> Conflict | None:
         return None
     most = max(n for _, n in options)
     card = max((scenario.cards[o.card] for o in offers), key=lambda c: c.memory_gib.value)
-    need = train_memory(
-        model, card, most, for_card(setup, scenario, model, card.id, w.method)
-    ).total
+    estimate = train_memory(model, card, most, for_card(setup, scenario, model, card.id, w.method))
+    need = estimate.total * (1 + estimate.margin)  # what the margin asks for
     above = next((n for n in COUNTS if n > most), None)
     if above is None:
         why = "the most any job may use"
@@ -82,6 +81,8 @@ def memory(scenario: Scenario, w: TrainWorkload) -> Conflict | None:
     else:
         why = "one node: no offer of a card that fits has a `network`"
     shape = f"{w.method}, {w.precision}, sequence {w.seq_len} × micro-batch {w.micro_batch}"
+    if estimate.margin:
+        shape += f"; with the {estimate.margin:.0%} memory margin"
     needed = f"{gib(need)} per card at {plural(most, 'card')}, its most ({why}; {shape})"
     available = (
         f"{gib(usable_bytes(card, fraction))} usable on the largest card it may rent "
