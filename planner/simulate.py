@@ -91,9 +91,10 @@ def _extend(
     work takes `extra` hours more (or less) than planned."""
     last = a.runs[-1]
     held = (last.end - last.start) / HOUR
+    planned = _billed(np.array([held]), billing)  # the last rental as the plan bills it
     if w.daily_hours is None:
         new_held = np.maximum(1.0, np.ceil(held + extra - 1e-9))
-        return new_held - held, _billed(new_held, billing) - _billed(np.array([held]), billing)
+        return new_held - held, _billed(new_held, billing) - planned
     # Daily window: fill the rest of today's window, then whole windows, setup each day.
     window = float(w.daily_hours.hours)
     setup = a.setup_hours / max(len(a.runs), 1)
@@ -101,7 +102,7 @@ def _extend(
     room = window - held
     finish = np.where(extra <= room, extra, 0.0)
     cost = _billed(np.maximum(1.0, np.ceil(held + np.minimum(extra, room) - 1e-9)), billing)
-    cost -= _billed(np.array([held]), billing)
+    cost -= planned
     over = np.maximum(extra - room, 0.0)
     days = np.ceil(over / useful - 1e-9)
     leftover = over - (days - 1) * useful

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated
-
 import typer
 
 from planner.check import check_plan
 from planner.cli.common import (
     JsonOption,
+    PlanArgument,
+    ScenarioArgument,
     err,
     human,
     input_errors,
@@ -20,10 +19,8 @@ from planner.cli.common import (
 
 
 def check_command(
-    scenario: Annotated[Path, typer.Argument(help="Scenario YAML file.", show_default=False)],
-    plan_file: Annotated[
-        Path, typer.Argument(help="Plan JSON written by plan solve --json.", show_default=False)
-    ],
+    scenario: ScenarioArgument,
+    plan_file: PlanArgument,
     json_path: JsonOption = None,
 ) -> None:
     """Recompute every rule and cost line of a saved plan against its scenario."""

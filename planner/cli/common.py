@@ -39,6 +39,10 @@ JsonOption = Annotated[
 ]
 
 
+ScenarioArgument = Annotated[Path, typer.Argument(help="Scenario YAML file.", show_default=False)]
+PlanArgument = Annotated[
+    Path, typer.Argument(help="Plan JSON written by plan solve --json.", show_default=False)
+]
 MarginOption = Annotated[
     str | None,
     typer.Option(

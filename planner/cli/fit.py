@@ -18,7 +18,7 @@ from planner.cli.common import (
     parse_margin,
     write_json,
 )
-from planner.domain.calibration import MemoryCalibration, calibrated_cards, measured_lines
+from planner.domain.calibration import calibrated_cards, measured_lines, memory_offset_gib
 from planner.domain.errors import Issue, LoadError
 from planner.domain.load import load_calibration, load_catalog, load_model
 from planner.domain.recipes import RECIPES, TrainKnobs, recipe_knobs
@@ -231,13 +231,7 @@ def fit(
         counts=(cards,) if cards else None,
         card=card,
         offsets_gib={
-            c: sum(
-                e.offset_gib
-                for e in entries
-                if isinstance(e, MemoryCalibration)
-                and (e.model, e.card, e.task) == (card_model.name, c, task.value)
-            )
-            for c in card_specs
+            c: memory_offset_gib(entries, card_model.name, c, task.value) for c in card_specs
         },
     )
     rows = fit_rows(query, card_specs, list(loaded.offers))

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 from fractions import Fraction
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 
-from planner.cli.common import JsonOption, human, input_errors, load_planned, write_json
+from planner.cli.common import (
+    JsonOption,
+    ScenarioArgument,
+    human,
+    input_errors,
+    load_planned,
+    write_json,
+)
 from planner.configs import Config
 from planner.domain.errors import Issue, LoadError
 from planner.domain.money import money
@@ -21,7 +27,7 @@ from planner.rules import packages_until
 
 
 def quote_command(
-    scenario: Annotated[Path, typer.Argument(help="Scenario YAML file.", show_default=False)],
+    scenario: ScenarioArgument,
     workload: Annotated[str, typer.Argument(help="A workload's name.", show_default=False)],
     json_path: JsonOption = None,
 ) -> None:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from fractions import Fraction
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -13,6 +12,8 @@ from rich.console import Console
 from planner.check import check_plan
 from planner.cli.common import (
     JsonOption,
+    PlanArgument,
+    ScenarioArgument,
     err,
     human,
     input_errors,
@@ -40,10 +41,8 @@ from planner.whatif.report import summary
 
 
 def reprice_command(
-    scenario: Annotated[Path, typer.Argument(help="Scenario YAML file.", show_default=False)],
-    plan_file: Annotated[
-        Path, typer.Argument(help="Plan JSON written by plan solve --json.", show_default=False)
-    ],
+    scenario: ScenarioArgument,
+    plan_file: PlanArgument,
     patch: PatchOption = None,
     price: PriceOption = None,
     commit: CommitOption = None,

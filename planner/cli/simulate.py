@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -12,6 +11,8 @@ from rich.table import Table
 from planner.check import check_plan
 from planner.cli.common import (
     JsonOption,
+    PlanArgument,
+    ScenarioArgument,
     err,
     human,
     input_errors,
@@ -23,10 +24,8 @@ from planner.simulate import simulate, summary
 
 
 def simulate_command(
-    scenario: Annotated[Path, typer.Argument(help="Scenario YAML file.", show_default=False)],
-    plan_file: Annotated[
-        Path, typer.Argument(help="Plan JSON written by plan solve --json.", show_default=False)
-    ],
+    scenario: ScenarioArgument,
+    plan_file: PlanArgument,
     runs: Annotated[int, typer.Option(min=1, max=1_000_000, help="Simulated quarters.")] = 1000,
     seed: Annotated[int, typer.Option(help="Random seed (the same seed, the same draws).")] = 0,
     json_path: JsonOption = None,

@@ -16,6 +16,7 @@ from rich.table import Table
 from planner.cli.common import (
     JsonOption,
     MarginOption,
+    ScenarioArgument,
     err,
     human,
     input_errors,
@@ -36,7 +37,7 @@ from planner.views import order_sheet
 
 
 def solve_command(
-    scenario: Annotated[Path, typer.Argument(help="Scenario YAML file.", show_default=False)],
+    scenario: ScenarioArgument,
     time_limit: Annotated[
         float | None,
         typer.Option(

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-import typer
-
-from planner.cli.common import JsonOption, human, input_errors, load_planned, write_json
+from planner.cli.common import (
+    JsonOption,
+    ScenarioArgument,
+    human,
+    input_errors,
+    load_planned,
+    write_json,
+)
 from planner.report import scenario_summary
 
 
 def validate(
-    scenario: Annotated[Path, typer.Argument(help="Scenario YAML file.", show_default=False)],
+    scenario: ScenarioArgument,
     json_path: JsonOption = None,
 ) -> None:
     """Check a scenario and the catalogs and models it names; print a summary or every problem."""

@@ -15,6 +15,7 @@ from rich.text import Text
 
 from planner.cli.common import (
     JsonOption,
+    ScenarioArgument,
     err,
     human,
     input_errors,
@@ -47,7 +48,7 @@ MAX_LEVELS = 50  # each level is a solve
 
 
 def whatif_command(
-    scenario: Annotated[Path, typer.Argument(help="Scenario YAML file.", show_default=False)],
+    scenario: ScenarioArgument,
     patch: PatchOption = None,
     price: PriceOption = None,
     commit: CommitOption = None,

@@ -68,6 +68,15 @@ class CalibrationFile(Frozen):
     calibration: list[Entry]
 
 
+def memory_offset_gib(entries: tuple[Entry, ...], model: str, card: str, task: str) -> float:
+    """Measured − estimated peak for this model card, card and task (0 if not measured)."""
+    return sum(
+        e.offset_gib
+        for e in entries
+        if isinstance(e, MemoryCalibration) and (e.model, e.card, e.task) == (model, card, task)
+    )
+
+
 def calibrated_cards(
     cards: dict[str, CardType], entries: tuple[Entry, ...], where: str
 ) -> dict[str, CardType]:

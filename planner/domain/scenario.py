@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from planner.domain.calibration import Entry, MemoryCalibration, SpeedCalibration
+from planner.domain.calibration import Entry, SpeedCalibration, memory_offset_gib
 from planner.domain.catalog import CardType, Catalog, Frozen, Offer
 from planner.domain.limits import FIRST_DAY, LAST_DAY, LIMITS_DOC, MAX_HORIZON_DAYS
 from planner.domain.model_card import ModelCard
@@ -117,11 +117,7 @@ class Scenario(Frozen):
 
     def memory_offset_gib(self, model: str, card: str, task: str) -> float:
         """Measured − estimated peak for this model card, card and task (0 if not measured)."""
-        return sum(
-            e.offset_gib
-            for e in self.calibrations
-            if isinstance(e, MemoryCalibration) and (e.model, e.card, e.task) == (model, card, task)
-        )
+        return memory_offset_gib(self.calibrations, model, card, task)
 
     def measured_speed(self, w: TrainWorkload) -> Measured | None:
         """The workload's measured throughput: its own, else a speed calibration of its model

@@ -119,10 +119,9 @@ def generation_tokens_per_s(
     output_tokens: int,
 ) -> float:
     """Generated tokens/s of one request, prefill included: O ÷ (prefill + O decode steps at
-    the mean context I + O/2)."""
-    mean = replace(setup, context_tokens=input_tokens + output_tokens // 2)
-    steps = output_tokens * _decode_seconds(model, card, cards, mean, 1)
-    return output_tokens / (prefill_seconds(model, card, cards, setup, input_tokens) + steps)
+    the mean context I + O/2), the serving throughput of a single request in flight."""
+    alone = replace(setup, concurrency=1)
+    return serving_throughput(model, card, cards, alone, input_tokens, output_tokens)
 
 
 def serving_throughput(
