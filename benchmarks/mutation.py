@@ -36,6 +36,7 @@ import sys
 import tempfile
 import time
 from dataclasses import asdict, dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -587,6 +588,14 @@ MUTANTS: tuple[Mutant, ...] = (
         "float(config.compute_hours * Fraction(config.spot_factor)), 4),",
         "a spot assignment states its compute hours without the rework factor (rule 2)",
     ),
+    Mutant(
+        "replicas-needed-rounded-down",
+        "planner/serving.py",
+        "-(-self.demand[segment] // config.capacity)",
+        "self.demand[segment] // config.capacity",
+        "the replicas a config needs round demand ÷ capacity down (the model's replica bounds "
+        "then forbid the cheapest cover: its 'optimum' is dearer than the checked baselines)",
+    ),
 )
 
 
@@ -884,6 +893,19 @@ def _serving_instances(one_card: int) -> dict[str, Any]:
             [_reserve("devs", 2, "09:00-17:00", end="2026-07-03", disk_gb=10)],
             {"days": 2},
         ),
+        # 2.5 one-card replicas' worth of requests for a day on nodes of one card: three
+        # A100 replicas (720); an H200 replica costs 10,000 an hour
+        "serve-one-card-nodes": (
+            [
+                {**offer("o", hourly={"price": 10, "stock": 8}), "cards_per_node": 1},
+                {
+                    **offer("big", card="h200-141g", hourly={"price": 10000, "stock": 8}),
+                    "cards_per_node": 1,
+                },
+            ],
+            [_serve(end="2026-07-02", concurrency=one_card * 5 // 2)],
+            {"days": 2},
+        ),
         # Berlin: one replica's worth of requests at 02:00 local, an hour that happens twice
         # on 25 October: 1 + 2 + 1 replica-hours
         "dst-serve": (
@@ -918,6 +940,8 @@ def _serving_instances(one_card: int) -> dict[str, Any]:
 # --- the child: solve and check every instance under the planner on PYTHONPATH ------------
 
 SELF_TEST_MARK = "but the solver's objective is"  # planner.solve._mismatch's message
+# how solve's safety net names a model plan the checker refused (planner.solve._settle)
+CHECKER_MARKS = ("the checker rejects the model's plan", "the checker's total")
 # how `solve` notes a baseline plan the checker refused (planner/solve.py)
 BASELINE_REFUSED_MARK = "failed the independent checker"
 
@@ -991,11 +1015,23 @@ class _Adapter:
                     "checker_alone": self.raw_plan_verdict(scenario),
                 }
             return {"outcome": "checker", "violations": violations}
+        inconsistency = getattr(result, "inconsistency", None)
+        if inconsistency:  # solve's safety net: the cheapest checked plan, the fault named
+            shown = result.plan
+            shown_ok = shown is not None and self.verdict(self.check_plan(scenario, shown))[0]
+            return {
+                "outcome": "inconsistency",
+                "line": inconsistency,
+                "status": str(result.status),
+                "total": None if shown is None else str(shown.total_cost),
+                "shown_checked": shown_ok,
+                "shown_unproven": shown is None or (shown.status != "optimal" and not shown.bound),
+            }
         if result.plan is None:
             return {"outcome": "no-plan", "status": result.status, "reasons": result.reasons}
         ok, violations = self.verdict(self.check_plan(scenario, result.plan))
-        if not ok:
-            return {"outcome": "checker", "violations": violations}
+        if not ok:  # a plan shown that the checker rejects: the worst outcome
+            return {"outcome": "checker", "violations": violations, "shown": True}
         # solve checks each baseline plan too and reports, not raises, a refused one
         refused = [
             f"{name} baseline: {note}"
@@ -1139,9 +1175,11 @@ class Verdict:
     mutant: str
     file: str
     bug: str
-    verdict: str  # caught | self-test | crashed | survived | equivalent | not applied
+    verdict: str  # caught | net | self-test | crashed | survived | equivalent | not applied
     detail: str  # which instance and violation caught it, or what differs
     seconds: float
+    held: bool = True  # what the user was shown kept the safety net's promise (`contract`)
+    broken: str = ""  # where it did not
 
 
 def _patch(root: Path, mutant: Mutant) -> str | None:
@@ -1220,6 +1258,16 @@ def classify(
     by_kind: dict[str, list[str]] = {}
     for name, o in outcomes.items():
         by_kind.setdefault(o["outcome"], []).append(name)
+    checked = [
+        n
+        for n in by_kind.get("inconsistency", [])
+        if any(mark in outcomes[n]["line"] for mark in CHECKER_MARKS)
+    ]
+    if checked:  # the checker refused the model's plan; solve showed a checked one instead
+        name = checked[0]
+        more = len(checked) - 1
+        also = f" (+{more} more instance{'s' * (more > 1)})" if more else ""
+        return "caught", f"{name}: {outcomes[name]['line']}{also}"
     if "checker" in by_kind:
         name = by_kind["checker"][0]
         more = len(by_kind["checker"]) - 1
@@ -1235,6 +1283,9 @@ def classify(
         name = by_kind["self-test"][0]
         o = outcomes[name]
         return "self-test", f"{name}: {o['violations'][0]}; the checker {o['checker_alone']}"
+    if "inconsistency" in by_kind:  # not the checker: the comparison with checked plans
+        name = by_kind["inconsistency"][0]
+        return "net", f"{name}: {outcomes[name]['line']}"
     if "crash" in by_kind or error or set(outcomes) != set(reference):
         name = next(iter(by_kind.get("crash", [])), None)
         if name is not None:
@@ -1249,6 +1300,44 @@ def classify(
     first = (moved or differing)[0]
     more = f" (+{len(differing) - 1} more)" if len(differing) > 1 else ""
     return "survived", _difference(first, reference[first], outcomes[first]) + more
+
+
+def contract(
+    outcomes: dict[str, Any], error: str | None, reference: dict[str, Any]
+) -> tuple[bool, str]:
+    """Whether what a user was shown under a mutant keeps the safety net's promise on every
+    instance: the right answer (the unmutated run's status and total, or a plan not called
+    optimal that costs no less than the unmutated optimum), or the cheapest checked plan
+    with the model inconsistency named and nothing proven, or no plan found in time; never
+    a plan the checker rejects, a dearer (or cheaper) "optimal" one, a false "infeasible",
+    or a crash."""
+    if error:
+        return False, f"crashed: {error}"
+    for name, ref in reference.items():
+        got = outcomes.get(name)
+        if got is None:
+            return False, f"{name}: no outcome"
+        kind = got["outcome"]
+        if kind == "inconsistency":
+            if got["total"] is not None and not (got["shown_checked"] and got["shown_unproven"]):
+                return False, f"{name}: an inconsistency shown with an unchecked or proven plan"
+            continue
+        if kind == "checker" and got.get("shown"):
+            return False, f"{name}: a plan the checker rejects was shown"
+        if kind in ("crash", "self-test"):
+            return False, f"{name}: {kind}"
+        if kind == "no-plan":
+            if ref["outcome"] == "plan" and got["status"] == "infeasible":
+                return False, f"{name}: proven infeasible where a plan exists"
+            continue  # no plan found (exit 3): honest, if no help
+        if kind == "plan" and ref["outcome"] == "plan":
+            proven, optimum = ref["status"] == "optimal", Decimal(str(ref["total"]))
+            total = Decimal(str(got["total"]))
+            if got["status"] == "optimal" and proven and total != optimum:
+                return False, f"{name}: 'optimal' at {total}, the optimum is {optimum}"
+            if proven and total < optimum:
+                return False, f"{name}: a plan at {total}, below the optimum {optimum}"
+    return True, ""
 
 
 def _moved(ref: dict[str, Any], got: dict[str, Any]) -> bool:
@@ -1334,15 +1423,21 @@ def _run_all(
         folder = work / f"mutant-{i:02d}"
         began = time.perf_counter()
         why = _prepare(repo, folder, mutant)
+        held, broken = True, ""
         if why is not None:
             verdict, detail = "not applied", f"patch does not apply: {why}"
         else:
             outcomes, error = _run_child(repo, folder, instances, timeout)
             verdict, detail = classify(mutant, outcomes, error, reference)
+            held, broken = contract(outcomes, error, reference)
         shutil.rmtree(folder, ignore_errors=True)
         took = round(time.perf_counter() - began, 1)
-        verdicts.append(Verdict(mutant.name, mutant.file, mutant.bug, verdict, detail, took))
+        verdicts.append(
+            Verdict(mutant.name, mutant.file, mutant.bug, verdict, detail, took, held, broken)
+        )
         print(f"    {verdict}: {detail}", file=sys.stderr, flush=True)
+        if not held:
+            print(f"    SAFETY NET BROKEN: {broken}", file=sys.stderr, flush=True)
     return verdicts, reference
 
 
@@ -1360,12 +1455,13 @@ def _report(
     seconds: float,
     json_path: Path | None,
 ) -> None:
-    print("| mutant | bug | verdict | caught by / differs |")
-    print("|---|---|---|---|")
+    print("| mutant | bug | verdict | caught by / differs | safety net |")
+    print("|---|---|---|---|---|")
     for v in verdicts:
         detail = v.detail if len(v.detail) <= DETAIL_CHARS else v.detail[:DETAIL_CHARS] + " …"
         detail = detail.replace("|", "\\|")  # in full in --json
-        print(f"| {v.mutant} | {v.bug} | {v.verdict} | {detail} |")
+        net = "held" if v.held else f"BROKEN: {v.broken}".replace("|", "\\|")
+        print(f"| {v.mutant} | {v.bug} | {v.verdict} | {detail} | {net} |")
     caught, counted = score(verdicts)
     tally: dict[str, int] = {}
     for v in verdicts:
@@ -1375,6 +1471,12 @@ def _report(
         f"\nscore: {caught} of {counted} caught by the checker ({percent:.1f}%); "
         + ", ".join(f"{n} {k}" for k, n in sorted(tally.items()))
         + f"; {len(reference)} instances, {seconds:.0f} s"
+    )
+    applied = [v for v in verdicts if v.verdict != "not applied"]
+    held = sum(v.held for v in applied)
+    print(
+        f"safety net: held for {held} of {len(applied)} mutants (every instance shows the "
+        "right plan, or the cheapest checked plan with the inconsistency named)"
     )
     if json_path is not None:
         data = {
@@ -1386,6 +1488,10 @@ def _report(
                 for n, o in reference.items()
             },
             "score": {"caught": caught, "counted": counted, "percent": round(percent, 1)},
+            "safety_net": {
+                "held": sum(v.held for v in verdicts if v.verdict != "not applied"),
+                "mutants": sum(v.verdict != "not applied" for v in verdicts),
+            },
             "tally": tally,
             "mutants": [asdict(v) for v in verdicts],
         }

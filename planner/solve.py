@@ -9,16 +9,15 @@ from __future__ import annotations
 import math
 import os
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from decimal import Decimal
 from enum import StrEnum
 from fractions import Fraction
+from typing import Protocol
 
 from planner import explain
 from planner.baseline import greedy
 from planner.bound import lower_bound
-from planner.check import CheckResult, check_plan
+from planner.check import check_plan
 from planner.cpsat.model import CpModel, Outcome, SolverSettings
 from planner.cpsat.variables import estimated_variables
 from planner.domain.costs import CostTerm
@@ -33,8 +32,15 @@ from planner.reference import Reference
 from planner.restrict import top_k
 from planner.solution import Solution, to_plan
 
-# incumbent (None when only the bound moved), bound (exact money), elapsed seconds
-OnProgress = Callable[[Fraction | None, Fraction, float], None]
+
+class OnProgress(Protocol):
+    """Told the incumbent (None when only the bound moved), the bound (exact money), the
+    seconds since the solve began and, where it is not the search's, where the incumbent
+    comes from ("the checked heuristic plan", "final")."""
+
+    def __call__(
+        self, incumbent: Fraction | None, bound: Fraction, elapsed: float, what: str = ""
+    ) -> None: ...
 
 
 class Status(StrEnum):
@@ -42,14 +48,6 @@ class Status(StrEnum):
     FEASIBLE = "feasible"  # a checked plan, not proven cheapest
     INFEASIBLE = "infeasible"  # proven: no plan exists
     UNKNOWN = "unknown"  # no plan found within the limits
-
-
-class PlanRejected(Exception):
-    """The solver's plan failed the independent checker: a bug, never shown as a plan."""
-
-    def __init__(self, check: CheckResult) -> None:
-        self.check = check
-        super().__init__("; ".join(str(v) for v in check.violations))
 
 
 def physical_cores() -> int:
@@ -122,6 +120,9 @@ class Result:
     reasons: list[str] = field(default_factory=list)
     size: dict[str, int] = field(default_factory=dict)
     conflicts: list[Conflict] = field(default_factory=list)  # why none (proven infeasible)
+    # the model contradicted the checker or a checked plan: the plan (if any) is the cheapest
+    # checked one, the line says what (planner.solve._settle)
+    inconsistency: str | None = None
 
 
 # Seconds of a wall-clock limit kept for what follows the search: decoding, the independent
@@ -163,14 +164,25 @@ def solve(
     # the baselines are checked now, inside the time limit; one the checker refuses (a bug,
     # said in its note) is neither priced, nor a hint, nor a plan to fall back on
     notes = {k: v for k, v in (("naive", naive_why), ("heuristic", heuristic_why)) if v}
-    naive_cost = _baseline_cost(problem, naive, notes, "naive")
-    heuristic_cost = _baseline_cost(problem, heuristic, notes, "heuristic")
-    hints = [
-        s
-        for s, cost in ((heuristic, heuristic_cost), (naive, naive_cost))
-        if s is not None and cost is not None
+    checked = [
+        c
+        for c in (
+            _checked(problem, naive, notes, "naive"),
+            _checked(problem, heuristic, notes, "heuristic"),
+        )
+        if c is not None
     ]
-    best = min(hints, key=lambda s: s.cost(problem)) if hints else None  # the cheaper baseline
+    naive_cost, heuristic_cost = (
+        next((c.plan.total_cost for c in checked if c.source == name), None)
+        for name in ("naive", "heuristic")
+    )
+    # the cheaper checked baseline hints the solver (the heuristic's on a tie), and is the
+    # incumbent the user sees from the first report on
+    first = min(checked, key=Checked.rank) if checked else None
+    best = first.solution if first else None
+    if on_progress is not None and first is not None:
+        elapsed = time.perf_counter() - started
+        on_progress(first.cost, floor, elapsed, f"the checked {first.source} plan")
     # past EXACT_VARIABLES the solver searches a top-K restriction (its plans are plans, its
     # bound is not a bound); a model too large to build and search within the limits is not
     # built (a baseline stands in, with the relaxation's bound); why, in the plan's notes
@@ -211,39 +223,21 @@ def solve(
     if outcome.status == "invalid":
         # CP-SAT refuses a model whose integers overflow: prices or counts far beyond a plan
         raise _money_too_large(problem)
-    contradicted = outcome.status == "infeasible" and best is not None
-    if contradicted:
-        # a baseline plan exists, so the solver's proof is wrong (CP-SAT 9.14-9.15 had a
-        # presolve fault that did this); the plan shown is the baseline, checked as always
-        outcome = replace(outcome, status="unknown")
-    if outcome.solution is None and outcome.status == "unknown" and best is not None:
-        # the solver found nothing better in time: the checked baseline is still a plan
-        outcome = replace(outcome, status="feasible", solution=best, bound=None, terms={})
-    elif (
-        outcome.status == "feasible"
-        and outcome.solution is not None
-        and best is not None
-        and best.cost(problem) < outcome.solution.cost(problem)
-    ):
-        # never show a plan dearer than a baseline: CP-SAT may end the limit on a worse one
-        outcome = replace(outcome, solution=best, objective=None, terms={})
-    if outcome.solution is None:
-        return _no_plan(problem, outcome.status, params, outcome.size, started, too_large)
-    solution = outcome.solution
-    objective = solution.cost(problem)
-    if outcome.objective is not None and objective > Fraction(outcome.objective, scale):
-        # below a proven optimum the solver may leave slack, never a lower objective
-        raise PlanRejected(_mismatch(objective, Fraction(outcome.objective, scale), scenario))
-    status = Status(outcome.status)
-    # the better of two valid bounds: CP-SAT's, and the solver-free relaxation's
-    solver_bound = None if outcome.bound is None else Fraction(outcome.bound, scale)
-    bound: Fraction | None = max(solver_bound or Fraction(0), floor)
-    if floor > objective:  # a bound above a checked plan is a bug in the relaxation
-        notes["bound"] = (
-            f"the relaxation's bound {float(floor):,.2f} exceeds this checked plan's cost: a "
-            "bug (please report it); only CP-SAT's bound is shown"
-        )
-        bound = None if solver_bound is None else max(solver_bound, Fraction(0))
+    settled = _settle(problem, outcome, checked, floor)
+    if settled.chosen is None:
+        if settled.inconsistency:
+            return Result(
+                Status.UNKNOWN,
+                problem=problem,
+                reasons=[settled.inconsistency],
+                size=outcome.size,
+                inconsistency=settled.inconsistency,
+            )
+        none = _no_plan(problem, outcome.status, params, outcome.size, started, too_large)
+        refused = [f"the {k} baseline: {v}" for k, v in notes.items() if "checker" in v]
+        return replace(none, reasons=none.reasons + refused)
+    status, bound, inconsistency = settled.status, settled.bound, settled.inconsistency
+    solution, plan, objective = settled.chosen.solution, settled.chosen.plan, settled.chosen.cost
     if too_large:
         notes["solver"] = too_large
     elif restricted is not None:
@@ -261,15 +255,9 @@ def solve(
             f"{params.time_limit:g} s limit, leaving no time to search: the plan is the best "
             "baseline (a larger --time-limit lets the solver improve it)"
         )
-    if contradicted:
-        notes["solver"] = (
-            "CP-SAT called the scenario infeasible although a baseline plan passes the "
-            "checker: a solver fault; the plan shown is the best baseline (please report it)"
-        )
-    plan = to_plan(problem, solution, status.value)
     plan = plan.model_copy(
         update={
-            "cost_breakdown": breakdown(problem, solution, plan),
+            "status": status.value,
             "naive_cost": naive_cost,
             "heuristic_cost": heuristic_cost,
             "baseline_notes": notes,
@@ -279,23 +267,154 @@ def solve(
             if objective
             else 0.0,
             "bound": None if bound is None else money(bound, plan.currency),
+            "inconsistency": inconsistency or None,
             "solve_seconds": round(outcome.seconds, 3),
             "solver": SolverInfo(
                 workers=params.settings().workers,
                 seed=params.seed,
                 time_limit=params.time_limit,
                 deterministic=params.deterministic,
-                ties_settled=outcome.ties_settled,
+                ties_settled=outcome.ties_settled and not inconsistency,
                 variables=outcome.size.get("variables", 0),
                 constraints=outcome.size.get("constraints", 0),
             ),
         }
     )
-    _accept(scenario, plan, objective)
-    terms = {t: Fraction(v, scale) for t, v in outcome.terms.items()}
+    if on_progress is not None and not inconsistency:
+        final = objective if status is Status.OPTIMAL else bound or Fraction(0)
+        on_progress(objective, final, time.perf_counter() - started, "final")
+    model_terms = outcome.terms if settled.chosen.source == "model" and not inconsistency else {}
+    terms = {t: Fraction(v, scale) for t, v in model_terms.items()}
     return Result(
-        status, plan, problem, solution, objective, bound, outcome.seconds, terms, [], outcome.size
+        status,
+        plan,
+        problem,
+        solution,
+        objective,
+        bound,
+        outcome.seconds,
+        terms,
+        [],
+        outcome.size,
+        inconsistency=inconsistency or None,
     )
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A plan the independent checker accepted, with its exact cost and where it came from."""
+
+    source: str  # model | heuristic | naive
+    solution: Solution
+    plan: Plan
+    cost: Fraction
+
+    def rank(self) -> tuple[Fraction, int]:
+        """Cheapest first; on a tie the model's plan, then the heuristic's, then the naive."""
+        return self.cost, ("model", "heuristic", "naive").index(self.source)
+
+
+@dataclass(frozen=True)
+class Settled:
+    """What `_settle` decided: the plan to show (None: no plan at all), its status and
+    bound, and the model inconsistency found ("" if none)."""
+
+    status: Status
+    chosen: Checked | None
+    bound: Fraction | None
+    inconsistency: str = ""
+
+
+def _settle(problem: Problem, outcome: Outcome, checked: list[Checked], floor: Fraction) -> Settled:
+    """The one place where the model's answer meets the checked plans.
+
+    The model is *inconsistent* with the scenario where the checker rejects its plan, its
+    objective is below its plan's exact cost, it proves an optimum or a bound above a
+    checked plan's cost, or it proves the scenario infeasible while a checked plan exists.
+    Then the plan is the cheapest checked one, `feasible`, with no bound (an inconsistent
+    model bounds nothing), and the inconsistency is named in one line a user can report."""
+    scale = problem.money_scale
+    faults: list[str] = []
+    best = min(checked, key=Checked.rank) if checked else None
+    if outcome.status == "infeasible" and best is not None:
+        faults.append(
+            f"CP-SAT proved the scenario infeasible, but the {best.source} plan "
+            f"({_amount(best.cost, problem)}) passes the checker"
+        )
+    mine: Checked | None = None
+    if outcome.solution is not None:
+        solution = outcome.solution
+        exact = solution.cost(problem)
+        if outcome.objective is not None and exact > Fraction(outcome.objective, scale):
+            # below a proven optimum the solver may leave slack, never a lower objective
+            faults.append(
+                f"the model's objective {_amount(Fraction(outcome.objective, scale), problem)} "
+                f"is below its plan's exact cost {_amount(exact, problem)}"
+            )
+        plan = to_plan(problem, solution, outcome.status)
+        plan = plan.model_copy(update={"cost_breakdown": breakdown(problem, solution, plan)})
+        verdict = _verdict(problem.scenario, plan, exact)
+        if verdict:
+            faults.append(f"the checker rejects the model's plan: {verdict}")
+        else:
+            mine = Checked("model", solution, plan, exact)
+    optimal = outcome.status == "optimal" and mine is not None
+    if optimal and best is not None and mine is not None and mine.cost > best.cost:
+        faults.append(
+            f"the model proved optimal a plan of {_amount(mine.cost, problem)}, dearer than "
+            f"the checked {best.source} plan ({_amount(best.cost, problem)})"
+        )
+    accepted = checked + ([mine] if mine is not None else [])
+    cheapest = min((c.cost for c in accepted), default=None)
+    solver_bound = None if outcome.bound is None else Fraction(outcome.bound, scale)
+    for name, value in (("CP-SAT's", solver_bound), ("the relaxation's", floor)):
+        if value is not None and cheapest is not None and value > cheapest:
+            faults.append(
+                f"{name} bound {_amount(value, problem)} exceeds the cost of a checked plan "
+                f"({_amount(cheapest, problem)})"
+            )
+    if faults:
+        chosen = min(accepted, key=Checked.rank) if accepted else None
+        shown = (
+            f"The plan shown is the cheapest checked plan (the {chosen.source}'s), not proven "
+            "optimal"
+            if chosen is not None
+            else "No plan passes the checker"
+        )
+        line = (
+            f"model inconsistency: {'; '.join(faults)}. {shown}; please report this line "
+            "with the scenario."
+        )
+        return Settled(Status.FEASIBLE if chosen else Status.UNKNOWN, chosen, None, line)
+    bound = max(solver_bound or Fraction(0), floor)
+    if mine is None:  # the solver found nothing (in time, or past the size gate)
+        if best is None:
+            return Settled(Status.UNKNOWN, None, None)
+        return Settled(Status.FEASIBLE, best, floor)
+    if not optimal and best is not None and best.cost < mine.cost:
+        # never show a plan dearer than a baseline: CP-SAT may end the limit on a worse one
+        return Settled(Status.FEASIBLE, best, bound)
+    return Settled(Status(outcome.status), mine, bound)
+
+
+def _verdict(scenario: Scenario, plan: Plan, objective: Fraction) -> str:
+    """The checker's first objection to `plan` priced at `objective`, or "" if none: every
+    rule holds and its total is `objective`."""
+    check = check_plan(scenario, plan)
+    if not check.ok:
+        first = check.violations[0]
+        more = len(check.violations) - 1
+        return f"{first}" + (f" (and {more} more)" if more else "")
+    if check.total != objective:
+        return (
+            f"the checker's total {float(check.total):,.2f} differs from the model's "
+            f"{float(objective):,.2f}"
+        )
+    return ""
+
+
+def _amount(value: Fraction, problem: Problem) -> str:
+    return f"{problem.scenario.spec.currency} {float(value):,.2f}"
 
 
 # Past this many variables (estimated) the solver searches the top-K restriction: the full
@@ -342,22 +461,6 @@ def _too_large(estimate: int, params: SolveParams, started: float, baseline: boo
     return ""
 
 
-def _accept(scenario: Scenario, plan: Plan, objective: Fraction) -> None:
-    """The checker's verdict: every rule holds and its total is the solver's objective."""
-    check = check_plan(scenario, plan)
-    if check.ok and check.total != objective:
-        check.add(
-            "cost",
-            "total",
-            float(check.total - objective),
-            plan.currency,
-            f"the checker's total {float(check.total)} differs from the solver's "
-            f"objective {float(objective)}",
-        )
-    if not check.ok:
-        raise PlanRejected(check)
-
-
 def _no_plan(
     problem: Problem,
     status: str,
@@ -391,18 +494,6 @@ def _proven(
     )
 
 
-def _mismatch(exact: Fraction, solver: Fraction, scenario: Scenario) -> CheckResult:
-    result = CheckResult()
-    result.add(
-        "cost",
-        "total",
-        float(exact - solver),
-        scenario.spec.currency,
-        f"the plan costs {float(exact)} but the solver's objective is {float(solver)}",
-    )
-    return result
-
-
 def _money_too_large(problem: Problem) -> LoadError:
     scenario = problem.scenario
     return LoadError(
@@ -420,22 +511,22 @@ def _money_too_large(problem: Problem) -> LoadError:
     )
 
 
-def _baseline_cost(
+def _checked(
     problem: Problem, solution: Solution | None, notes: dict[str, str], name: str
-) -> Decimal | None:
-    """A baseline's cost, if it found a plan and the checker accepts it. A baseline the
-    checker refuses is a bug in the baseline: reported in its note, never priced."""
+) -> Checked | None:
+    """A baseline's plan, if it found one and the checker accepts it at its exact cost. A
+    baseline the checker refuses is a bug in the baseline: said in its note, never priced,
+    never a hint, never a plan to fall back on."""
     if solution is None:
         return None
     try:
+        cost = solution.cost(problem)
         plan = to_plan(problem, solution, "feasible")
         plan = plan.model_copy(update={"cost_breakdown": breakdown(problem, solution, plan)})
     except ArithmeticError:  # decimal overflow: the same money the solver cannot hold
         raise _money_too_large(problem) from None
-    try:
-        _accept(problem.scenario, plan, solution.cost(problem))
-    except PlanRejected as exc:
-        first = exc.check.violations[0]
-        notes[name] = f"its plan failed the independent checker (a bug): {first}"
+    verdict = _verdict(problem.scenario, plan, cost)
+    if verdict:
+        notes[name] = f"its plan failed the independent checker (a bug): {verdict}"
         return None
-    return plan.total_cost
+    return Checked(name, solution, plan, cost)

@@ -54,6 +54,11 @@ MarginOption = Annotated[
 ]
 
 
+# The exit code of a command whose solve found the model inconsistent with the checker or a
+# checked plan (planner.solve._settle): the plan printed, if any, is the cheapest checked one.
+INCONSISTENT = 4
+
+
 def parse_margin(text: str | None) -> float | str | None:
     """A --memory-margin value: "band", "10%" or "0.1" (0 to 100%); None when not given."""
     if text is None or text == "band":

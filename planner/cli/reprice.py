@@ -8,9 +8,11 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from planner.check import check_plan
 from planner.cli.common import (
+    INCONSISTENT,
     JsonOption,
     PlanArgument,
     ScenarioArgument,
@@ -35,7 +37,6 @@ from planner.cli.variant import (
     solve_side,
 )
 from planner.domain.errors import Issue, LoadError
-from planner.solve import PlanRejected
 from planner.whatif.compare import money
 from planner.whatif.report import summary
 
@@ -104,13 +105,9 @@ def reprice_command(
         "violations": [vars(v) for v in breaks],
     }
     if replan:
-        try:
-            side = solve_side(
-                "replan", variant, params_for(variant, time_limit, workers, seed, deterministic)
-            )
-        except PlanRejected as exc:
-            err.print(f"[bold red]internal error:[/] a plan failed the independent checker: {exc}")
-            raise typer.Exit(70) from None
+        side = solve_side(
+            "replan", variant, params_for(variant, time_limit, workers, seed, deterministic)
+        )
         report["replan"] = summary(side, currency)
         if side.total is not None and not breaks:
             lowest = side.total if side.optimal else side.bound or Fraction(0)
@@ -123,6 +120,9 @@ def reprice_command(
     write_json(report, json_path)
     if breaks:  # a failed check, as `plan check` exits
         raise typer.Exit(1)
+    if replan and side.inconsistency:
+        err.print(f"[bold red]replan: {escape(side.inconsistency)}[/]")
+        raise typer.Exit(INCONSISTENT)
 
 
 def print_reprice(console: Console, report: dict[str, Any]) -> None:

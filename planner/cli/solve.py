@@ -14,6 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from planner.cli.common import (
+    INCONSISTENT,
     JsonOption,
     MarginOption,
     ScenarioArgument,
@@ -32,7 +33,7 @@ from planner.domain.plan import Plan
 from planner.domain.timeaxis import TimeAxis
 from planner.export.csvfiles import write_csv
 from planner.report import annotate, headline_warnings
-from planner.solve import PlanRejected, Result, SolveParams, default_time_limit, solve
+from planner.solve import Result, SolveParams, default_time_limit, solve
 from planner.views import order_sheet
 
 
@@ -85,18 +86,12 @@ def solve_command(
         if time_limit is None:
             time_limit = default_time_limit(len(loaded.spec.workloads))
         params = SolveParams(time_limit, workers, seed, deterministic)
-        try:
-            header = (
-                f"solving {loaded.name} with {params.settings().workers} "
-                f"worker(s), limit {time_limit:g} s …"
-            )
-            with Progress(loaded.spec.currency, header) as progress:
-                result = solve(loaded, params, progress, started)
-        except PlanRejected as exc:
-            err.print(
-                f"[bold red]internal error:[/] the plan failed the independent checker: {exc}"
-            )
-            raise typer.Exit(70) from None
+        header = (
+            f"solving {loaded.name} with {params.settings().workers} "
+            f"worker(s), limit {time_limit:g} s …"
+        )
+        with Progress(loaded.spec.currency, header) as progress:
+            result = solve(loaded, params, progress, started)
     if result.plan is None:
         print_no_plan(result)
         write_json(
@@ -108,7 +103,7 @@ def solve_command(
             },
             json_path,
         )
-        raise typer.Exit(2 if result.status == "infeasible" else 3)
+        raise typer.Exit(exit_code(result))
     assert result.problem is not None and result.solution is not None
     plan = annotate(result.problem, result.solution, result.plan)  # after the check
     console = human(json_path)
@@ -116,6 +111,17 @@ def solve_command(
     print_plan(console, plan, loaded.axis, warnings)
     write_json(plan.model_dump(), json_path)
     write_outputs(loaded.axis, plan, warnings, report, csv_dir)
+    if result.inconsistency:
+        if console is not err:  # on stderr too, where scripts look for what went wrong
+            err.print(f"[bold red]{escape(result.inconsistency)}[/]")
+        raise typer.Exit(INCONSISTENT)
+
+
+def exit_code(result: Result) -> int:
+    """Without a plan: 4 for a model inconsistency, 2 proven infeasible, 3 none found."""
+    if result.inconsistency:
+        return INCONSISTENT
+    return 2 if result.status == "infeasible" else 3
 
 
 def write_outputs(
@@ -177,12 +183,19 @@ class Progress:
     def __exit__(self, *_: object) -> None:
         self.done.set()
 
-    def __call__(self, incumbent: Fraction | None, bound: Fraction, elapsed: float) -> None:
+    def __call__(
+        self, incumbent: Fraction | None, bound: Fraction, elapsed: float, what: str = ""
+    ) -> None:
         with self.lock:
             self.bound = max(self.bound, bound)  # costs are never negative
-            if incumbent is not None:
+            if what == "final" and incumbent is not None:
+                # the plan shown and what is proven of it: the log ends where the result starts
                 self.incumbent = incumbent
-                self._line("")
+                self._line("final")
+            elif incumbent is not None and (self.incumbent is None or incumbent < self.incumbent):
+                # a search's first plans may be dearer than the checked plan it starts from
+                self.incumbent = incumbent
+                self._line(what)
 
     def _beat(self) -> None:
         while not self.done.wait(self.every / 5):
@@ -234,7 +247,12 @@ def print_plan(
         f"(bound {bound}, gap {gap}, {plan.solve_seconds:.2f} s, "
         f"{plan.solver.variables if plan.solver else '?'} variables)"
     )
-    if plan.status != "optimal":
+    if plan.inconsistency:
+        console.print(
+            "  [bold red]not proven, no bound:[/] the model contradicted the checker or a "
+            "checked plan (below), so nothing it proved is shown"
+        )
+    elif plan.status != "optimal":
         if plan.bound is None:
             console.print("  not proven: the solver found no lower bound in the time limit")
         else:
@@ -257,8 +275,10 @@ def print_plan(
     for line in warnings or []:
         console.print(f"  [yellow]warning:[/] {escape(line)}")
     notes = plan.baseline_notes
-    if "solver" in notes:
-        console.print(f"  [yellow]warning:[/] {notes['solver']}")
+    if plan.inconsistency:
+        console.print(f"  [bold red]{escape(plan.inconsistency)}[/]")
+    elif "solver" in notes:
+        console.print(f"  [yellow]warning:[/] {escape(notes['solver'])}")
     console.print(
         f"  naive plan      {_saving(plan.total_cost, plan.naive_cost, notes.get('naive'))}"
     )

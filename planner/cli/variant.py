@@ -151,12 +151,12 @@ def solve_side(
         result = solve(scenario, params, progress, started, reference)
     if result.plan is None:
         reasons = result.reasons + [c.line() for c in result.conflicts]
-        return Side(label, result.status.value, reasons=reasons)
+        return Side(label, result.status.value, reasons=reasons, inconsistency=result.inconsistency)
     assert result.problem is not None and result.solution is not None
     plan = annotate(result.problem, result.solution, result.plan)
     optimal = result.status.value == "optimal"
     bound = result.objective if optimal else result.bound
-    return Side(label, result.status.value, plan, result.objective, bound)
+    return Side(label, result.status.value, plan, result.objective, bound, [], result.inconsistency)
 
 
 # A scenario to solve, as a process can receive it: a path and a change (a loaded scenario

@@ -173,6 +173,9 @@ class Plan(_PlanModel):
     naive_cost: Decimal | None = None
     heuristic_cost: Decimal | None = None
     baseline_notes: dict[str, str] = {}  # why a baseline has no plan
+    # where the model contradicted the checker or a checked plan: what, in one line; the
+    # plan is then the cheapest checked one, never called optimal, with no bound or gap
+    inconsistency: str | None = None
     gap: float | None = None
     bound: Decimal | None = None
     solve_seconds: float = 0.0

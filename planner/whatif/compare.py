@@ -27,6 +27,7 @@ class Side:
     total: Fraction | None = None
     bound: Fraction | None = None
     reasons: list[str] = field(default_factory=list)
+    inconsistency: str | None = None  # the model contradicted a checked plan (planner.solve)
 
     @property
     def optimal(self) -> bool:

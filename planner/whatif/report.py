@@ -26,9 +26,15 @@ from planner.whatif.compare import (
 def summary(side: Side, currency: str) -> dict[str, Any]:
     plan = side.plan
     if plan is None:
-        return {"status": side.status, "total_cost": None, "reasons": side.reasons}
+        return {
+            "status": side.status,
+            "total_cost": None,
+            "reasons": side.reasons,
+            "inconsistency": side.inconsistency,
+        }
     return {
         "status": side.status,
+        "inconsistency": side.inconsistency,
         "total_cost": plan.total_cost,
         "bound": plan.bound,
         "gap": plan.gap,

@@ -1,0 +1,125 @@
+"""The safety net: where the model is wrong, the command shows the cheapest checked plan,
+never a dearer "optimal" one, never a crash, and names the inconsistency (exit 4).
+
+Each test plants one bug on the model side only (the checker and the baselines are
+untouched) and checks what a user would see."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from planner.check import check_plan
+from planner.cpsat.cumulative import Load
+from planner.domain.plan import Plan
+from planner.serving import ReplicaJob
+from planner.solve import Status
+from tests.planning import job, offer, scenario, service, solved
+
+
+def _one_service(folder: Path) -> Any:
+    """250 requests in flight for a day; one-card A100 replicas carry 100 each (three
+    needed, 3 × 24 h × 10 = 720), one-card H200 replicas carry 220 at 10,000 an hour."""
+    offers = [
+        {**offer("o", hourly={"price": 10, "stock": 8}), "cards_per_node": 1},
+        {
+            **offer("big", card="h200-141g", hourly={"price": 10000, "stock": 8}),
+            "cards_per_node": 1,
+        },
+    ]
+    return scenario(folder, offers, [service(concurrency=250)], days=3)
+
+
+def _replicas_rounded_down(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The model's replica bound rounds demand ÷ capacity down: two A100 replicas at most,
+    so its 'optimum' takes an H200 for the rest."""
+
+    def need(self: ReplicaJob, config: Any, segment: int) -> int:
+        return int(max(self.minimum[segment], self.demand[segment] // config.capacity))
+
+    monkeypatch.setattr(ReplicaJob, "need", need)
+
+
+def _stock_plus_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The model allows one hourly unit over stock; the baselines and the checker do not."""
+    constrain = Load.constrain
+
+    def loose(self: Load, model: Any, capacity: int, *args: Any) -> Any:
+        extra = 1 if self.name.startswith("stock,") else 0
+        return constrain(self, model, capacity + extra, *args)
+
+    monkeypatch.setattr(Load, "constrain", loose)
+
+
+def _two_jobs_one_card(folder: Path) -> Any:
+    """Stock 1: two 10 h jobs must run back to back by 20:00 (200)."""
+    offers = [offer("o", hourly={"price": 10, "stock": 1})]
+    jobs = [job(n, 10, deadline="2026-07-01T20:00") for n in "ab"]
+    return scenario(folder, offers, jobs, days=2)
+
+
+def test_the_unplanted_service_is_optimal_at_720(tmp_path: Path) -> None:
+    result = solved(_one_service(tmp_path))
+    assert result.status is Status.OPTIMAL and result.inconsistency is None
+    assert result.plan is not None and str(result.plan.total_cost) == "720.00"
+
+
+def test_a_dearer_optimum_is_refused_for_the_checked_plan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _replicas_rounded_down(monkeypatch)
+    s = _one_service(tmp_path)
+    result = solved(s)
+    assert result.plan is not None
+    # the cheapest checked plan, never called optimal, with no bound or gap
+    assert str(result.plan.total_cost) == "720.00"
+    assert result.status is Status.FEASIBLE and result.plan.status == "feasible"
+    assert result.plan.bound is None and result.plan.gap is None
+    assert result.inconsistency is not None
+    assert "model inconsistency" in result.inconsistency
+    assert "dearer than the checked" in result.inconsistency
+    assert "240,240.00" in result.inconsistency  # what the wrong model proved
+    assert result.plan.inconsistency == result.inconsistency
+    assert check_plan(s, result.plan).ok
+
+
+def test_a_plan_the_checker_rejects_gives_the_checked_plan_not_a_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    s = _two_jobs_one_card(tmp_path)
+    clean = solved(s)
+    assert clean.status is Status.OPTIMAL and clean.plan is not None
+    _stock_plus_one(monkeypatch)
+    result = solved(s)
+    assert result.plan is not None and result.inconsistency is not None
+    assert "the checker rejects the model's plan" in result.inconsistency
+    assert "stock" in result.inconsistency
+    assert result.status is Status.FEASIBLE and result.plan.bound is None
+    assert result.plan.total_cost == clean.plan.total_cost  # the heuristic's: back to back
+    assert check_plan(s, result.plan).ok
+
+
+def test_plan_solve_exits_4_with_the_line_and_a_checkable_plan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: Any
+) -> None:
+    _replicas_rounded_down(monkeypatch)
+    s = _one_service(tmp_path)
+    out = tmp_path / "plan.json"
+    run = cli(
+        "solve", s.path, "--workers", "2", "--deterministic", "--time-limit", "20", "--json", out
+    )
+    assert run.exit_code == 4, run.output
+    assert "model inconsistency" in run.stderr
+    head = run.stdout.splitlines()[0]
+    assert head.startswith("tiny: feasible, total CNY 720.00 (bound unknown, gap unknown")
+    assert "not proven, no bound" in run.stdout
+    data = json.loads(out.read_text())
+    assert data["status"] == "feasible" and data["total_cost"] == 720
+    assert data["bound"] is None and data["gap"] is None
+    assert "model inconsistency" in data["inconsistency"]
+    assert check_plan(s, Plan.model_validate(data)).ok
+    monkeypatch.undo()  # the saved plan checks against the unplanted planner too
+    assert cli("check", s.path, out).exit_code == 0
