@@ -120,8 +120,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "config-billed-plus-one",
         "planner/configs.py",
-        "billed_hours(length, billing) for _, length in runs",
-        "billed_hours(length + 1, billing) for _, length in runs",
+        "else runs_money(offer, mode, units, runs)",
+        "else runs_money(offer, mode, units, [(o, n + 1) for o, n in runs])",
         "a train config's rental cost bills each run one hour more",
     ),
     Mutant(
@@ -148,15 +148,15 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "storage-dropped",
         "planner/configs.py",
-        "storage = Fraction(offer.disk_price_per_gb_month) * Fraction(w.disk_gb) * span / 720",
-        "storage = Fraction(0) * span",
+        "return billed, rental, storage_money(offer, w, DailyRuns(runs).span)",
+        "return billed, rental, Fraction(0) * DailyRuns(runs).span",
         "storage (disk_gb × disk price) is never charged",
     ),
     Mutant(
         "storage-running-hours-only",
         "planner/configs.py",
-        "span = DailyRuns(runs).span",
-        "span = DailyRuns(runs).hours",
+        "storage_money(offer, w, DailyRuns(runs).span)",
+        "storage_money(offer, w, DailyRuns(runs).hours)",
         "storage billed for running hours only, not the whole span (stopped disks bill)",
     ),
     Mutant(
@@ -255,15 +255,15 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "package-price-90pc",
         "planner/problem.py",
-        "Fraction(billing.price) if buyable else Fraction(0),",
-        "Fraction(billing.price) * Fraction(9, 10) if buyable else Fraction(0),",
+        "prices.unit_price(offer, mode) if buyable else Fraction(0),",
+        "prices.unit_price(offer, mode) * Fraction(9, 10) if buyable else Fraction(0),",
         "packages cost the model 90% of their price",
     ),
     Mutant(
         "hourly-commitment-billed-short",
         "planner/problem.py",
-        "billed = billed_hours(end - start, billing)",
-        "billed = billed_hours(end - start - 1, billing)",
+        "billed, cost = prices.rental_money(offer, c.mode, end - start, c.units)",
+        "billed, cost = prices.rental_money(offer, c.mode, end - start - 1, c.units)",
         "an hourly commitment is billed one hour short",
     ),
     Mutant(
@@ -372,8 +372,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "replica-setup-not-in-objective",
         "planner/cpsat/objective.py",
-        "            if setup:",
-        "            if False:",
+        "        started = v.starts[(j, k, s)] * rate.setup if rate.setup else 0",
+        "        started = 0",
         "the objective leaves out hourly replicas' setup hours",
     ),
     Mutant(
@@ -531,15 +531,15 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "pricing-committed-packages-paid-twice",
         "planner/pricing.py",
-        "    terms[CostTerm.PACKAGE] += bought - committed_packages",
+        "    terms[CostTerm.PACKAGE] += bought - problem.bought_commitments",
         "    terms[CostTerm.PACKAGE] += bought",
         "committed packages are paid twice in the plan's total (as commitments and as bought)",
     ),
     Mutant(
         "pricing-round-up-whole-billed",
         "planner/pricing.py",
-        "            extra = Fraction(c.billed_hours) - sum(length for _, length in c.runs)",
-        "            extra = Fraction(c.billed_hours)",
+        "*round_up(offer, c.mode, c.billed_hours, ran, c.units)",
+        "*round_up(offer, c.mode, c.billed_hours, 0, c.units)",
         "the reported round-up of a train rental is its billed hours, not billed − used",
     ),
     Mutant(
@@ -558,17 +558,17 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "package-share-per-unit",
-        "planner/rules.py",
-        "    return Fraction(offer.billing(mode).price) / (hours * offer.unit_cards)",
-        "    return Fraction(offer.billing(mode).price) / hours",
+        "planner/prices.py",
+        "    return unit_price(offer, mode) / (hours * offer.unit_cards)",
+        "    return unit_price(offer, mode) / hours",
         "a held card-hour is priced per unit, not per card (package shares and idle of"
         " multi-card machines × unit_cards)",
     ),
     Mutant(
         "replica-disk-setup-hours-unbilled",
-        "planner/solution.py",
-        "                hours += rise * problem.replica_setup[(replica_job.name, config.offer)]",
-        "                hours += 0 * rise",
+        "planner/prices.py",
+        "        return self.hour * hours, self.disk * hours",
+        "        return self.hour * hours, self.disk * held_hours",
         "the plan bills a replica's disk for the hours it serves, not its setup hours (rule 9:"
         " disks bill while held)",
     ),

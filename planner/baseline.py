@@ -243,7 +243,7 @@ def _replicas(
     replicas: dict[tuple[int, int, int], int] = {}
     for j, job in enumerate(problem.replica_jobs):
         hourly = [
-            (problem.replica_hour_price(c) / c.capacity, c.offer, k)
+            (problem.replica_rate(job.name, c).per_hour / c.capacity, c.offer, k)
             for k, c in enumerate(job.configs)
             if c.rented
         ]
@@ -302,7 +302,10 @@ def _take_mix(
     if taken."""
     job = problem.replica_jobs[j]
     items = [
-        (job.configs[k].capacity, problem.integer(problem.replica_hour_price(job.configs[k])))
+        (
+            job.configs[k].capacity,
+            problem.integer(problem.replica_rate(job.name, job.configs[k]).per_hour),
+        )
         for k in ks
     ]
     series = {k: [0] * len(problem.segments) for k in ks}
@@ -381,11 +384,7 @@ def _hourly_counts(
 
 def _hourly_cost(problem: Problem, job: ReplicaJob, k: int, counts: list[int]) -> Fraction:
     """What those replicas cost on their own rentals: held hours plus setup per rise."""
-    config = job.configs[k]
-    setup = problem.replica_setup[(job.name, config.offer)]
-    rises = sum(max(0, n - (counts[s - 1] if s else 0)) for s, n in enumerate(counts))
-    hours = sum(n * (b - a) for n, (a, b) in zip(counts, problem.segments, strict=True))
-    return problem.replica_hour_price(config) * (hours + setup * rises)
+    return problem.replica_rate(job.name, job.configs[k]).series(counts, problem.segments)
 
 
 def _take_hourly(
@@ -445,7 +444,9 @@ def _package_base(
     first = problem.axis.day_of(problem.segments[kept[0]][0])
     packages = packages_until(problem.axis, first, pool.days, problem.segments[kept[-1]][1])
     price = pool.unit_price * config.units * count * packages
-    hourly = min(problem.replica_hour_price(c) / c.capacity for c in job.configs if c.rented)
+    hourly = min(
+        problem.replica_rate(job.name, c).per_hour / c.capacity for c in job.configs if c.rented
+    )
     hours = sum(b - a for s, (a, b) in enumerate(problem.segments) if job.active(s))
     if price >= hourly * base * hours:
         return None

@@ -48,17 +48,16 @@ def lower_bound(problem: Problem) -> Bound:
     """The best bound over a few charges: full rates everywhere, and for each pool that some
     plan must buy, every step from free to full (pool by pool, keeping the best)."""
     packages = _packages(problem)
-    full = {key: p.price / p.card_hours for key, p in packages.items()}
+    full = {key: p.unit_price / p.card_hours for key, p in packages.items()}
     least = _least_bought(problem, packages)
     floors = _Floors(problem)
     # what every charge pays alike: the commitments, less the committed packages that the
     # purchase counts include
-    paid = sum((f.cost for f in problem.fixed), Fraction(0))
-    paid -= sum((p.price * p.committed for p in packages.values()), Fraction(0))
+    paid = sum((f.cost for f in problem.fixed), Fraction(0)) - problem.bought_commitments
 
     def bound(rates: dict[Key, Fraction]) -> Fraction:
         total = paid + sum(
-            (n * (packages[key].price - rates[key] * packages[key].card_hours))
+            (n * (packages[key].unit_price - rates[key] * packages[key].card_hours))
             for key, n in least.items()
         )
         total += sum((floors.job(j.index, rates) for j in problem.jobs), Fraction(0))
@@ -107,7 +106,7 @@ class _Floors:
 class _Package:
     """A buyable pool as the bound sees it."""
 
-    price: Fraction  # one unit-package
+    unit_price: Fraction  # one unit-package (the pool's, from planner.prices)
     longest: int  # its longest real length in hours (a local day may last 25 h)
     unit_cards: int
     committed: int  # unit-packages commitments buy inside the horizon
@@ -180,7 +179,7 @@ def _replica_hour(
 ) -> Fraction:
     """What one replica-hour of `c` is charged: rented, its units' hourly price; on held
     cards, its cards at the pool's charge (committed hourly cards: free); plus its disk."""
-    disk = problem.replica_disk_hour(name, c)
+    rate = problem.replica_rate(name, c)
     if c.rented:
-        return problem.replica_hour_price(c) + disk
-    return c.cards * rates.get((c.offer, c.mode), Fraction(0)) + disk
+        return rate.per_hour
+    return c.cards * rates.get((c.offer, c.mode), Fraction(0)) + rate.disk

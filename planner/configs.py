@@ -19,10 +19,10 @@ from planner.estimate.memory import ServeSetup, TrainSetup, for_card, train_memo
 from planner.estimate.precision import supports
 from planner.estimate.serve import replica_capacity
 from planner.estimate.speed import scale_measured, scaling_efficiency, spot_factor, train_speed
+from planner.prices import runs_money, storage_money
 from planner.rules import (
     PACKAGE_MODES,
     DailyRuns,
-    billed_hours,
     daily_runs,
     occupied_hours,
     setup_hours,
@@ -232,19 +232,11 @@ def _money(
     held: bool,
     runs: tuple[tuple[int, int], ...],
 ) -> tuple[Decimal, Fraction, Fraction]:
-    """(billed hours per unit, rental cost, storage cost) of one run shape."""
-    billed = Decimal(0)
-    rental = Fraction(0)
-    if not held:
-        billing = offer.billing(mode)
-        assert billing is not None and hasattr(billing, "min_hours")
-        billed = sum((billed_hours(length, billing) for _, length in runs), Decimal(0))  # type: ignore[arg-type]
-        rental = Fraction(billing.price) * units * Fraction(billed)
-    storage = Fraction(0)
-    if offer.disk_price_per_gb_month is not None and w.disk_gb:
-        span = DailyRuns(runs).span  # the whole span: disks of stopped instances bill
-        storage = Fraction(offer.disk_price_per_gb_month) * Fraction(w.disk_gb) * span / 720
-    return billed, rental, storage
+    """(billed hours per unit, rental cost, storage cost) of one run shape: rented runs
+    are rentals of their own; the disk bills over the whole span (disks of stopped
+    instances bill)."""
+    billed, rental = (Decimal(0), Fraction(0)) if held else runs_money(offer, mode, units, runs)
+    return billed, rental, storage_money(offer, w, DailyRuns(runs).span)
 
 
 SERVE_COUNTS = (1, 2, 4, 8)

@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING
 from planner.domain.costs import PAID, PRICED, REPORTED, CostTerm, reported_amount
 from planner.domain.money import money
 from planner.domain.plan import CostBreakdown, Plan, Quantity
+from planner.prices import card_hour_price, round_up
 from planner.problem import Problem
-from planner.rules import PACKAGE_MODES, held_card_hour_price, setup_hours
+from planner.rules import PACKAGE_MODES, setup_hours
 
 if TYPE_CHECKING:
     from planner.solution import Solution
@@ -29,11 +30,8 @@ def paid_terms(problem: Problem, solution: Solution) -> dict[CostTerm, Fraction]
         if not config.held:
             terms[CostTerm(config.mode)] += config.rental_cost
         terms[CostTerm.STORAGE] += config.storage_cost
-    committed_packages = Fraction(0)
     for f in problem.fixed:
         terms[CostTerm.COMMITMENT] += f.cost
-        if problem.among_bought(f):
-            committed_packages += f.cost
     bought = sum(
         (
             problem.pools[key].unit_price * n
@@ -43,9 +41,10 @@ def paid_terms(problem: Problem, solution: Solution) -> dict[CostTerm, Fraction]
         Fraction(0),
     )
     # committed packages are among the packages bought: paid once, as commitments
-    terms[CostTerm.PACKAGE] += bought - committed_packages
-    terms[CostTerm.HOURLY] += solution.replica_cost(problem)
-    terms[CostTerm.STORAGE] += solution.replica_storage(problem)
+    terms[CostTerm.PACKAGE] += bought - problem.bought_commitments
+    rental, storage = solution.replica_money(problem)
+    terms[CostTerm.HOURLY] += rental
+    terms[CostTerm.STORAGE] += storage
     return terms
 
 
@@ -71,9 +70,9 @@ def reported_terms(
             for offset, length in c.runs:
                 _add(used[c.pool], start + offset, start + offset + length, c.cards)
         else:
-            extra = Fraction(c.billed_hours) - sum(length for _, length in c.runs)
-            price = Fraction(problem.offers[c.offer].billing(c.mode).price)
-            add(CostTerm.ROUND_UP, extra * c.units, extra * c.units * price)
+            ran = sum(length for _, length in c.runs)
+            offer = problem.offers[c.offer]
+            add(CostTerm.ROUND_UP, *round_up(offer, c.mode, c.billed_hours, ran, c.units))
     for (j, k, s), count in solution.replicas.items():
         replica_job = problem.replica_jobs[j]
         config = replica_job.configs[k]
@@ -88,14 +87,16 @@ def reported_terms(
             _add(used[(config.offer, config.mode)], a, b, count * config.cards)
     for f in problem.fixed:
         if f.mode not in PACKAGE_MODES:
-            extra = Fraction(f.billed_hours) - (f.end - f.start)
-            price = Fraction(problem.offers[f.offer].billing(f.mode).price)
-            add(CostTerm.ROUND_UP, extra * f.units, extra * f.units * price)
+            offer = problem.offers[f.offer]
+            add(
+                CostTerm.ROUND_UP,
+                *round_up(offer, f.mode, f.billed_hours, f.end - f.start, f.units),
+            )
     for key, line in _held(problem, solution).items():
         offer = problem.offers[key[0]]
         inside = {h: n for h, n in line.items() if 0 <= h < problem.hours}
         idle = sum(max(0, n - used[key].get(h, 0)) for h, n in inside.items())
-        add(CostTerm.IDLE, Fraction(idle), idle * held_card_hour_price(offer, key[1]))
+        add(CostTerm.IDLE, Fraction(idle), idle * card_hour_price(offer, key[1]))
         add(
             CostTerm.BEYOND_HORIZON, Fraction(sum(n for h, n in line.items() if h >= problem.hours))
         )
@@ -147,7 +148,7 @@ def breakdown(problem: Problem, solution: Solution, plan: Plan) -> CostBreakdown
         )
         by_month[f"{r.start:%Y-%m}"] += exact
     for j, replica_job in enumerate(problem.replica_jobs):
-        storage = solution.replica_storage(problem, j)
+        _, storage = solution.replica_money(problem, j)
         if storage:  # booked in the month the workload starts (inside the horizon)
             start = problem.scenario.workload(replica_job.name).start  # type: ignore[union-attr]
             first = max(problem.axis.hour_of_local(start), 0)

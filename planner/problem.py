@@ -15,6 +15,7 @@ from typing import Any
 
 import networkx as nx
 
+from planner import prices
 from planner.configs import Config, ReplicaConfig, train_configs
 from planner.domain.catalog import HourlyBilling, Offer
 from planner.domain.errors import Issue, LoadError
@@ -24,7 +25,6 @@ from planner.domain.values import PACKAGE_DAYS
 from planner.domain.workload import TrainWorkload
 from planner.rules import (
     PACKAGE_MODES,
-    billed_hours,
     package_span,
     packages_until,
     setup_hours,
@@ -109,33 +109,17 @@ class Problem:
     replica_jobs: tuple[ReplicaJob, ...] = ()
     replica_setup: dict[tuple[str, str], int] = field(default_factory=dict)  # (job, offer) → h
 
-    def rental_billed(self, mode: str, offer: str, held: int) -> Decimal:
-        """Billed hours of an hourly or spot rental: ceil(max(held, minimum) ÷ increment) ×
-        increment (rule 4). A replica's rental holds its setup hours before it serves."""
-        billing = self.offers[offer].billing(mode)
-        assert isinstance(billing, HourlyBilling)
-        return billed_hours(held, billing)
-
     def rental_money(
         self, mode: str, offer: str, held: int, units: int
     ) -> tuple[Decimal, Fraction]:
-        """(billed hours per unit, exact cost) of one rental: a package is paid in full and
-        bills its real length `held` (00:00 to 00:00 local, 23 or 25 h a day across a
-        daylight-saving change); hourly and spot as `rental_billed` says."""
-        price = Fraction(self.offers[offer].billing(mode).price) * units
-        if mode in PACKAGE_MODES:
-            return Decimal(held), price
-        billed = self.rental_billed(mode, offer, held)
-        return billed, price * Fraction(billed)
+        """(billed hours per unit, exact cost) of one rental (planner.prices.rental_money)."""
+        return prices.rental_money(self.offers[offer], mode, held, units)
 
-    def replica_disk_hour(self, job: str, config: ReplicaConfig) -> Fraction:
-        """Storage one replica pays per held hour (rule 9): the offer's disk price per
-        GB-month of 720 h × `disk_gb`, per replica (serve) or per card (reserve)."""
-        return _disk_hour(self.scenario, job, config)
-
-    def replica_hour_price(self, config: ReplicaConfig) -> Fraction:
-        """What one hourly replica of `config` costs per hour (its units × the hourly price)."""
-        return Fraction(self.offers[config.offer].billing("hourly").price) * config.units
+    def replica_rate(self, job: str, config: ReplicaConfig) -> prices.ReplicaRate:
+        """The money of one replica of `config` for replica job `job`, per held hour and per
+        start (planner.prices.ReplicaRate)."""
+        setup = self.replica_setup.get((job, config.offer), 0)
+        return _replica_rate(self.scenario, job, config, setup)
 
     @property
     def offers(self) -> dict[str, Offer]:
@@ -154,6 +138,13 @@ class Problem:
         that day (the model's purchase counts include it); one starting past the horizon
         end is a commitment only, paid and never used."""
         return f.mode in PACKAGE_DAYS and self.axis.day_of(f.start) < self.axis.days
+
+    @property
+    def bought_commitments(self) -> Fraction:
+        """Money of the committed packages among the packages bought: the package counts
+        include them, so the package term subtracts this and the commitment term pays them
+        once."""
+        return sum((f.cost for f in self.fixed if self.among_bought(f)), Fraction(0))
 
     def committed_purchases(self, key: tuple[str, str]) -> dict[int, int]:
         """Units of a package pool that commitments buy, per horizon day (several
@@ -198,8 +189,8 @@ def build_problem(scenario: Scenario, serving: bool = False) -> Problem:
     pools = _pools(scenario, jobs, committed, replicas)
     amounts = [c.cost for j in jobs for c in j.configs]
     amounts += [p.unit_price for p in pools.values()] + [f.cost for f in fixed]
-    amounts += [Fraction(o.hourly.price) for o in scenario.offers.values() if o.hourly]
-    amounts += [_disk_hour(scenario, r.name, c) for r in replicas for c in r.configs]
+    rates = [_replica_rate(scenario, r.name, c, 1) for r in replicas for c in r.configs]
+    amounts += [x for rate in rates for x in (rate.hour, rate.disk)]
     scale = math.lcm(*(a.denominator for a in amounts)) if amounts else 1
     rank = {offer: i for i, offer in enumerate(sorted(scenario.offers))}
     setup = {
@@ -229,13 +220,13 @@ def _bridge(name: str, setup: dict[tuple[str, str], int]) -> Callable[[ReplicaCo
     return lambda c: setup.get((name, c.offer), 0) if c.rented else 0
 
 
-def _disk_hour(scenario: Scenario, job: str, config: ReplicaConfig) -> Fraction:
-    price = scenario.offers[config.offer].disk_price_per_gb_month
+def _replica_rate(
+    scenario: Scenario, job: str, config: ReplicaConfig, setup: int
+) -> prices.ReplicaRate:
+    offer = scenario.offers[config.offer]
     workload = scenario.workload(job)
-    if price is None or not workload.disk_gb:
-        return Fraction(0)
-    disks = config.cards if workload.kind == "reserve" else 1
-    return Fraction(price) * Fraction(workload.disk_gb) * disks / 720
+    assert not isinstance(workload, TrainWorkload)
+    return prices.replica_rate(offer, workload, config.units, config.cards, config.rented, setup)
 
 
 def _refuse(scenario: Scenario, lines: list[str]) -> LoadError:
@@ -306,12 +297,13 @@ def quote_replicas(scenario: Scenario, name: str) -> list[dict[str, Any]]:
         offer = scenario.offers[c.offer]
         need = [max(job.minimum[s], -(-job.demand[s] // c.capacity)) for s in range(len(segments))]
         need = job.kept(tuple(segments), need)  # under a min hold, replicas stay held
+        rate = _replica_rate(scenario, name, c, _replica_setup(scenario, job, c.offer))
+        # rented: the replicas' rentals and disks; held: their disks (packages below)
+        cost = rate.series(need, segments)
         if c.rented:
-            setup = _replica_setup(scenario, job, c.offer)
             rises = sum(max(0, need[s] - (need[s - 1] if s else 0)) for s in range(len(need)))
             hours = sum(n * (b - a) for n, (a, b) in zip(need, segments, strict=True))
-            cost = Fraction(offer.billing("hourly").price) * c.units * (hours + setup * rises)
-            billed = {"billed_unit_hours": hours + setup * rises, "packages": None}
+            billed = {"billed_unit_hours": hours + rate.setup * rises, "packages": None}
         else:
             first = scenario.axis.day_of(segments[active[0]][0])
             count = packages_until(
@@ -319,7 +311,7 @@ def quote_replicas(scenario: Scenario, name: str) -> list[dict[str, Any]]:
             )
             # held machines' cards are shared by replicas (rule 5): whole machines for the peak
             units = -(-max(need) * c.cards // offer.unit_cards)
-            cost = Fraction(offer.billing(c.mode).price) * units * count
+            cost += prices.unit_price(offer, c.mode) * units * count
             billed = {"billed_unit_hours": None, "packages": count, "package_units": units}
         rows.append(
             {
@@ -347,7 +339,6 @@ def _commitments(
     committed: dict[tuple[str, str], list[PoolCommitment]] = {}
     for i, c in enumerate(scenario.spec.commitments):
         offer = scenario.offers[c.offer]
-        billing = offer.billing(c.mode)
         start = axis.hour_of_local(c.start)
         name = c.name or f"commitment-{i + 1}"
         if c.mode in PACKAGE_MODES:
@@ -356,26 +347,14 @@ def _commitments(
             count = c.count or math.ceil((axis.days - first) / days)
             for k in range(count):
                 begin, end = package_span(axis, days, first + k * days)
-                fixed.append(
-                    FixedRental(
-                        name,
-                        c.offer,
-                        c.mode,
-                        c.units,
-                        begin,
-                        end,
-                        Fraction(billing.price) * c.units,
-                        Decimal(0),
-                    )
-                )
+                billed, cost = prices.rental_money(offer, c.mode, end - begin, c.units)
+                fixed.append(FixedRental(name, c.offer, c.mode, c.units, begin, end, cost, billed))
                 committed.setdefault((c.offer, c.mode), []).append(
                     PoolCommitment(begin, end, c.units)
                 )
         else:
             end = axis.hour_of_local(c.end) if c.end is not None else axis.hours
-            assert isinstance(billing, type(offer.hourly)) and billing is not None
-            billed = billed_hours(end - start, billing)
-            cost = Fraction(billing.price) * c.units * Fraction(billed)
+            billed, cost = prices.rental_money(offer, c.mode, end - start, c.units)
             fixed.append(FixedRental(name, c.offer, c.mode, c.units, start, end, cost, billed))
             committed.setdefault((c.offer, c.mode), []).append(PoolCommitment(start, end, c.units))
     return fixed, committed
@@ -476,7 +455,7 @@ def _pools(
         pools[(offer_id, mode)] = Pool(
             offer_id,
             mode,
-            Fraction(billing.price) if buyable else Fraction(0),
+            prices.unit_price(offer, mode) if buyable else Fraction(0),
             PACKAGE_DAYS[mode] if buyable else 0,
             billing.stock,
             tuple(committed.get((offer_id, mode), ())),

@@ -13,6 +13,7 @@ from planner.domain.money import money
 from planner.domain.plan import Assignment, CardUse, CheaperAlone, DayUse, NextBest, Plan
 from planner.domain.scenario import Scenario
 from planner.domain.values import PACKAGE_DAYS, BillingMode
+from planner.prices import card_hour_price
 from planner.problem import Problem
 from planner.rules import package_hours
 from planner.solution import Solution, package_share
@@ -21,7 +22,9 @@ from planner.views import pool_hours, pool_use
 RATE_DIGITS = Decimal("0.0001")  # derived rates (per card-hour, per GB-hour) are shown to 4 places
 
 
-def _rate(value: Decimal) -> Decimal:
+def _rate(value: Decimal | Fraction) -> Decimal:
+    if isinstance(value, Fraction):
+        value = Decimal(value.numerator) / Decimal(value.denominator)
     return value.quantize(RATE_DIGITS, rounding=ROUND_HALF_EVEN)
 
 
@@ -31,7 +34,7 @@ def offer_rows(offers: list[Offer], cards: dict[str, CardType]) -> list[dict[str
     for offer in offers:
         card = cards[offer.card]
         for mode, billing in offer.modes.items():
-            per_card_hour = offer.card_hour_price(mode)
+            per_card_hour = _rate(card_hour_price(offer, mode))
             rows.append(
                 {
                     "offer": offer.id,
@@ -324,7 +327,7 @@ def plan_assumptions(problem: Problem, plan: Plan) -> list[str]:
 
 def _cheapest_hourly_per_card(problem: Problem, card: str) -> tuple[str, Fraction] | None:
     options = [
-        (Fraction(o.hourly.price) / o.unit_cards, o.id)
+        (card_hour_price(o, "hourly"), o.id)
         for o in problem.offers.values()
         if o.card == card and o.hourly is not None
     ]

@@ -18,8 +18,8 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from planner.configs import Config, ReplicaConfig
+from planner.prices import marginal_card_hour_price
 from planner.problem import Problem
-from planner.rules import held_card_hour_price
 from planner.solution import Solution
 
 TRAIN_K = 8  # configs kept per train job
@@ -71,10 +71,10 @@ def top_k(problem: Problem, keep: Solution | None = None) -> Restricted:
         configs = rjob.configs
         by_request = sorted(
             range(len(configs)),
-            key=lambda k: (_replica_hour(problem, configs[k]) / configs[k].capacity, k),
+            key=lambda k: (_replica_hour(problem, rjob.name, configs[k]) / configs[k].capacity, k),
         )
         by_replica = sorted(
-            range(len(configs)), key=lambda k: (_replica_hour(problem, configs[k]), k)
+            range(len(configs)), key=lambda k: (_replica_hour(problem, rjob.name, configs[k]), k)
         )
         chosen = set(by_request[:REPLICA_K]) | set(by_replica[:REPLICA_MIN_K])
         if keep:
@@ -88,9 +88,7 @@ def top_k(problem: Problem, keep: Solution | None = None) -> Restricted:
 
 
 def _card_hour(problem: Problem, offer: str, mode: str) -> Fraction:
-    if not problem.pools[(offer, mode)].days:
-        return Fraction(0)  # committed hourly cards: already paid
-    return held_card_hour_price(problem.offers[offer], mode)
+    return marginal_card_hour_price(problem.offers[offer], mode)
 
 
 def _train_rank(problem: Problem, config: Config) -> Fraction:
@@ -102,7 +100,8 @@ def _train_rank(problem: Problem, config: Config) -> Fraction:
     )
 
 
-def _replica_hour(problem: Problem, config: ReplicaConfig) -> Fraction:
+def _replica_hour(problem: Problem, job: str, config: ReplicaConfig) -> Fraction:
+    rate = problem.replica_rate(job, config)
     if config.rented:
-        return problem.replica_hour_price(config)
-    return _card_hour(problem, config.offer, config.mode) * config.cards
+        return rate.per_hour
+    return _card_hour(problem, config.offer, config.mode) * config.cards + rate.disk

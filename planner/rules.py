@@ -47,8 +47,8 @@ def billed_hours(held: int, billing: HourlyBilling) -> Decimal:
 
 def package_hours(mode: str) -> int:
     """A package's nominal length, 24 h for each local day it lasts: the hours its price is
-    spread over (`held_card_hour_price`). Its real start and end, 23 or 25 h a day across a
-    daylight-saving change, come from the time axis (`package_span`)."""
+    spread over (`planner.prices.card_hour_price`). Its real start and end, 23 or 25 h a day
+    across a daylight-saving change, come from the time axis (`package_span`)."""
     return 24 * PACKAGE_DAYS[mode]
 
 
@@ -64,14 +64,6 @@ def packages_until(axis: TimeAxis, first_day: int, days: int, end: int) -> int:
     while axis.after_days(first_day, count * days) < end:
         count += 1
     return count
-
-
-def held_card_hour_price(offer: Offer, mode: str) -> Fraction:
-    """What one card-hour of held cards costs: a package spread over its nominal length, or
-    the hourly price of a committed unit, per card. Nominal, so that a job's share does not
-    depend on whether the package it used spans a daylight-saving change."""
-    hours = package_hours(mode) if mode in PACKAGE_MODES else 1
-    return Fraction(offer.billing(mode).price) / (hours * offer.unit_cards)
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,8 @@ from planner.domain.plan import Assignment, Plan
 from planner.domain.scenario import Scenario
 from planner.domain.workload import TrainWorkload
 from planner.estimate.speed import spot_factor
+from planner.prices import unit_price
+from planner.rules import billed_hours
 
 HOUR = dt.timedelta(hours=1)
 
@@ -64,10 +66,13 @@ class Simulation:
 
 
 def _billed(hours: np.ndarray, billing: HourlyBilling) -> np.ndarray:
-    """Rule 4 on arrays of held hours: ceil(max(held, minimum) ÷ increment) × increment."""
-    minimum, increment = float(billing.min_hours), float(billing.increment_hours)
-    billed: np.ndarray = np.ceil(np.maximum(hours, minimum) / increment - 1e-9) * increment
-    return billed
+    """Rule 4 (`planner.rules.billed_hours`, the one rule) on arrays of whole held hours:
+    each distinct value billed once, then spread back."""
+    values, inverse = np.unique(hours, return_inverse=True)
+    assert np.all(values == np.round(values)), "held hours are whole hours"
+    billed = np.array([float(billed_hours(int(v), billing)) for v in values])
+    result: np.ndarray = billed[inverse].reshape(np.shape(hours))
+    return result
 
 
 def _losses(
@@ -139,7 +144,7 @@ def simulate(
         compute = useful + _losses(rng, rate, useful, c, r, runs)
         finish, unit_hours = _extend(scenario, w, a, compute - a.compute_hours, offer.spot)
         units = math.ceil(a.cards / offer.unit_cards)
-        extra_cost = unit_hours * units * float(offer.spot.price)
+        extra_cost = unit_hours * units * float(unit_price(offer, "spot"))
         total += extra_cost
         axis = scenario.axis
         deadline = axis.instant(axis.hour_of_local(w.deadline) if w.deadline else axis.hours)

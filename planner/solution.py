@@ -6,15 +6,14 @@ Shared by the CP-SAT decoder and the baselines, so every plan is assembled one w
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from decimal import Decimal
 from fractions import Fraction
 
 from planner.configs import Config
 from planner.domain.money import money
 from planner.domain.plan import Assignment, Plan, Rental, ReplicaAssignment, ReplicaUse, Run
+from planner.prices import card_hour_price
 from planner.pricing import paid_terms
 from planner.problem import Problem
-from planner.rules import held_card_hour_price
 
 PlanStatus = str
 
@@ -33,39 +32,20 @@ class Solution:
         """Exact money of the solution: the sum of its paid terms (planner.pricing)."""
         return sum(paid_terms(problem, self).values(), Fraction(0))
 
-    def replica_cost(self, problem: Problem) -> Fraction:
-        """Hourly replicas: held hours, plus ceil(setup) hours per rental start, per unit."""
-        total = Fraction(0)
-        for (j, k, s), count in self.replicas.items():
-            job = problem.replica_jobs[j]
-            config = job.configs[k]
-            if not config.rented:
-                continue
-            a, b = problem.segments[s]
-            rise = max(0, count - self.replicas.get((j, k, s - 1), 0))
-            hours = count * (b - a) + rise * problem.replica_setup[(job.name, config.offer)]
-            total += problem.replica_hour_price(config) * hours
-        return total
-
-    def replica_storage(self, problem: Problem, job: int | None = None) -> Fraction:
-        """Disks of serve replicas and reserved cards while held (rule 9): every held
-        hour, and on hourly rentals their setup hours too. One replica job, or all."""
-        total = Fraction(0)
+    def replica_money(self, problem: Problem, job: int | None = None) -> tuple[Fraction, Fraction]:
+        """(rental, storage) of the replicas, one replica job's or all: per held hour, and
+        on hourly rentals ceil(setup) hours per start (planner.prices.ReplicaRate)."""
+        rental = storage = Fraction(0)
         for (j, k, s), count in self.replicas.items():
             if job is not None and j != job:
                 continue
             replica_job = problem.replica_jobs[j]
-            config = replica_job.configs[k]
-            disk = problem.replica_disk_hour(replica_job.name, config)
-            if not disk:
-                continue
+            rate = problem.replica_rate(replica_job.name, replica_job.configs[k])
             a, b = problem.segments[s]
-            hours = count * (b - a)
-            if config.rented:
-                rise = max(0, count - self.replicas.get((j, k, s - 1), 0))
-                hours += rise * problem.replica_setup[(replica_job.name, config.offer)]
-            total += disk * hours
-        return total
+            starts = max(0, count - self.replicas.get((j, k, s - 1), 0))
+            paid, disk = rate.money(count * (b - a), starts)
+            rental, storage = rental + paid, storage + disk
+        return rental, storage
 
 
 def to_plan(problem: Problem, solution: Solution, status: PlanStatus) -> Plan:
@@ -174,9 +154,7 @@ def _replica_assignment(
             if series[s]:
                 last_end = b
             if held:
-                share += (
-                    series[s] * config.cards * (b - a) * held_card_hour_price(offer, config.mode)
-                )
+                share += series[s] * config.cards * (b - a) * card_hour_price(offer, config.mode)
                 continue
             while len(open_rentals) < series[s]:
                 # held from ceil(setup) hours before it serves (rules 6-7: setup is held)
@@ -219,7 +197,7 @@ def _replica_assignment(
         peak_replicas=max(total, default=0),
         mean_replicas=round(mean, 3),
         configs=labels,
-        cost=money(own + solution.replica_storage(problem, j), currency),
+        cost=money(own + solution.replica_money(problem, j)[1], currency),
         package_share=money(share, currency) if share else None,
         rentals=[r.id for r in rentals],
     )
@@ -258,14 +236,13 @@ def _rental(
 def package_share(problem: Problem, config: Config) -> Fraction:
     """The held cards a job uses, priced at the package's (or commitment's) card-hour rate."""
     card_hours = sum(length for _, length in config.runs) * config.cards
-    return card_hours * held_card_hour_price(problem.offers[config.offer], config.mode)
+    return card_hours * card_hour_price(problem.offers[config.offer], config.mode)
 
 
 def _package_rentals(problem: Problem, solution: Solution) -> list[Rental]:
     rentals = []
     currency = problem.scenario.spec.currency
     for (offer_id, mode), bought in sorted(solution.packages.items()):
-        pool = problem.pools[(offer_id, mode)]
         offer = problem.offers[offer_id]
         committed = problem.committed_purchases((offer_id, mode))  # paid as commitments
         for day, count in sorted(bought.items()):
@@ -273,6 +250,7 @@ def _package_rentals(problem: Problem, solution: Solution) -> list[Rental]:
             if extra <= 0:
                 continue
             a, b = problem.package((offer_id, mode), day)  # 00:00 to 00:00 local: real hours
+            billed, cost = problem.rental_money(mode, offer_id, b - a, extra)
             rentals.append(
                 Rental(
                     id=f"{offer_id}/{mode}/{problem.axis.date(day):%Y-%m-%d}",
@@ -283,8 +261,8 @@ def _package_rentals(problem: Problem, solution: Solution) -> list[Rental]:
                     cards=extra * offer.unit_cards,
                     start=problem.axis.instant(a),
                     end=problem.axis.instant(b),
-                    billed_hours=Decimal(b - a),
-                    cost=money(pool.unit_price * extra, currency),
+                    billed_hours=billed,
+                    cost=money(cost, currency),
                 )
             )
     return rentals
@@ -305,7 +283,7 @@ def _commitment_rentals(problem: Problem) -> list[Rental]:
                 cards=f.units * offer.unit_cards,
                 start=problem.axis.instant(f.start),
                 end=problem.axis.instant(f.end),
-                billed_hours=f.billed_hours or Decimal(f.end - f.start),
+                billed_hours=f.billed_hours,
                 cost=money(f.cost, currency),
                 committed=True,
             )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "planner"
@@ -80,3 +81,35 @@ def test_the_rule_would_catch_a_violation(tmp_path: Path) -> None:
     bad = tmp_path / "x.py"
     bad.write_text("import typer\nfrom ortools.sat.python import cp_model\n")
     assert imports_of(bad) == {"typer", "ortools.sat.python"}
+
+
+# Where a price may be read outside the one pricing (planner/prices.py) on the model side,
+# and why: none of these computes money.
+PRICE_READS_ALLOWED = {
+    "planner/report.py": "the catalog table shows each offer's price as listed",
+    "planner/whatif/shorthand.py": "--price patches a price; it prices nothing",
+    "planner/cli/variant.py": "describes a --price change",
+    "planner/serving.py": "asks whether any offer prices disks at all",
+    "planner/estimate/fit.py": "plan fit's hourly price of a card count, without a scenario",
+}
+MONEY_PATTERN = re.compile(
+    r"\.price\b|disk_price_per_gb_month|/ ?720\b|HOURS_PER_MONTH|held_card_hour_price"
+)
+
+
+def test_no_model_side_cost_rule_outside_the_one_pricing() -> None:
+    """Every model-side module prices through planner.prices (and the rule primitives in
+    planner.rules it builds on); the checker keeps its own arithmetic on purpose."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE.parent).as_posix()
+        if relative.startswith(("planner/check/", "planner/domain/")) or relative in (
+            "planner/prices.py",
+            *PRICE_READS_ALLOWED,
+        ):
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            code = line.split("#", 1)[0]
+            if MONEY_PATTERN.search(code) and not code.strip().startswith(('"', "'")):
+                found.append(f"{relative}:{number}: {line.strip()}")
+    assert not found, "prices read outside planner/prices.py:\n" + "\n".join(found)

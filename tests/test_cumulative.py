@@ -58,7 +58,7 @@ def test_a_wrong_infeasibility_proof_gives_way_to_a_checked_baseline(
     make_scenario: Any, monkeypatch: Any
 ) -> None:
     # If CP-SAT ever says "infeasible" while a baseline plan passes the checker, the proof
-    # is wrong: the plan shown is the baseline, with a warning, never exit 2.
+    # is wrong: a model inconsistency; the plan shown is the baseline, never exit 2.
     from planner.cpsat.model import CpModel, Outcome
     from planner.solve import SolveParams, solve
     from tests.planning import job, offer
@@ -73,4 +73,5 @@ def test_a_wrong_infeasibility_proof_gives_way_to_a_checked_baseline(
     result = solve(s, SolveParams(time_limit=5, workers=1))
     assert result.status == "feasible" and result.plan is not None
     assert result.plan.total_cost == 30
-    assert "solver fault" in result.plan.baseline_notes["solver"]
+    assert result.inconsistency is not None and result.plan.bound is None
+    assert "CP-SAT proved the scenario infeasible" in result.inconsistency

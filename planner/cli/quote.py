@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from fractions import Fraction
 from typing import Annotated, Any
 
 import typer
@@ -22,8 +21,9 @@ from planner.domain.money import money
 from planner.domain.scenario import Scenario
 from planner.domain.suggest import did_you_mean
 from planner.domain.values import PACKAGE_DAYS
+from planner.prices import unit_price
 from planner.problem import Job, quote_job, quote_replicas
-from planner.rules import packages_until
+from planner.rules import PACKAGE_MODES, packages_until
 
 
 def quote_command(
@@ -55,11 +55,13 @@ def quote_command(
     currency = loaded.spec.currency
     rows = []
     for c in job.configs:
-        if c.held:
-            pool_price = Fraction(loaded.offers[c.offer].billing(c.mode).price)
+        if c.held and c.mode in PACKAGE_MODES:
             packages = _packages(loaded, job, c)
-            cost = pool_price * c.units * packages + c.storage_cost
+            cost = unit_price(loaded.offers[c.offer], c.mode) * c.units * packages + c.storage_cost
             billed: dict[str, Any] = {"billed_hours": None, "packages": packages}
+        elif c.held:  # committed hourly units: paid as the commitment, whatever runs there
+            cost, billed = c.storage_cost, {"billed_hours": None, "packages": None}
+            billed["committed"] = True
         else:
             cost, billed = c.cost, {"billed_hours": float(c.billed_hours), "packages": None}
         offer = loaded.offers[c.offer]
@@ -121,6 +123,8 @@ def _document(loaded: Scenario, workload: str, rows: list[dict[str, Any]], units
 
 
 def _billed(r: dict[str, Any]) -> str:
+    if r.get("committed"):
+        return "committed units"
     if r.get("packages") is None:
         hours = r.get("billed_hours", r.get("billed_unit_hours"))
         return f"{hours:,g} h" if "billed_hours" in r else f"{hours:,} unit-h"
@@ -132,11 +136,10 @@ def _billed(r: dict[str, Any]) -> str:
 def _packages(loaded: Scenario, job: Job, c: Config) -> int:
     """Packages bought back to back from 00:00 of the first day it may start that hold the
     config's whole span (real hours: a local day across a daylight-saving change is 23 or
-    25 h); a committed hourly pool is counted in days."""
+    25 h)."""
     axis = loaded.axis
     day = axis.day_of(job.start_range(c)[0])
-    days = PACKAGE_DAYS.get(c.mode, 1)
-    return packages_until(axis, day, days, axis.day_start(day) + c.span)
+    return packages_until(axis, day, PACKAGE_DAYS[c.mode], axis.day_start(day) + c.span)
 
 
 def _quote_replicas(loaded: Any, workload: str, json_path: str | None) -> None:

@@ -30,8 +30,8 @@ from ortools.sat.python import cp_model
 from planner.configs import ReplicaConfig
 from planner.cover import least_cover
 from planner.cpsat.variables import Variables
+from planner.prices import card_hour_price
 from planner.problem import Problem
-from planner.rules import held_card_hour_price
 
 # Weights are prices per hour at this many times the money scale, rounded down (any
 # non-negative integer weights give a valid cut).
@@ -120,10 +120,8 @@ def replica_weight(problem: Problem, job: str, config: ReplicaConfig) -> int:
     rented, its units' hourly price; on held cards, their price per card-hour (a package
     spread over its nominal hours; committed hourly units at their hourly price); plus its
     disk. Any non-negative weights give a valid cut."""
-    if config.rented:
-        hour = problem.replica_hour_price(config)
-    else:
-        offer = problem.offers[config.offer]
-        hour = held_card_hour_price(offer, config.mode) * config.cards
-    hour += problem.replica_disk_hour(job, config)
+    rate = problem.replica_rate(job, config)
+    hour = rate.per_hour
+    if not config.rented:
+        hour += card_hour_price(problem.offers[config.offer], config.mode) * config.cards
     return math.floor(hour * problem.money_scale * WEIGHT_SCALE)

@@ -29,23 +29,19 @@ def cost_terms(problem: Problem, v: Variables) -> dict[CostTerm, cp_model.Linear
         terms[CostTerm.PACKAGE] += [n * price for n in bought.values()]
     for (j, k, s), replicas in v.replicas.items():
         replica_job = problem.replica_jobs[j]
-        replica = replica_job.configs[k]
+        rate = problem.replica_rate(replica_job.name, replica_job.configs[k])
         a, b = problem.segments[s]
-        disk = problem.integer(problem.replica_disk_hour(replica_job.name, replica))
+        # per held hour, and the setup hours each start of a rented replica holds
+        hour, disk = problem.integer(rate.hour), problem.integer(rate.disk)
+        held = replicas * (b - a)
+        started = v.starts[(j, k, s)] * rate.setup if rate.setup else 0
+        if hour:
+            terms[CostTerm.HOURLY] += [held * hour, started * hour]
         if disk:  # disks bill while the replica is held, setup hours included
-            terms[CostTerm.STORAGE].append(replicas * (b - a) * disk)
-        if replica.rented:  # held hours plus ceil(setup) per start, per unit
-            hour = problem.integer(problem.replica_hour_price(replica))
-            terms[CostTerm.HOURLY].append(replicas * (b - a) * hour)
-            setup = problem.replica_setup[(replica_job.name, replica.offer)]
-            if setup:
-                terms[CostTerm.HOURLY].append(v.starts[(j, k, s)] * setup * hour)
-                if disk:
-                    terms[CostTerm.STORAGE].append(v.starts[(j, k, s)] * setup * disk)
+            terms[CostTerm.STORAGE] += [held * disk, started * disk]
     for f in problem.fixed:
         terms[CostTerm.COMMITMENT].append(problem.integer(f.cost))
-        if problem.among_bought(f):
-            terms[CostTerm.PACKAGE].append(-problem.integer(f.cost))
+    terms[CostTerm.PACKAGE].append(-problem.integer(problem.bought_commitments))
     return {t: cp_model.LinearExpr.sum(exprs) for t, exprs in terms.items()}
 
 

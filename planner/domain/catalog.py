@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from planner.domain.limits import MAX_COUNT, MIN_LINK_GBPS, at_least, at_most
 from planner.domain.money import MINOR_DIGITS, BilledHours, Price
-from planner.domain.values import BILLING_MODES, PACKAGE_DAYS, BillingMode, Slug, WholeMinutes
+from planner.domain.values import BILLING_MODES, BillingMode, Slug, WholeMinutes
 
 T = TypeVar("T")
 Confidence = Literal["high", "medium", "low"]
@@ -182,12 +182,6 @@ class Offer(Frozen):
         if value is None:
             raise KeyError(f"offer {self.id} does not sell {mode}")
         return value  # type: ignore[no-any-return]
-
-    def card_hour_price(self, mode: BillingMode) -> Decimal:
-        """Price of one card for one hour on `mode`, packages spread over their whole length."""
-        billing = self.modes[mode]
-        hours = 24 * PACKAGE_DAYS.get(mode, 0) or 1
-        return billing.price / (hours * self.unit_cards)
 
 
 class Catalog(Frozen):

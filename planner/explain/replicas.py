@@ -27,6 +27,7 @@ from planner.explain.conflict import (
     when,
     workload_patch,
 )
+from planner.prices import card_hour_price
 from planner.serving import ReplicaJob, replica_jobs
 
 KNAPSACK_UNITS = 100_000  # stock above this is as good as unlimited for the bound
@@ -305,7 +306,7 @@ def _more_stock(scenario: Scenario, job: ReplicaJob) -> tuple[Relaxation, ...]:
     cheapest = min(
         limited,
         key=lambda c: (
-            scenario.offers[c.offer].card_hour_price(c.mode) * c.cards / c.capacity,  # type: ignore[arg-type]
+            card_hour_price(scenario.offers[c.offer], c.mode) * c.cards / c.capacity,
             c.offer,
             c.mode,
         ),

@@ -31,6 +31,7 @@ from planner.explain.conflict import (
     within_limits,
     workload_patch,
 )
+from planner.prices import unit_price
 from planner.problem import Infeasible, Job, build_problem, quote_job
 from planner.rules import PACKAGE_MODES, package_hours, setup_hours
 
@@ -349,9 +350,11 @@ def _price(scenario: Scenario, config: Config) -> Fraction:
     span (nominal lengths: a ranking, not a bill)."""
     if not config.held:
         return config.cost
-    price = Fraction(scenario.offers[config.offer].billing(config.mode).price)
-    packages = -(-config.span // package_hours(config.mode)) if config.mode in PACKAGE_MODES else 0
-    return price * config.units * packages
+    if config.mode not in PACKAGE_MODES:
+        return config.storage_cost  # committed hourly units: paid as the commitment
+    packages = -(-config.span // package_hours(config.mode))
+    price = unit_price(scenario.offers[config.offer], config.mode)
+    return price * config.units * packages + config.storage_cost
 
 
 def _more_stock(scenario: Scenario, config: Config) -> Relaxation:

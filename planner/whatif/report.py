@@ -4,10 +4,10 @@ break-even price of a commitment, and the levels of a commitment sweep."""
 
 from __future__ import annotations
 
-from fractions import Fraction
 from typing import Any
 
 from planner.domain.scenario import Scenario
+from planner.prices import unit_price
 from planner.views import pool_use
 from planner.whatif.compare import (
     BreakEven,
@@ -72,7 +72,7 @@ def _use(scenario: Scenario, side: Side, offer: str, mode: str) -> dict[str, Any
 def _break_evens(variant_s: Scenario, base: Side, variant: Side) -> list[BreakEven]:
     found = []
     for offer, mode in committed_pools(variant_s):
-        price = Fraction(variant_s.offers[offer].billing(mode).price)
+        price = unit_price(variant_s.offers[offer], mode)
         b = break_even(base, variant, offer, mode, price)
         if b is not None:
             found.append(b)
