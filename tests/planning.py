@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import replace
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 import yaml
+from hypothesis import strategies as st
 
 from planner.domain.load import load_scenario
 from planner.domain.plan import Assignment, Plan
@@ -76,6 +78,73 @@ def service(**fields: Any) -> dict[str, Any]:
         "concurrency": 10,
         **fields,
     }
+
+
+# --- hypothesis: serve workloads with daily curves ------------------------------------------
+
+# What one replica of `service()`'s llama-3.1-8b carries in flight (requests at 20 tokens/s
+# each): 100 on one a100-80g card, 220 on one h200-141g card. Levels up to 250 need one to
+# three cards, so generated curves make the replica count rise and fall through the day.
+SERVE_LEVELS = st.integers(0, 250)
+WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+
+
+@st.composite
+def day_curves(
+    draw: st.DrawFn, levels: st.SearchStrategy[int] = SERVE_LEVELS, max_ranges: int = 3
+) -> int | dict[str, int]:
+    """A level by hour of day as a scenario writes it: hour ranges covering 00-24 once, such
+    as {"00-08": 2, "08-20": 5, "20-24": 3} (up to `max_ranges` of them), or a number (flat)."""
+    cuts = sorted(draw(st.sets(st.integers(1, 23), max_size=max_ranges - 1)))
+    if not cuts and draw(st.booleans()):
+        return draw(levels)
+    return {f"{lo:02d}-{hi:02d}": draw(levels) for lo, hi in pairwise([0, *cuts, 24])}
+
+
+@st.composite
+def week_curves(draw: st.DrawFn, levels: st.SearchStrategy[int] = SERVE_LEVELS) -> Any:
+    """A daily curve, the same every day; or, one time in four, two daily curves spread over
+    the weekdays by name ({"mon": {...}, "tue": 40, ...}), so that even a two-day horizon
+    from a Wednesday may see the curve change from one day to the next."""
+    if draw(st.integers(0, 3)):
+        return draw(day_curves(levels))
+    first, second = draw(day_curves(levels)), draw(day_curves(levels))
+    picks = draw(st.lists(st.booleans(), min_size=7, max_size=7))
+    return {day: first if pick else second for day, pick in zip(WEEKDAYS, picks, strict=True)}
+
+
+@st.composite
+def services(draw: st.DrawFn, days: int = 2, name: str = "chat") -> dict[str, Any]:
+    """A `service()` serving some hours of a horizon of `days` days from 2026-07-01 00:00,
+    its concurrency a generated curve; sometimes one-card replicas only, sometimes no
+    replica required where the demand is 0."""
+    first = dt.datetime(2026, 7, 1)
+    start = draw(st.integers(0, 24 * days - 1))
+    length = draw(st.integers(1, 24 * days - start))
+    fields: dict[str, Any] = {
+        "name": name,
+        "start": (first + dt.timedelta(hours=start)).isoformat(),
+        "end": (first + dt.timedelta(hours=start + length)).isoformat(),
+        "concurrency": draw(week_curves()),
+    }
+    if draw(st.booleans()):
+        fields["max_cards_per_replica"] = 1
+    if draw(st.booleans()):
+        fields["min_replicas"] = 0
+    return service(**fields)
+
+
+@st.composite
+def with_service(
+    draw: st.DrawFn, instances: st.SearchStrategy[dict[str, Any]], serve: bool | None = None
+) -> dict[str, Any]:
+    """An instance of `instances` ({"offers", "jobs", "days"}, as tests/
+    test_planner_properties.py draws them) plus a generated serve workload: always when
+    `serve` is True, never when False, in about half the instances when None."""
+    instance = draw(instances)
+    if serve is False or (serve is None and not draw(st.booleans())):
+        return instance
+    return {**instance, "jobs": [*instance["jobs"], draw(services(instance["days"]))]}
 
 
 def scenario(
