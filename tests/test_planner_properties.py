@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from planner.check import check_plan
 from planner.problem import Infeasible, build_problem
-from tests.planning import job, offer, solved
+from tests.planning import job, offer, solved, with_service
 
 START = dt.datetime(2026, 7, 1)
 slow = settings(suppress_health_check=[HealthCheck.too_slow], deadline=None)
@@ -70,7 +70,7 @@ def build(make_scenario: Any, instance: dict[str, Any]) -> Any:
 
 
 @slow
-@given(instances())
+@given(with_service(instances()))
 def test_every_plan_passes_the_checker_and_beats_the_baselines(
     make_scenario: Any, instance: dict[str, Any]
 ) -> None:
@@ -100,7 +100,7 @@ def _optimum(make_scenario: Any, instance: dict[str, Any]) -> Fraction | None:
 
 
 @slow
-@given(instances(), st.integers(0, 1))
+@given(with_service(instances()), st.integers(0, 1))
 def test_more_stock_never_raises_the_optimum(
     make_scenario: Any, instance: dict[str, Any], which: int
 ) -> None:
@@ -114,7 +114,7 @@ def test_more_stock_never_raises_the_optimum(
 
 
 @slow
-@given(instances(), st.integers(0, 1), st.integers(1, 10))
+@given(with_service(instances()), st.integers(0, 1), st.integers(1, 10))
 def test_a_higher_price_never_lowers_the_optimum(
     make_scenario: Any, instance: dict[str, Any], which: int, rise: int
 ) -> None:
@@ -171,7 +171,7 @@ def test_brute_force_equals_the_cp_sat_optimum(
 @st.composite
 def mixed(draw: Any) -> dict[str, Any]:
     """A train instance plus people's cards on one of its cards, some hours of some days."""
-    instance = draw(instances(days=3))
+    instance = draw(with_service(instances(days=3)))
     card = instance["offers"][0]["card"]
     first = draw(st.integers(0, 20))
     length = draw(st.integers(1, 24 - first))
