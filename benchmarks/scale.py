@@ -74,6 +74,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--workers", type=int, default=None, help="default: as plan solve")
     p.add_argument("--stock", choices=["scaled", "seeds"], default="scaled")
+    p.add_argument(
+        "--generator",
+        choices=["base", "mix"],
+        default="base",
+        help="base: benchmarks/generate.py; mix: benchmarks/generate_mix.py (service-heavy, "
+        "B300-only jobs, tight stock, weekly and daily packages)",
+    )
     p.add_argument("--cap", type=float, default=None, help="seconds per instance before kill")
     p.add_argument("--max-rss-gb", type=float, default=8.0, help="kill a child above this")
     p.add_argument("--instances", type=Path, default=None, help="keep (and reuse) scenarios")
@@ -163,11 +170,17 @@ def _save(report: dict[str, Any], path: Path | None) -> None:
 
 def _instance(folder: Path, size: int, seed: int, args: argparse.Namespace) -> dict[str, Any]:
     """Generate (or reuse) the scenario, then solve it in a child watched for time and RSS."""
-    path = folder / file_name(size, seed, args.stock)
+    mix = args.generator == "mix"
+    path = folder / (f"mix-{size}-s{seed}.yaml" if mix else file_name(size, seed, args.stock))
     started = time.perf_counter()
     if not path.exists():
         try:
-            write(generate(size, seed, args.stock), path)
+            if mix:
+                import generate_mix
+
+                write(generate_mix.generate(size, seed), path)
+            else:
+                write(generate(size, seed, args.stock), path)
         except Exception as exc:  # a generator bug or a planner crash while quoting
             return {"size": size, "seed": seed, "status": "generator failed", "error": repr(exc)}
     import yaml

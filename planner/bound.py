@@ -25,7 +25,7 @@ free to use. Every choice of λ gives a valid bound; `lower_bound` takes the bes
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 from planner.configs import Config, ReplicaConfig
@@ -38,18 +38,25 @@ STEPS = 8  # λ of a pool every plan must buy is tried at 0, 1/8, … 8/8 of its
 
 @dataclass(frozen=True)
 class Bound:
-    """The bound, with the charge per card-hour of each package pool it was priced at."""
+    """The bound, with the charge per card-hour of each package pool it was priced at, and
+    the unit-packages it counts as bought in each pool (M_P above)."""
 
     total: Fraction
     rates: dict[Key, Fraction]
+    least: dict[Key, int] = field(default_factory=dict)
 
 
-def lower_bound(problem: Problem) -> Bound:
+def lower_bound(problem: Problem, forced: dict[Key, int] | None = None) -> Bound:
     """The best bound over a few charges: full rates everywhere, and for each pool that some
-    plan must buy, every step from free to full (pool by pool, keeping the best)."""
+    plan must buy, every step from free to full (pool by pool, keeping the best). `forced`:
+    unit-packages per pool that every plan is proven to buy (planner.forced), where that is
+    more than the one-job arithmetic here sees."""
     packages = _packages(problem)
     full = {key: p.unit_price / p.card_hours for key, p in packages.items()}
     least = _least_bought(problem, packages)
+    for key, count in (forced or {}).items():
+        if key in packages:
+            least[key] = max(least.get(key, 0), count)
     floors = _Floors(problem)
     # what every charge pays alike: the commitments, less the committed packages that the
     # purchase counts include
@@ -65,13 +72,13 @@ def lower_bound(problem: Problem) -> Bound:
             total += floors.replicas(j, rates)
         return total
 
-    best = Bound(bound(full), dict(full))
+    best = Bound(bound(full), dict(full), least)
     for key in sorted(least):
         for step in range(STEPS):
             rates = {**best.rates, key: full[key] * step / STEPS}
             total = bound(rates)
             if total > best.total:
-                best = Bound(total, rates)
+                best = Bound(total, rates, least)
     return best
 
 

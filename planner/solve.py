@@ -26,6 +26,7 @@ from planner.domain.money import money
 from planner.domain.plan import Plan, SolverInfo
 from planner.domain.scenario import Scenario
 from planner.explain import Conflict
+from planner.forced import Forced, forced_packages
 from planner.pricing import breakdown
 from planner.problem import Infeasible, Problem, build_problem
 from planner.reference import Reference
@@ -80,7 +81,9 @@ MIN_DEFAULT_WORKERS = 4
 # cuts: cover and package cuts (planner/cpsat/cuts.py); portfolio: max_lp first among
 # CP-SAT's workers (planner/cpsat/model.py); top-k: past EXACT_VARIABLES search the cheapest
 # configs (planner/restrict.py); size-gate: no model past MAX_VARIABLES or the time limit.
-TECHNIQUES = frozenset({"cuts", "portfolio", "top-k", "size-gate"})
+# forced: packages proven forced by jobs that run only on one pool, in the bound
+# (planner/forced.py).
+TECHNIQUES = frozenset({"cuts", "portfolio", "top-k", "size-gate", "forced"})
 
 
 @dataclass(frozen=True)
@@ -160,7 +163,11 @@ def solve(
         return _proven(explain.alone(scenario, exc.jobs))  # one per job without a config
     naive, naive_why = greedy(problem, careful=False)
     heuristic, heuristic_why = greedy(problem, careful=True)
-    floor = lower_bound(problem).total  # sees every workload, where CP-SAT's may not
+    # packages that only-there jobs force, proven by small exact solves: the relaxation's
+    # bound then counts them (it sees every workload, where CP-SAT's may not)
+    forced = forced_packages(problem) if "forced" in params.techniques else {}
+    relaxation = lower_bound(problem, {k: f.packages for k, f in forced.items()})
+    floor = relaxation.total
     # the baselines are checked now, inside the time limit; one the checker refuses (a bug,
     # said in its note) is neither priced, nor a hint, nor a plan to fall back on
     notes = {k: v for k, v in (("naive", naive_why), ("heuristic", heuristic_why)) if v}
@@ -238,6 +245,8 @@ def solve(
         return replace(none, reasons=none.reasons + refused)
     status, bound, inconsistency = settled.status, settled.bound, settled.inconsistency
     solution, plan, objective = settled.chosen.solution, settled.chosen.plan, settled.chosen.cost
+    if bound is not None and forced:
+        notes["bound"] = _bound_note(problem, forced)
     if too_large:
         notes["solver"] = too_large
     elif restricted is not None:
@@ -395,6 +404,25 @@ def _settle(problem: Problem, outcome: Outcome, checked: list[Checked], floor: F
         # never show a plan dearer than a baseline: CP-SAT may end the limit on a worse one
         return Settled(Status.FEASIBLE, best, bound)
     return Settled(Status(outcome.status), mine, bound)
+
+
+def _bound_note(problem: Problem, forced: dict[tuple[str, str], Forced]) -> str:
+    """What the bound knows must be bought: the packages that only-there jobs force."""
+    parts = []
+    for key, f in sorted(forced.items()):
+        days = problem.pools[key].days
+        names = ", ".join(f.jobs[:3]) + (f" and {len(f.jobs) - 3} more" if len(f.jobs) > 3 else "")
+        proof = "" if f.exact else " at least"
+        parts.append(
+            f"{key[0]} {key[1]}:{proof} {f.packages} unit-package(s) of {days} day(s), "
+            f"forced by {names} (they run nowhere else)"
+        )
+    return (
+        "the bound counts the packages that must be bought: "
+        + "; ".join(parts)
+        + "; the rest of it prices every other workload alone at its cheapest (stock, "
+        "setup and billing round-ups ignored), so it is low where workloads compete"
+    )
 
 
 def _verdict(scenario: Scenario, plan: Plan, objective: Fraction) -> str:

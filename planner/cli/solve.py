@@ -266,6 +266,8 @@ def print_plan(
                     else "a longer --time-limit may find it or prove this plan"
                 )
             )
+            if "bound" in plan.baseline_notes:
+                console.print(f"  what the bound knows: {escape(plan.baseline_notes['bound'])}")
     if plan.status == "optimal" and plan.solver and not plan.solver.ties_settled:
         console.print(
             "  [yellow]ties:[/] the cost is proven optimal, but the tie order (fewer cards, "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
@@ -183,6 +184,18 @@ class CpModel:
             solution, terms, settled = self._break_ties(left, objective, solution, terms, reference)
         seconds = time.perf_counter() - started
         return Outcome(name, solution, objective, bound, seconds, self.size(), terms, settled)
+
+    def least_cost(self, settings: SolverSettings) -> tuple[str, int]:
+        """Minimise money and return (status, proven lower bound at the money scale): for a
+        bound only, so no plan is decoded and no tie is broken."""
+        self.model.minimize(self.cost)
+        solver = self._solver(settings, settings.time_limit)
+        status = solver.solve(self.model)
+        if status == cp_model.OPTIMAL:
+            return "optimal", round(solver.objective_value)
+        if status == cp_model.FEASIBLE:
+            return "feasible", math.ceil(solver.best_objective_bound - 1e-6)
+        return STATUS[status], 0
 
     def explain(
         self, settings: SolverSettings, jobs: Collection[int] | None = None
