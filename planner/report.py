@@ -352,7 +352,9 @@ def headline_warnings(scenario: Scenario, plan: Plan) -> list[str]:
                 f"{(horizon - catalog.date).days} days before the horizon starts: its prices "
                 "and stock may have moved"
             )
+    out += _forced(plan)
     out += _idle_packages(scenario, plan)
+    out += _unpriced_disks(scenario, plan)
     assumed = [a for a in plan.assumptions if not a.startswith(MEASURED)]
     if assumed:
         n = len(assumed)
@@ -361,6 +363,60 @@ def headline_warnings(scenario: Scenario, plan: Plan) -> list[str]:
             "(listed at the end): confirm them with the provider before ordering"
         )
     return out
+
+
+def _forced(plan: Plan) -> list[str]:
+    """A line per purchase that some workloads alone make necessary: who forces it, what it
+    costs and its share of the plan, and who else rides on it."""
+    out = []
+    c = plan.currency
+    for f in plan.forced:
+        names = ", ".join(f.workloads)
+        verb = "can" if len(f.workloads) == 1 else "together can"
+        share = f"{f.cost / plan.total_cost:.0%} of the plan" if plan.total_cost else "the plan"
+        count = f"{'at least ' if not f.exact else ''}{f.packages} {f.mode} package" + (
+            "s" if f.packages > 1 else ""
+        )
+        users = {a.workload for a in plan.train if (a.offer, a.mode) == (f.offer, f.mode)}
+        users |= {
+            ra.workload
+            for ra in plan.replica
+            if any((u.offer, u.mode) == (f.offer, f.mode) for u in ra.uses)
+        }
+        others = sorted(users - set(f.workloads))
+        ride = (
+            f"; {', '.join(others)} use{'s' if len(others) == 1 else ''} its spare cards"
+            if others
+            else ""
+        )
+        subject = "it forces" if len(f.workloads) == 1 else "they force"
+        out.append(
+            f"{names} {verb} run only on {f.offer} {f.mode}: {subject} {count}, "
+            f"{c} {f.cost:,.2f}, {share}{ride}"
+        )
+    return out
+
+
+def _unpriced_disks(scenario: Scenario, plan: Plan) -> list[str]:
+    """Workloads that state `disk_gb` on offers without a disk price: storage the plan cannot
+    bill (shown as 0.00), by offer, with the gigabytes."""
+    offers: dict[str, list[tuple[str, int]]] = {}
+    placed = {(a.workload, a.offer) for a in plan.train}
+    placed |= {(ra.workload, u.offer) for ra in plan.replica for u in ra.uses}
+    for name, offer in sorted(placed):
+        disk = scenario.workload(name).disk_gb
+        if disk and scenario.offers[offer].disk_price_per_gb_month is None:
+            offers.setdefault(offer, []).append((name, disk))
+    if not offers:
+        return []
+    parts = [
+        f"{offer} ({', '.join(f'{n} {gb:,} GB' for n, gb in items)})"
+        for offer, items in sorted(offers.items())
+    ]
+    return [
+        "disk not priced: these workloads state disk_gb on offers whose catalog has no disk "
+        f"price, so their storage is 0.00 in this plan: {'; '.join(parts)}"
+    ]
 
 
 IDLE_SHARE = 0.5  # a package pool used less than this is called mostly idle

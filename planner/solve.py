@@ -23,7 +23,7 @@ from planner.cpsat.variables import estimated_variables
 from planner.domain.costs import CostTerm
 from planner.domain.errors import Issue, LoadError
 from planner.domain.money import money
-from planner.domain.plan import Plan, SolverInfo
+from planner.domain.plan import ForcedPurchase, Plan, SolverInfo
 from planner.domain.scenario import Scenario
 from planner.explain import Conflict
 from planner.forced import Forced, forced_packages
@@ -277,6 +277,17 @@ def solve(
             else 0.0,
             "bound": None if bound is None else money(bound, plan.currency),
             "inconsistency": inconsistency or None,
+            "forced": [
+                ForcedPurchase(
+                    offer=key[0],
+                    mode=key[1],
+                    packages=f.packages,
+                    cost=money(problem.pools[key].unit_price * f.packages, plan.currency),
+                    workloads=list(f.jobs),
+                    exact=f.exact,
+                )
+                for key, f in sorted(forced.items())
+            ],
             "solve_seconds": round(outcome.seconds, 3),
             "solver": SolverInfo(
                 workers=params.settings().workers,

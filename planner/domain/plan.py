@@ -165,6 +165,19 @@ class SolverInfo(_PlanModel):
 AnyAssignment = Annotated[Assignment | ReplicaAssignment, Field(discriminator="kind")]
 
 
+class ForcedPurchase(_PlanModel):
+    """Packages some train jobs force: they run on no other pool, and together need at least
+    `packages` unit-packages of it (proven by an exact solve of those jobs alone, or at
+    least that many where `exact` is false)."""
+
+    offer: str
+    mode: str
+    packages: int
+    cost: Decimal  # the packages' price
+    workloads: list[str]
+    exact: bool = True
+
+
 class Plan(_PlanModel):
     scenario: str
     status: Literal["optimal", "feasible", "infeasible", "unknown"]
@@ -176,6 +189,7 @@ class Plan(_PlanModel):
     # where the model contradicted the checker or a checked plan: what, in one line; the
     # plan is then the cheapest checked one, never called optimal, with no bound or gap
     inconsistency: str | None = None
+    forced: list[ForcedPurchase] = []  # purchases that some workloads alone make necessary
     gap: float | None = None
     bound: Decimal | None = None
     solve_seconds: float = 0.0
