@@ -1,4 +1,4 @@
-"""Seeded quarters for the scale benchmark (issue 10): a team's train, serve and reserve
+"""Seeded quarters for the scale benchmark: a team's train, serve and reserve
 workloads on the seeds' catalog, with stock scaled to the team.
 
     python benchmarks/generate.py --workloads 100 --seed 0 --out DIR [--stock seeds]

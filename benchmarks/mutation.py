@@ -65,7 +65,7 @@ OCCUPIED = "    return max(1, math.ceil(compute + setup))"
 SPOT = "        compute = (compute / Fraction(factor)).limit_denominator(10**6)"
 
 MUTANTS: tuple[Mutant, ...] = (
-    # --- planner/rules.py: PRODUCT.md's cost rules as pure functions ----------------------
+    # --- planner/rules.py: the cost rules (docs/rules.md) as pure functions ----------------------
     Mutant(
         "billed-hours-plus-one",
         "planner/rules.py",

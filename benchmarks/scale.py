@@ -1,4 +1,4 @@
-"""Scale benchmark (issue 10): generated quarters of 10 to 1,000 workloads, each loaded,
+"""Scale benchmark: generated quarters of 10 to 1,000 workloads, each loaded,
 built, solved and checked through the library in a child process of its own.
 
     python benchmarks/scale.py --sizes 10,30,100 --seeds 0,1,2 --time-limit 60 [--json out.json]

@@ -1,4 +1,4 @@
-"""The two plans gpuplan's optimum is measured against (PRODUCT.md rule 11).
+"""The two plans gpuplan's optimum is measured against (docs/rules.md, rule 11).
 
 *naive*: jobs in order of earliest start, each on its cheapest hourly config at the earliest
 hour its stock allows. *heuristic*: what a careful person does by rule: spot for

@@ -1,5 +1,5 @@
-"""A lower bound on the cost of every plan, computed without the solver (issue 10: a real
-bound). It sees every workload, so a plan's gap means something even where CP-SAT reports
+"""A lower bound on the cost of every plan, computed without the solver
+(a real bound). It sees every workload, so a plan's gap means something even where CP-SAT reports
 no bound (large quarters) or one that sees only a package some job cannot avoid.
 
 The argument (a Lagrangian relaxation of "cards used ≤ cards held"). A plan pays its

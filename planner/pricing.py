@@ -1,4 +1,4 @@
-"""The model's one pricing of a solution, by cost term (PRODUCT.md rules 9-10): what it
+"""The model's one pricing of a solution, by cost term (docs/rules.md, rules 9-10): what it
 pays per term, what its money bought but did not use, and the plan's breakdown.
 
 This is the model side, priced from the problem's closed forms (configs, pools, segments);

@@ -1,7 +1,7 @@
 """A plan's placements, to keep where keeping them costs nothing.
 
 `plan whatif` re-solves a variant proven optimal with its base plan as the first tie level
-(before PRODUCT.md rule 12's): among the variant's plans of the optimal cost, the fewest
+(before rule 12's (docs/rules.md)): among the variant's plans of the optimal cost, the fewest
 train workloads off their base card, count, offer, mode and start hour, and the fewest
 replicas on a config (card, count, offer, mode) its workload did not use at that hour in the
 base. What the diff then shows moved, moved because of the change.

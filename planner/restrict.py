@@ -1,5 +1,5 @@
 """Top-K configs: a smaller problem that keeps, per workload, the configs most likely to be
-chosen, and every config a given plan uses (issue 10, item 4).
+chosen, and every config a given plan uses.
 
 Its plans are plans of the full problem (a subset of the options), mapped back by `Restricted`;
 its optimum is not the full problem's, so its solver bound is not a bound of the full problem

@@ -1,4 +1,4 @@
-"""The cost semantics of PRODUCT.md as pure functions, shared by the problem, the baselines
+"""The cost rules (docs/rules.md) as pure functions, shared by the problem, the baselines
 and the checker: setup time, occupied hours, daily runs, billed hours, package lengths.
 
 Nothing here knows about the solver. Hours are real elapsed hours from the horizon start

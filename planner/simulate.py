@@ -1,6 +1,6 @@
 """`plan simulate`: a plan's spot work replayed many times with random preemptions.
 
-The model is the planner's own (ESTIMATION.md "Spot"), drawn instead of averaged: over the
+The model is the planner's own (docs/estimates.md, "Spot"), drawn instead of averaged: over the
 useful hours W of a spot run, preemptions arrive as a Poisson process at the offer's rate λ
 per hour; each one loses the work since the last checkpoint (uniform over the interval c)
 and the restart time r. The planner budgets W·(1 + λ(c/2 + r)) hours, the mean of this

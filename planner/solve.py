@@ -70,7 +70,7 @@ def physical_cores() -> int:
     return max(1, (os.cpu_count() or 2) // 2)
 
 
-# Fewest workers by default. SOLVER-NOTES measured worse plans with 8 workers on 2 cores;
+# Fewest workers by default. A prototype measured worse plans with 8 workers on 2 cores;
 # here, on the same 2 cores, q3 (126k variables) with 2 workers either kept a bound of 0
 # (one LP search) or never improved on the heuristic (interleaved), while 4 workers reached
 # an 18% gap and a plan 11.6% below the heuristic in 60 s (q3-train: optimal in 4.7 s

@@ -27,7 +27,7 @@ FORBIDDEN = {
 
 
 # The checker shares no arithmetic with the model: it may read the schemas and ask the
-# estimates, nothing else of the planner (issue 8).
+# estimates, nothing else of the planner.
 CHECKER = "planner.check"
 CHECKER_MAY_USE = ("planner.domain", "planner.estimate", "planner.check")
 

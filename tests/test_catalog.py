@@ -11,7 +11,8 @@ import pytest
 from planner.domain.load import load_catalog
 from planner.report import offer_rows
 
-# SEEDS.md "Price list" (2026-09-24, CNY): (offer, mode) -> list price, exactly as written.
+# the second source article's price list (2026-09-24, CNY): (offer, mode) -> list price,
+# exactly as written.
 SEED_PRICES = {
     ("jz-rtx3090", "hourly"): "1.45",
     ("jz-rtx4090", "hourly"): "1.57",
@@ -35,7 +36,7 @@ SEED_PRICES = {
     ("jz-b300-machine", "monthly"): "378400",
 }
 ESTIMATION_CARDS = {
-    # card: (memory GB, bandwidth GB/s, dense BF16 TFLOPS, FP8) from ESTIMATION.md "Card specs"
+    # card: (memory GB, bandwidth GB/s, dense BF16 TFLOPS, FP8) from docs/estimates.md "Card specs"
     "rtx3090": (24, 936, 71, False),
     "rtx4090": (24, 1008, 165, True),
     "rtx4090-48g": (48, 1008, 165, True),
@@ -93,7 +94,8 @@ def test_every_figure_not_on_the_list_is_marked_assumed(seeds: Any) -> None:
 
 
 def test_card_hour_prices_match_the_seeds_reading(seeds: Any) -> None:
-    # SEEDS.md "Reading the price list per card-hour": H200 monthly "exactly" 720 h × ¥13.94
+    # the second source article, reading the price list per card-hour: H200 monthly
+    # "exactly" 720 h × ¥13.94
     # (in fact ¥0.80 less: 10036.80 - 10036); 4090 48G machine ≈ ¥1.81; H100 machine
     # ≈ ¥15.08; A100 80G machine ≈ ¥6.94; the H20 machine dearer per card-hour than hourly.
     catalog, cards = seeds

@@ -1,5 +1,5 @@
 """An adversarial review of the independent checker: tampered plans it accepted and a legal
-plan it refused. Each test quotes the rule of PRODUCT.md "Cost semantics" (or
+plan it refused. Each test quotes the rule of docs/rules.md (or
 docs/checker.md) it holds the checker to, with the arithmetic done by hand."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""SEEDS.md's memory claims as tests: our figure, its inputs, and where we disagree, why."""
+"""The source articles' memory claims as tests: our figure, its inputs, and where we disagree,
+why."""
 
 from __future__ import annotations
 

@@ -69,7 +69,7 @@ def _set(data: Any, path: tuple[Any, ...], value: Any) -> None:
 
 def _refused(cli: Any, path: Any, field: str, *texts: str) -> None:
     """Refused at a line and column, naming the limit and where the README lists it."""
-    refused(cli, path, field, *texts, "the limit of", 'README "Limits of input"')
+    refused(cli, path, field, *texts, "the limit of", 'docs/scenarios.md "Limits of input"')
 
 
 @pytest.mark.parametrize(("name", "where", "limit", "past", "message"), WORKLOAD_LIMITS)

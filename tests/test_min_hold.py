@@ -1,4 +1,4 @@
-"""Replica churn: a serve workload's `min_hold_hours` (issue 9), on hand-worked instances.
+"""Replica churn: a serve workload's `min_hold_hours`, on hand-worked instances.
 
 One synthetic offer `o` rents a100-80g cards at 10 an hour with 60 min of setup, so every
 replica start bills one more hour (a service serving from 00:00 is set up 23:00-00:00).

@@ -1,4 +1,4 @@
-"""Model cards: every name of PRODUCT.md exists and its architecture adds up."""
+"""Model cards: every model name the docs list exists and its architecture adds up."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def test_stated_parameters_match_the_architecture(name: str) -> None:
 
 
 def test_known_kv_facts() -> None:
-    # ESTIMATION.md: KV per token Llama-3-8B 128 KiB, Llama-2-7B (MHA) 512 KiB at 16 bit.
+    # docs/estimates.md: KV per token Llama-3-8B 128 KiB, Llama-2-7B (MHA) 512 KiB at 16 bit.
     def kv_bytes(name: str) -> int:
         card = load_model(name, None, nowhere)
         return 2 * card.layers * card.kv_heads * card.dim_per_head * 2

@@ -1,4 +1,4 @@
-"""Rule 5 (issue 9 item 4): workloads use a held package's *cards*, so jobs and replicas
+"""Rule 5: workloads use a held package's *cards*, so jobs and replicas
 smaller than a machine share one."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Patches (PRODUCT.md "Files"): deep-merged over a scenario, errors located in the file
+"""Patches (docs/scenarios.md): deep-merged over a scenario, errors located in the file
 that wrote the value, and a patched scenario equal to the merged file written by hand."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Progress on stderr while the solver searches: a line per better plan and a heartbeat
-while nothing improves (issue 10: what the user sees on long solves).
+while nothing improves (what the user sees on long solves).
 
 Nothing here waits on the wall clock: the heartbeat runs on a fake clock, by hand, and the
 solves have deterministic limits or a clock that says how much of the limit is spent."""

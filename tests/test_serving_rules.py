@@ -207,7 +207,7 @@ def test_package_commitments_on_one_day_add_up_and_none_may_start_past_the_horiz
     make_scenario: Any,
 ) -> None:
     # Two daily commitments of 1 unit on the same day are 2 units bought (200.00), not 1
-    # (found by the review of issue 10: the model bought the larger of the two and the
+    # (found by a review: the model bought the larger of the two and the
     # checker refused the plan). Packages that would start past the horizon end are refused
     # by name (they crashed the model).
     o = offer("o", hourly={"price": 10}, daily={"price": 100}, weekly={"price": 300})

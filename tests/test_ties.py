@@ -1,4 +1,4 @@
-"""Rule 12 (issue 9 item 10): ties are decided inside the optimisation, level by level, so a
+"""Rule 12: ties are decided inside the optimisation, level by level, so a
 scenario solved to optimality gives the same plan however the search got there: any seed, any
 number of workers, with or without --deterministic.
 

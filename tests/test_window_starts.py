@@ -1,4 +1,4 @@
-"""Rule 3 (issue 9 item 6): a windowed job runs in every window hour *from its start*, and
+"""Rule 3: a windowed job runs in every window hour *from its start*, and
 it may start at any window hour, not only at a window's opening."""
 
 from __future__ import annotations

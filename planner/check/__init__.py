@@ -1,4 +1,4 @@
-"""The independent checker: from a Scenario and a Plan alone, every broken rule of PRODUCT.md
+"""The independent checker: from a Scenario and a Plan alone, every broken rule of docs/rules.md
 "Cost semantics" as an amount, and every money line recomputed.
 
 It shares no arithmetic with the model: it reads the schemas (`planner.domain`), asks the

@@ -1,4 +1,4 @@
-"""PRODUCT.md's cost semantics as the checker reads them, written for the checker alone.
+"""The rules of docs/rules.md as the checker reads them, written for the checker alone.
 
 The model prices configs by closed forms; the checker walks hours. Nothing here is shared
 with the model: only the schemas (`planner.domain`) and the estimates (`planner.estimate`:

@@ -26,7 +26,7 @@ from planner.probe.card import (
 from planner.probe.smi import GpuReading, parse_query
 
 probe = typer.Typer(help="Measure on the local accelerator (optional extra gpuplan[probe]).")
-NO_GPU = 3  # PRODUCT.md: 3 = no answer could be produced here
+NO_GPU = 3  # exit code 3: no answer could be produced here (README, "Exit codes")
 
 
 def _readings(from_file: Path | None) -> list[GpuReading]:

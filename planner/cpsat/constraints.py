@@ -1,4 +1,4 @@
-"""Constraints, one method per concern (PRODUCT.md cost semantics rules 1-8)."""
+"""Constraints, one method per concern (docs/rules.md, rules 1-8)."""
 
 from __future__ import annotations
 

@@ -223,7 +223,7 @@ class CpModel:
         terms: dict[CostTerm, int],
         reference: Reference | None = None,
     ) -> tuple[Solution, dict[CostTerm, int], bool]:
-        """Among plans of the optimal cost, the least by the tie order (PRODUCT.md rule 12;
+        """Among plans of the optimal cost, the least by the tie order (docs/rules.md, rule 12;
         `reference`'s placements first when given), one level at a time within
         `settings.time_limit` in all; True if every level was proven (the plan is then the
         one minimiser, whatever the search before it found)."""

@@ -1,5 +1,5 @@
 """The objective: total money, exactly (integers at the problem's money scale); and the
-documented tie-break order (PRODUCT.md rule 12) as lexicographic levels."""
+documented tie-break order (docs/rules.md, rule 12) as lexicographic levels."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def cost_terms(problem: Problem, v: Variables) -> dict[CostTerm, cp_model.Linear
 
 
 def tie_levels(problem: Problem, v: Variables) -> list[tuple[str, cp_model.LinearExpr]]:
-    """Among plans of equal cost, the documented order (PRODUCT.md rule 12), one level at a
+    """Among plans of equal cost, the documented order (docs/rules.md, rule 12), one level at a
     time, each minimised with the levels before it fixed: fewer cards (each job's cards,
     each replica's cards per segment), earlier finishes, lower offer ids and billing modes
     (alphabetical rank), earlier package purchases, earlier starts for workloads listed

@@ -1,4 +1,4 @@
-"""One vocabulary of cost terms (PRODUCT.md rules 9-10), used by the objective, the
+"""One vocabulary of cost terms (docs/rules.md, rules 9-10), used by the objective, the
 solution's pricing, the checker's breakdown, the reports and the plan JSON."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The largest inputs gpuplan accepts (README "Limits of input"), in one place.
+"""The largest inputs gpuplan accepts (docs/scenarios.md "Limits of input"), in one place.
 
 Past these, input is refused when it is read (exit 1, at the field, with its value and the
 limit; `plan validate` reports it too), not by the solver, which counts in 64-bit integers
@@ -58,7 +58,7 @@ MAX_BILLED_HOURS = Decimal(MAX_HORIZON_DAYS * 24)
 MAX_DISK_GB = 10**6
 MIN_LINK_GBPS = 0.01
 HOURS_PAST_HORIZON = 30 * 24  # a monthly package bought on the horizon's last day
-LIMITS_DOC = 'README "Limits of input"'
+LIMITS_DOC = 'docs/scenarios.md "Limits of input"'
 
 
 def show(value: Any) -> str:

@@ -1,6 +1,6 @@
 """Patches: a document deep-merged over a scenario, every value remembering who wrote it.
 
-A patch has the scenario's shape (PRODUCT.md "Files"): maps merge, `workloads` merge by
+A patch has the scenario's shape (docs/scenarios.md): maps merge, `workloads` merge by
 `name` and `offers` by `id` (an item with `delete: true` removes its namesake), `null`
 deletes a field, and any other value (lists such as `commitments` or `after` included)
 replaces. Inside `offers` a `null` is kept, because those entries are merged once more,

@@ -1,6 +1,6 @@
 """The one time axis: hour indices ↔ local time, with one rule for daylight-saving changes.
 
-The rule (README "Time"):
+The rule (docs/planning.md, "Time"):
 - An hour index counts **real elapsed hours** from 00:00 local time of the horizon's first
   day. Billing, stock and durations are in real hours, as providers bill them.
 - Days, daily windows, packages' 00:00, demand curves and reports follow **local wall-clock

@@ -1,6 +1,6 @@
 """Memory per card: serving (weights, KV cache, workspace) and training (by recipe).
 
-Formulas and defaults: ESTIMATION.md. Every term is returned by name, in bytes, with the
+Formulas and defaults: docs/estimates.md. Every term is returned by name, in bytes, with the
 assumptions that produced it, so a user can see why a card fits or not.
 """
 

@@ -6,7 +6,7 @@ from planner.domain.catalog import CardType
 from planner.domain.model_card import ModelCard
 from planner.estimate.core import Assumptions
 
-# Bytes per weight, scales included (ESTIMATION.md "Weights").
+# Bytes per weight, scales included (docs/estimates.md, "Weights").
 WEIGHT_BYTES: dict[str, float] = {
     "fp32": 4.0,
     "bf16": 2.0,

@@ -1,8 +1,9 @@
 """The seeds' rules of thumb, computed for the same question, and why gpuplan differs.
 
-SEEDS.md: FP16 weights ≈ params × 2 B; serving: "once the weights fit, keep as much again as
-headroom"; full fine-tuning with Adam: weights 2 + gradients 2 + moments 4 B/param plus a few
-GB of activations; LoRA: "the full base model still sits in memory" plus activations.
+The source articles: FP16 weights ≈ params × 2 B; serving: "once the weights fit, keep as
+much again as headroom"; full fine-tuning with Adam: weights 2 + gradients 2 + moments 4
+B/param plus a few GB of activations; LoRA: "the full base model still sits in memory" plus
+activations.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Speed: training throughput by FLOPs, scaling over cards, spot rework, bandwidth-bound decode.
 
-Defaults come from ESTIMATION.md "Speed" and are named, overridable parameters.
+Defaults come from docs/estimates.md, "Speed" and are named, overridable parameters.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from planner.estimate.memory import ServeSetup, TrainSetup, kv_bytes_per_sequenc
 from planner.estimate.precision import weight_bytes
 
 # Model FLOPs utilisation (model FLOPs: 6P + attention, recompute not counted) of a tuned job
-# without recompute. ESTIMATION.md: Megatron 41-56% on A100, Llama 3 405B 38-43% on H100;
+# without recompute. docs/estimates.md: Megatron 41-56% on A100, Llama 3 405B 38-43% on H100;
 # torchtitan FSDP on 64 A100 measured 58-61%. Consumer cards and the 910B lower, by judgement.
 MFU = {
     "datacenter": 0.50,
@@ -29,12 +29,12 @@ CHECKPOINTING_SPEED = 0.85
 QLORA_SLOWDOWN = 1.2  # dequantising NF4 each step: ~20% slower than LoRA (measured on a 4090)
 OFFLOAD_SPEED = {"none": 1.0, "optimizer": 0.85, "optimizer+params": 0.6}
 # Scaling efficiency eff(n) = 1 / (1 + c × log2 n) within a node, by interconnect.
-# NVLink: ESTIMATION.md ≈ 0.95 data-parallel; consumer PCIe without P2P 0.7-0.8 at 8 cards.
+# NVLink: docs/estimates.md ≈ 0.95 data-parallel; consumer PCIe without P2P 0.7-0.8 at 8 cards.
 INTRA_NODE_COST = {"nvlink": 0.015, "hccs": 0.02, "pcie": 0.09, "pcie-no-p2p": 0.15}
 SHARDED_COST_FACTOR = 1.5  # ZeRO-2/3 and FSDP move more bytes per step than plain DDP
 # torchtitan: 5,762 → 5,605 tokens/s per GPU from 8 to 128 H100 (16 nodes, 400 Gb/s RDMA).
 INTER_NODE_COST = {"fast": 0.01, "slow": 0.1}  # ≥ 200 Gbit/s fabric, or slower
-# Decode reaches this share of memory bandwidth (ESTIMATION.md "Decode").
+# Decode reaches this share of memory bandwidth (docs/estimates.md, "Decode").
 # gpt-fast on A100: Llama-2-7B bf16 at ~0.69 of peak bandwidth; Qwen2.5 on vLLM ~0.63.
 VLLM_DECODE_EFFICIENCY = {"16bit": 0.7, "int8": 0.65, "4bit": 0.5}
 HF_DECODE_EFFICIENCY = 0.3
@@ -176,7 +176,7 @@ def scale_measured(
     efficiency: float,
     precision: str,
 ) -> float:
-    """A measured throughput carried to another card and count (PRODUCT.md rule 2): by the
+    """A measured throughput carried to another card and count (docs/rules.md, rule 2): by the
     ratio of dense peaks at the precision, and by cards × scaling efficiency."""
     peak_ratio = peak_flops(card, precision) / peak_flops(measured_card, precision)
     return tokens_per_s * peak_ratio * (cards * efficiency) / (measured_cards * measured_efficiency)
