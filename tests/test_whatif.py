@@ -270,3 +270,34 @@ def test_an_address_without_ray_is_refused(cli: Any, tmp_path: Path, make_scenar
     result = cli("whatif", path, "--price", "o.daily=30", "--address", "auto", *FAST)
     assert result.exit_code == 1
     assert "--executor ray" in result.output
+
+
+def test_the_whatif_lists_what_changed_and_what_it_bought(
+    cli: Any, tmp_path: Path, make_scenario: Any
+) -> None:
+    # a 10-day horizon (07-01 to 07-11); a weekly commitment from 07-01 reaches the horizon
+    # end with two packages back to back, 07-01 to 07-15: the last runs 4 days past it
+    s = make_scenario(
+        [offer("o", hourly={"price": 10, "stock": 4}, weekly={"price": 250, "stock": 4})],
+        [reserve("desk", cards=1, hours="09:00-12:00", days=10)],
+    )
+    assert s.path is not None
+    commit = {"offer": "o", "mode": "weekly", "units": 1, "start": "2026-07-01", "name": "w"}
+    patch = _patch(tmp_path, {"commitments": [commit]})
+    report = _whatif(cli, s.path, "--patch", patch, "--price", "o.hourly=12")
+    assert report["changes"] == [
+        "commitments.w: added {name: w, offer: o, mode: weekly, units: 1, start: 2026-07-01}",
+        "offers.o.hourly.price: 10 -> 12",
+    ]
+    (b,) = report["bought"]
+    assert (b["offer"], b["mode"], b["committed"], b["rentals"], b["units"]) == (
+        "o",
+        "weekly",
+        True,
+        2,
+        [1],
+    )
+    assert b["days_past_horizon"] == 4.0 and b["cost"] == 500.0
+    printed = cli("whatif", s.path, "--patch", patch, "--price", "o.hourly=12", *FAST)
+    assert "the last runs 4 days past the horizon's end" in printed.stdout
+    assert "offers.o.hourly.price: 10 -> 12" in printed.stdout

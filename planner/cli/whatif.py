@@ -243,6 +243,10 @@ def print_report(console: Console, report: dict[str, Any]) -> None:
     c = report["currency"]
     base, variant = report["base"], report["variant"]
     console.print(f"[bold]{report['scenario']}[/]: what if {' '.join(report['change'])}")
+    if report.get("changes"):
+        console.print("  the change sets:")
+        for line in report["changes"]:
+            console.print(f"    {escape(line)}", highlight=False)
     console.print(f"  base     {_money(base['total_cost'])}  ({_status(base)})")
     console.print(f"  variant  {_money(variant['total_cost'])}  ({_status(variant)})")
     for side in (base, variant):
@@ -251,6 +255,8 @@ def print_report(console: Console, report: dict[str, Any]) -> None:
     if report["delta"] is None:
         return
     console.print(_delta_line(report["delta"], c))
+    for b in report.get("bought", []):
+        console.print(_bought_text(b, c))
     console.print(_rows_table("By card type", "card", report["by_card"]))
     console.print(_rows_table("By billing mode", "mode", report["by_mode"]))
     term_rows = [{"term": k.replace("_", "-"), **v} for k, v in report["terms"].items()]
@@ -279,6 +285,26 @@ def print_report(console: Console, report: dict[str, Any]) -> None:
         )
     for b in report["break_even"]:
         console.print(_break_even_text(b, c))
+
+
+def _bought_text(b: dict[str, Any], currency: str) -> str:
+    """One line per offer and mode the variant holds and the base does not."""
+    units = "/".join(str(u) for u in b["units"])
+    what = f"{b['rentals']} {b['mode']} package{'s' if b['rentals'] > 1 else ''}"
+    if b["mode"] not in ("daily", "weekly", "monthly"):
+        what = f"{b['rentals']} committed {b['mode']} rental{'s' if b['rentals'] > 1 else ''}"
+    past = b["days_past_horizon"]
+    tail = (
+        f"; the last runs {past:g} day{'s' if past != 1 else ''} past the horizon's end (paid in "
+        "full, unusable)"
+        if past
+        else ""
+    )
+    kind = "committed" if b["committed"] else "bought"
+    return (
+        f"The variant holds {what} of {units} unit(s) on {b['offer']} ({kind}), "
+        f"{b['first_start']:%m-%d} to {b['last_end']:%m-%d}, {currency} {b['cost']:,.2f}{tail}"
+    )
 
 
 def _place(place: dict[str, Any] | None) -> str:

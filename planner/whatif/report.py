@@ -4,9 +4,12 @@ break-even price of a commitment, and the levels of a commitment sweep."""
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
+from planner.domain.plan import Plan, Rental
 from planner.domain.scenario import Scenario
+from planner.domain.values import PACKAGE_DAYS
 from planner.prices import unit_price
 from planner.views import pool_use
 from planner.whatif.compare import (
@@ -104,10 +107,12 @@ def compare(
         "variant": summary(variant, currency),
         "delta": _delta(delta(base, variant), currency),
     }
+    report["changes"] = changes(base_s, variant_s)
     if base.plan is None or variant.plan is None:
         return report
     term_rows = terms(base.plan), terms(variant.plan)
     report |= {
+        "bought": bought(variant_s, base.plan, variant.plan),
         "by_card": table(base.plan, variant.plan, "card"),
         "by_mode": table(base.plan, variant.plan, "mode"),
         "terms": {
@@ -165,3 +170,83 @@ def sweep_report(base_s: Scenario, levels: list[Scenario], sides: list[Side]) ->
         "base": summary(base, currency),
         "levels": rows,
     }
+
+
+def changes(base_s: Scenario, variant_s: Scenario) -> list[str]:
+    """Every field the change set, as `path: before -> after`: offers by id (billing modes
+    included), workloads by name, commitments by name, and the scenario's other fields."""
+    out: list[str] = []
+    before, after = base_s.spec.model_dump(mode="json"), variant_s.spec.model_dump(mode="json")
+    for key in ("workloads", "commitments"):
+        _diff(key, _named(before.pop(key, []) or []), _named(after.pop(key, []) or []), out)
+    before.pop("offers", None), after.pop("offers", None)
+    _diff("", before, after, out)
+    offers = (
+        {k: o.model_dump(mode="json") for k, o in base_s.offers.items()},
+        {k: o.model_dump(mode="json") for k, o in variant_s.offers.items()},
+    )
+    _diff("offers", *offers, out)
+    return out
+
+
+def _named(items: list[dict[str, Any]]) -> dict[str, Any]:
+    return {str(x.get("name") or f"#{i + 1}"): x for i, x in enumerate(items)}
+
+
+def _diff(path: str, a: Any, b: Any, out: list[str]) -> None:
+    if a == b:
+        return
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted(set(a) | set(b), key=str):
+            where = f"{path}.{key}" if path else str(key)
+            if key not in a:
+                out.append(f"{where}: added {_short(b[key])}")
+            elif key not in b:
+                out.append(f"{where}: removed")
+            else:
+                _diff(where, a[key], b[key], out)
+        return
+    out.append(f"{path}: {_short(a)} -> {_short(b)}")
+
+
+def _short(value: Any) -> str:
+    if isinstance(value, dict):
+        shown = {k: v for k, v in value.items() if v not in (None, [], {}, "")}
+        return "{" + ", ".join(f"{k}: {_short(v)}" for k, v in shown.items()) + "}"
+    return str(value)
+
+
+def bought(variant_s: Scenario, base: Plan, variant: Plan) -> list[dict[str, Any]]:
+    """Packages and commitments the variant holds that the base does not: one entry per
+    offer and mode, with the rentals' count, units, first start, last end, the days the
+    last runs past the horizon's end, and their money."""
+
+    def key(r: Rental) -> tuple[Any, ...]:
+        return (r.offer, r.mode, r.start, r.units, r.committed)
+
+    held = {key(r) for r in base.rentals if r.mode in PACKAGE_DAYS or r.committed}
+    new = [
+        r for r in variant.rentals if (r.mode in PACKAGE_DAYS or r.committed) and key(r) not in held
+    ]
+    horizon_end = variant_s.axis.instant(variant_s.axis.hours)
+    groups: dict[tuple[str, str, bool], list[Rental]] = {}
+    for r in new:
+        groups.setdefault((r.offer, r.mode, r.committed), []).append(r)
+    out = []
+    for (offer, mode, committed), rentals in sorted(groups.items()):
+        last = max(r.end for r in rentals)
+        past = max((last - horizon_end).total_seconds() / 86400, 0.0)
+        out.append(
+            {
+                "offer": offer,
+                "mode": mode,
+                "committed": committed,
+                "rentals": len(rentals),
+                "units": sorted({r.units for r in rentals}),
+                "first_start": min(r.start for r in rentals),
+                "last_end": last,
+                "days_past_horizon": round(past, 2),
+                "cost": sum((r.cost for r in rentals), Decimal(0)),  # money lines, exact
+            }
+        )
+    return out
