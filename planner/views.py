@@ -130,7 +130,9 @@ def _runs(values: list[int], size: int) -> list[tuple[int, int]]:
 
 
 def _hour_ranges(hours: list[int]) -> str:
-    return ", ".join(f"{a:02d}-{b if b == 24 else b % 24:02d}" for a, b in _runs(hours, 24))
+    """Hours of the day as wall-clock ranges, `08:00–19:00`, one notation with every time
+    gpuplan prints (a range past midnight: `21:00–10:00`)."""
+    return ", ".join(f"{a:02d}:00–{b if b == 24 else b % 24:02d}:00" for a, b in _runs(hours, 24))
 
 
 def _day_ranges(days: list[int]) -> str:

@@ -12,10 +12,10 @@ from tests.planning import job, offer, reserve, solved
 
 
 def test_hour_and_day_ranges_join_across_midnight_and_the_week() -> None:
-    assert _hour_ranges([9, 10, 11]) == "09-12"
-    assert _hour_ranges([0, 1, 22, 23]) == "22-02"
-    assert _hour_ranges([3, 8, 9]) == "03-04, 08-10"
-    assert _hour_ranges(list(range(9, 24))) == "09-24"
+    assert _hour_ranges([9, 10, 11]) == "09:00–12:00"
+    assert _hour_ranges([0, 1, 22, 23]) == "22:00–02:00"
+    assert _hour_ranges([3, 8, 9]) == "03:00–04:00, 08:00–10:00"
+    assert _hour_ranges(list(range(9, 24))) == "09:00–24:00"
     assert _day_ranges([0, 1, 2, 3, 4]) == "mon-fri"
     assert _day_ranges([0, 5, 6]) == "sat-mon"
     assert _day_ranges([2]) == "wed"
@@ -31,8 +31,8 @@ def test_a_desk_on_ten_mornings_is_one_order_line(make_scenario: Any) -> None:
     assert plan is not None and len(plan.rentals) == 10
     (line,) = order_sheet(s.axis, plan)
     assert (line.offer, line.mode, line.workload, line.rentals) == ("o", "hourly", "desk", 10)
-    assert (line.base_units, line.peak_units, line.hours, line.days) == (0, 1, "09-12", "")
-    assert line.pattern == "up to 1 card at 09-12"
+    assert (line.base_units, line.peak_units, line.hours, line.days) == (0, 1, "09:00–12:00", "")
+    assert line.pattern == "up to 1 card at 09:00–12:00"
     assert line.cost == Decimal("300.00")
     assert f"{line.first:%m-%d %H}" == "07-01 09" and f"{line.last:%m-%d %H}" == "07-10 12"
 
@@ -50,7 +50,7 @@ def test_weekday_windows_name_their_days(make_scenario: Any) -> None:
     plan = solved(s).plan
     assert plan is not None
     (line,) = order_sheet(s.axis, plan)
-    assert line.pattern == "up to 2 cards at 09-19 mon-fri"
+    assert line.pattern == "up to 2 cards at 09:00–19:00 mon-fri"
     # 10 weekdays × 2 cards × 10 h × 10.00
     assert line.cost == Decimal("2000.00")
 

@@ -389,17 +389,22 @@ def _workloads(plan: Plan) -> Table:
             str(a.hours),
             f"{spent:,.2f}" + (" (pkg)" if a.package_share else ""),
             f"{spent / total:.0%}",
-            f"{nb.config} (+{nb.extra_cost:,.2f})" if nb else "-",
+            (
+                f"{nb.config} (a tie)"
+                if not nb.extra_cost
+                else f"{nb.config} (+{nb.extra_cost:,.2f})"
+            )
+            if nb
+            else "-",
         )
     return table
 
 
 def _replicas(plan: Plan) -> Table:
     table = Table(title="Serving and reserved cards", title_justify="left")
-    for column in ("workload", "kind", "peak", "mean", "configs used", "cost", "share"):
-        table.add_column(
-            column, justify="right" if column in ("peak", "mean", "cost", "share") else "left"
-        )
+    right = ("peak replicas", "mean replicas", "cost", "share")
+    for column in ("workload", "kind", *right[:2], "configs used", "cost", "share"):
+        table.add_column(column, justify="right" if column in right else "left")
     total = plan.total_cost or 1
     for a in plan.replica:
         spent = a.cost + (a.package_share or 0)
