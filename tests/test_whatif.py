@@ -301,3 +301,39 @@ def test_the_whatif_lists_what_changed_and_what_it_bought(
     printed = cli("whatif", s.path, "--patch", patch, "--price", "o.hourly=12", *FAST)
     assert "the last runs 4 days past the horizon's end" in printed.stdout
     assert "offers.o.hourly.price: 10 -> 12" in printed.stdout
+
+
+def test_plans_valid_on_the_other_side_and_the_direction_narrow_the_delta() -> None:
+    base = Side("base", "feasible", total=Fraction(110), bound=Fraction(90))
+    variant = Side("variant", "feasible", total=Fraction(120), bound=Fraction(80))
+    # alone: variant optimum in [80, 120], base's in [90, 110]: the difference in [-30, +30]
+    assert delta(base, variant) == Delta(Fraction(10), Fraction(-30), Fraction(30))
+    # the base's plan is valid in the variant at 100, the variant's in the base at 105:
+    # variant optimum ≤ 100, base optimum ≤ 105, so the difference lies in [80 - 105, 100 - 90]
+    d = delta(base, variant, cross=(Fraction(105), Fraction(100)))
+    assert (d.low, d.high) == (Fraction(-25), Fraction(10))
+    # a change that can only lower the optimum: the difference is at most 0
+    d = delta(base, variant, cross=(Fraction(105), Fraction(100)), direction=-1)
+    assert (d.low, d.high, d.sign_unknown) == (Fraction(-25), Fraction(0), False)
+    d = delta(base, variant, direction=1)
+    assert (d.low, d.high, d.sign_unknown) == (Fraction(0), Fraction(30), False)
+
+
+@pytest.mark.parametrize(
+    ("flags", "direction"),
+    [
+        (("--price", "o.hourly=9"), -1),
+        (("--price", "o.hourly=11"), 1),
+        (("--stock", "o.hourly=8"), -1),
+        (("--stock", "o.hourly=2"), 1),
+        (("--price", "o.hourly=9", "--stock", "o.hourly=8"), -1),
+        (("--price", "o.hourly=9", "--price", "o.daily=50"), 0),
+        (("--commit", "o=1:daily"), 0),
+        (("--shift", "desk=+1d"), 0),
+    ],
+)
+def test_the_direction_of_a_change(
+    cli: Any, tmp_path: Path, make_scenario: Any, flags: tuple[str, ...], direction: int
+) -> None:
+    path = _desk_scenario(tmp_path, make_scenario)
+    assert _whatif(cli, path, *flags)["direction"] == direction

@@ -210,14 +210,22 @@ def _status(summary: dict[str, Any]) -> str:
     return status + ("" if summary["status"] == "optimal" or gap is None else f", gap {gap:.1%}")
 
 
-def _delta_line(d: dict[str, Any], currency: str) -> str:
-    if d["exact"]:
+def _delta_line(d: dict[str, Any], currency: str, direction: int = 0) -> str:
+    if d["exact"] and d["low"] == d["found"]:
         return f"delta {currency} {_signed(d['found'])}: exact (both plans proven optimal)"
     line = (
         f"delta {currency} {_signed(d['found'])} between the plans found; the optimum's "
-        f"difference lies in [{_signed(d['low'])}, {_signed(d['high'])}] (the bounds of the "
-        "sides not proven optimal)"
+        f"difference lies in [{_signed(d['low'])}, {_signed(d['high'])}] (each side's bound, "
+        "and each side's plan priced under the other scenario where it is valid there)"
     )
+    if direction:
+        line += "\n  the sign is known whatever the gaps: the change only " + (
+            "relaxes the problem (lower prices, more stock, new offers or modes, fewer "
+            "workloads), so the optimum cannot rise"
+            if direction < 0
+            else "tightens it (higher prices, less stock, offers or modes removed, more "
+            "workloads), so the optimum cannot fall"
+        )
     if d["sign_unknown"]:
         line += (
             "\n  [yellow]warning:[/] the interval holds zero: these solves cannot say whether "
@@ -254,7 +262,7 @@ def print_report(console: Console, report: dict[str, Any]) -> None:
             console.print(f"  [red]{side['status']}:[/] {reason}", markup=True)
     if report["delta"] is None:
         return
-    console.print(_delta_line(report["delta"], c))
+    console.print(_delta_line(report["delta"], c, report.get("direction", 0)))
     for b in report.get("bought", []):
         console.print(_bought_text(b, c))
     console.print(_rows_table("By card type", "card", report["by_card"]))

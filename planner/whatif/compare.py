@@ -10,10 +10,12 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
+from planner.domain.catalog import Offer
 from planner.domain.costs import CostTerm
 from planner.domain.money import from_minor, to_minor
 from planner.domain.plan import Assignment, Plan, ReplicaAssignment
 from planner.domain.scenario import Scenario
+from planner.domain.values import BILLING_MODES
 
 
 @dataclass(frozen=True)
@@ -49,21 +51,103 @@ class Delta:
 
     @property
     def sign_unknown(self) -> bool:
-        """The interval holds zero: the change may save money or cost it."""
-        return self.low < 0 < self.high or (self.low < 0 and self.high == 0 and not self.exact)
+        """The interval holds zero inside it: the change may save money or cost it."""
+        return self.low < 0 < self.high
 
 
-def delta(base: Side, variant: Side) -> Delta | None:
-    """The cost difference, exact or as the interval the two bounds allow; None without
-    both plans."""
+def delta(
+    base: Side,
+    variant: Side,
+    cross: tuple[Fraction | None, Fraction | None] = (None, None),
+    direction: int = 0,
+) -> Delta | None:
+    """The cost difference, exact or as the interval the sides' bounds allow; None without
+    both plans.
+
+    `cross`: the variant's plan priced under the base scenario and the base's plan priced
+    under the variant, each where it breaks no rule there (None otherwise): a plan valid on
+    one side bounds that side's optimum from above, however it was found. `direction`: -1
+    where the change can only lower the optimum (every plan of the base is one of the
+    variant, at no higher cost: prices down, stock up, offers added, workloads dropped), +1
+    where it can only raise it, 0 where neither is known (`direction_of`)."""
     if base.total is None or variant.total is None:
         return None
     found = variant.total - base.total
     if base.optimal and variant.optimal:
         return Delta(found, found, found)
-    low = (variant.bound if variant.bound is not None else Fraction(0)) - base.total
-    high = variant.total - (base.bound if base.bound is not None else Fraction(0))
-    return Delta(found, min(low, found), max(high, found))
+    base_high = min(x for x in (base.total, cross[0]) if x is not None)
+    variant_high = min(x for x in (variant.total, cross[1]) if x is not None)
+    low = (variant.bound if variant.bound is not None else Fraction(0)) - base_high
+    high = variant_high - (base.bound if base.bound is not None else Fraction(0))
+    if direction < 0:
+        high = min(high, Fraction(0))
+    elif direction > 0:
+        low = max(low, Fraction(0))
+    return Delta(found, low, high)
+
+
+def direction_of(base: Scenario, variant: Scenario) -> int:
+    """-1 if the variant can only be cheaper to plan than the base, +1 if only dearer, 0 if
+    unknown: each changed field is judged alone, and all must agree. A lower price, more
+    stock or a higher cap, a new offer or billing mode, a dropped workload relax the problem
+    (every base plan stays a plan, at no higher cost); their opposites tighten it; any
+    other change (billing rules, commitments, a workload's fields) decides nothing."""
+    votes: set[int] = set()
+    a, b = base.spec.model_dump(mode="json"), variant.spec.model_dump(mode="json")
+    for key in set(a) | set(b):
+        if key not in ("workloads", "offers") and a.get(key) != b.get(key):
+            return 0
+    names_a = {w["name"]: w for w in a["workloads"]}
+    names_b = {w["name"]: w for w in b["workloads"]}
+    for name in names_a.keys() | names_b.keys():
+        if name not in names_b:
+            votes.add(-1)
+        elif name not in names_a:
+            votes.add(1)
+        elif names_a[name] != names_b[name]:
+            return 0
+    for offer_id in base.offers.keys() | variant.offers.keys():
+        if offer_id not in variant.offers:
+            votes.add(1)
+        elif offer_id not in base.offers:
+            votes.add(-1)
+        else:
+            vote = _offer_direction(base.offers[offer_id], variant.offers[offer_id])
+            if vote is None:
+                return 0
+            votes |= vote
+    votes.discard(0)
+    return votes.pop() if len(votes) == 1 else 0
+
+
+def _offer_direction(a: Offer, b: Offer) -> set[int] | None:
+    """The votes of one offer's changes, or None where a change decides nothing."""
+    fields = set(type(a).model_fields) - set(BILLING_MODES) - {"max_units"}
+    if any(getattr(a, f) != getattr(b, f) for f in fields):
+        return None
+    votes = {_more(a.max_units, b.max_units)}
+    for mode in BILLING_MODES:
+        x, y = getattr(a, mode, None), getattr(b, mode, None)
+        if x is None or y is None:
+            votes.add(0 if x is y else -1 if x is None else 1)
+            continue
+        rest = set(type(x).model_fields) - {"price", "stock"}
+        if any(getattr(x, f) != getattr(y, f) for f in rest):
+            return None
+        votes.add(1 if y.price > x.price else -1 if y.price < x.price else 0)
+        votes.add(_more(x.stock, y.stock))
+    return votes
+
+
+def _more(a: int | None, b: int | None) -> int:
+    """The vote of a limit changing from a to b (None: no limit): more relaxes."""
+    if a == b:
+        return 0
+    if a is None:
+        return 1
+    if b is None:
+        return -1
+    return -1 if b > a else 1
 
 
 def money(value: Fraction, currency: str) -> Decimal:

@@ -5,8 +5,10 @@ break-even price of a commitment, and the levels of a commitment sweep."""
 from __future__ import annotations
 
 from decimal import Decimal
+from fractions import Fraction
 from typing import Any
 
+from planner.check import check_plan
 from planner.domain.plan import Plan, Rental
 from planner.domain.scenario import Scenario
 from planner.domain.values import PACKAGE_DAYS
@@ -19,6 +21,7 @@ from planner.whatif.compare import (
     break_even,
     committed_pools,
     delta,
+    direction_of,
     money,
     moved,
     table,
@@ -105,7 +108,16 @@ def compare(
         "change": change,
         "base": summary(base, currency),
         "variant": summary(variant, currency),
-        "delta": _delta(delta(base, variant), currency),
+        "delta": _delta(
+            delta(
+                base,
+                variant,
+                _cross(base_s, variant_s, base, variant),
+                direction_of(base_s, variant_s),
+            ),
+            currency,
+        ),
+        "direction": direction_of(base_s, variant_s),
     }
     report["changes"] = changes(base_s, variant_s)
     if base.plan is None or variant.plan is None:
@@ -250,3 +262,22 @@ def bought(variant_s: Scenario, base: Plan, variant: Plan) -> list[dict[str, Any
             }
         )
     return out
+
+
+def _cross(
+    base_s: Scenario, variant_s: Scenario, base: Side, variant: Side
+) -> tuple[Fraction | None, Fraction | None]:
+    """Each side's plan priced by the checker under the other scenario, where it breaks no
+    rule there (planner.whatif.compare.delta uses them as upper bounds)."""
+
+    def priced(scenario: Scenario, plan: Plan | None) -> Fraction | None:
+        if plan is None:
+            return None
+        try:
+            check = check_plan(scenario, plan)
+        except Exception:  # a plan the other scenario cannot even read (a dropped workload)
+            return None
+        broken = [v for v in check.violations if v.rule != "cost"]
+        return None if broken else check.total
+
+    return priced(base_s, variant.plan), priced(variant_s, base.plan)
