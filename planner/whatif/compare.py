@@ -16,6 +16,7 @@ from planner.domain.money import from_minor, to_minor
 from planner.domain.plan import Assignment, Plan, ReplicaAssignment
 from planner.domain.scenario import Scenario
 from planner.domain.values import BILLING_MODES
+from planner.prices import unit_price
 
 
 @dataclass(frozen=True)
@@ -134,7 +135,8 @@ def _offer_direction(a: Offer, b: Offer) -> set[int] | None:
         rest = set(type(x).model_fields) - {"price", "stock"}
         if any(getattr(x, f) != getattr(y, f) for f in rest):
             return None
-        votes.add(1 if y.price > x.price else -1 if y.price < x.price else 0)
+        before, after = unit_price(a, mode), unit_price(b, mode)
+        votes.add(1 if after > before else -1 if after < before else 0)
         votes.add(_more(x.stock, y.stock))
     return votes
 
