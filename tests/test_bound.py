@@ -28,13 +28,15 @@ def optimum(problem: Any) -> Fraction | None:
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mixed())
 def test_the_bound_never_exceeds_the_optimum(make_scenario: Any, instance: dict[str, Any]) -> None:
+    """With and without the packages that only-there jobs force (planner.forced)."""
     try:
         problem = build_problem(build(make_scenario, instance), serving=True)
     except Infeasible:
         return
     best = optimum(problem)
     if best is not None:
-        assert lower_bound(problem).total <= best
+        counts = {k: f.packages for k, f in forced_packages(problem).items()}
+        assert lower_bound(problem).total <= lower_bound(problem, counts).total <= best
 
 
 def test_whole_replicas_on_one_hourly_offer_are_exact(make_scenario: Any) -> None:
@@ -84,18 +86,3 @@ def test_jobs_that_share_one_package_force_only_it(make_scenario: Any) -> None:
     counts = {k: f.packages for k, f in forced_packages(problem).items()}
     assert counts == {("o", "weekly"): 1}
     assert lower_bound(problem, counts).total == optimum(problem) == 300
-
-
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(mixed())
-def test_the_bound_with_forced_packages_never_exceeds_the_optimum(
-    make_scenario: Any, instance: dict[str, Any]
-) -> None:
-    try:
-        problem = build_problem(build(make_scenario, instance), serving=True)
-    except Infeasible:
-        return
-    best = optimum(problem)
-    if best is not None:
-        counts = {k: f.packages for k, f in forced_packages(problem).items()}
-        assert lower_bound(problem, counts).total <= best
