@@ -87,6 +87,8 @@ def test_break_even_of_a_commitment_worked_by_hand(
         "utilisation": 0.125,
     }
     assert pool["base"]["held_card_hours"] == 0
+    # its net effect: the packages cost 400.00 and take the desk's 300.00 of hourly spend
+    assert (pool["commitment_cost"], pool["other_spend"], pool["net"]) == (400.0, -300.0, 100.0)
     # the printed price is where the variant's total crosses the base's
     at = _whatif(cli, path, "--patch", patch, "--price", "o.daily=30")
     assert at["delta"]["found"] == 0.0

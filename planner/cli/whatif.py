@@ -288,8 +288,12 @@ def print_report(console: Console, report: dict[str, Any]) -> None:
         console.print("No workload moved.")
     for pool in report["committed"]:
         console.print(
-            f"Committed {pool['offer']} {pool['mode']}: "
+            f"Committed {pool['offer']} {pool['mode']}: it costs {c} "
+            f"{_signed(pool['commitment_cost'])} and changes the other spend by "
+            f"{_signed(pool['other_spend'])}: net {_signed(pool['net'])} (between the plans "
+            "found). Its cards: "
             + "; ".join(f"{label} {_use_text(pool[label])}" for label in ("base", "variant"))
+            + " (paid for, so work moves onto them: use is no measure of worth)"
         )
     for b in report["break_even"]:
         console.print(_break_even_text(b, c))

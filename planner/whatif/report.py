@@ -142,6 +142,7 @@ def compare(
                 "mode": mode,
                 "base": _use(base_s, base, offer, mode),
                 "variant": _use(variant_s, variant, offer, mode),
+                **_net(base.plan, variant.plan, offer, mode),
             }
             for offer, mode in committed_pools(base_s, variant_s)
         ],
@@ -281,3 +282,17 @@ def _cross(
         return None if broken else check.total
 
     return priced(base_s, variant.plan), priced(variant_s, base.plan)
+
+
+def _net(base: Plan, variant: Plan, offer: str, mode: str) -> dict[str, Decimal]:
+    """A commitment's net effect between the two plans found: what its committed rentals
+    cost more in the variant, the other spend that moved onto its cards (or away), and the
+    net, which is the whole difference of the two totals."""
+
+    def committed(plan: Plan) -> Decimal:
+        rentals = (r for r in plan.rentals if r.committed and (r.offer, r.mode) == (offer, mode))
+        return sum((r.cost for r in rentals), Decimal(0))
+
+    cost = committed(variant) - committed(base)
+    net = variant.total_cost - base.total_cost
+    return {"commitment_cost": cost, "other_spend": net - cost, "net": net}
