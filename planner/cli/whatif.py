@@ -341,12 +341,18 @@ def _use_text(use: dict[str, Any] | None) -> str:
 
 def _break_even_text(b: dict[str, Any], currency: str) -> str:
     unit = "per package" if b["mode"] not in ("hourly", "spot") else "per unit-hour"
-    where = (
-        f"{currency} {b['low']:,.2f} {unit}"
-        if b["exact"]
-        else f"a price between {currency} {b['low']:,.2f} and {b['high']:,.2f} {unit} (the "
-        "sides' gaps leave this range)"
-    )
+    if b["exact"]:
+        where = f"{currency} {b['low']:,.2f} {unit}"
+    elif b["low"] == 0:
+        where = (
+            f"a price of at most {currency} {b['high']:,.2f} {unit}, how far below not known "
+            "(the sides' gaps leave the lower end open; a longer --time-limit narrows it)"
+        )
+    else:
+        where = (
+            f"a price between {currency} {b['low']:,.2f} and {b['high']:,.2f} {unit} (the "
+            "sides' gaps leave this range)"
+        )
     return (
         f"Break-even of the {b['offer']} {b['mode']} commitment: it pays only at or below "
         f"{where}; the variant pays {b['price']:,.2f}"
