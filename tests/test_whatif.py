@@ -339,3 +339,14 @@ def test_the_direction_of_a_change(
 ) -> None:
     path = _desk_scenario(tmp_path, make_scenario)
     assert _whatif(cli, path, *flags)["direction"] == direction
+
+
+def test_a_break_even_whose_lower_end_is_open_says_so() -> None:
+    from planner.cli.whatif import _break_even_text
+
+    row = {"offer": "o", "mode": "monthly", "price": 100.0, "exact": False}
+    text = _break_even_text({**row, "low": 0.0, "high": 80.0}, "CNY")
+    assert "at most CNY 80.00 per package, how far below not known" in text
+    assert "0.00 and" not in text
+    text = _break_even_text({**row, "low": 60.0, "high": 80.0}, "CNY")
+    assert "between CNY 60.00 and 80.00 per package" in text
