@@ -334,3 +334,15 @@ def test_an_empty_patch_gives_the_same_scenario_back() -> None:
         .stock
         == 3
     )
+
+
+def test_too_few_window_hours_left_before_the_horizon_ends(make_scenario: Any) -> None:
+    # 6 h of work on one card from 07-02, windows of 08:00-13:00 (5 h), the horizon ends
+    # 07-03: the windows hold more than a setup (none), but only 5 h are left
+    jobs = [job("a", 6, daily_hours="08:00-13:00", earliest_start="2026-07-02")]
+    conflict = only(make_scenario([offer("o", hourly=HOURLY)], jobs, days=2))
+    assert conflict.kind == "deadline"
+    assert conflict.needed.startswith("more window hours than are left")
+    assert conflict.available == (
+        "5 h of 08:00-13:00 windows from 2026-07-02 00:00 to the horizon's end"
+    )

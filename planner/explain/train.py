@@ -214,9 +214,24 @@ def _no_config(scenario: Scenario, job: Job, kind: Kind, available: str) -> Conf
     axis = scenario.axis
     window = w.daily_hours
     windows = [] if window is None else [axis.window(d, window) for d in range(axis.days)]
-    if any(max(a, job.earliest) < min(b, axis.hours) for a, b in windows):
+    left = [(max(a, job.earliest), min(b, axis.hours)) for a, b in windows]
+    left = [(a, b) for a, b in left if a < b]
+    if left:
         model = scenario.models[w.name]
         setup = min(setup_hours(o, model, w.setup_minutes) for o in _rentable(scenario, w))
+        if any(b - a > setup for a, b in windows if b > a):
+            # windows hold more than a setup: the hours left before the horizon ends are
+            # too few for the work on any config
+            hours = sum(b - a for a, b in left)
+            needed = (
+                "more window hours than are left: no config finishes its work in them "
+                "(its fastest card and count included)"
+            )
+            available = (
+                f"{hours:,} h of {window} windows from {when(axis, job.earliest)} to the "
+                "horizon's end"
+            )
+            return Conflict(kind, (w.name,), needed, available)
         needed = f"a daily window longer than its setup ({float(setup):.2f} h at the least)"
         return Conflict(kind, (w.name,), needed, f"{window} each day")
     needed = f"a window hour at or after {when(axis, job.earliest)}"
