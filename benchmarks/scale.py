@@ -308,8 +308,8 @@ def _solve_one(
     del problem
     searching: list[bool] = []
 
-    def progress(*_: object) -> None:  # the first report: the model is built, search runs
-        if not searching:
+    def progress(*args: object) -> None:  # the model is built when the search phase starts
+        if args[3:] == ("phase:searching",) and not searching:
             searching.append(True)
             _phase("searching", started)
 

@@ -33,6 +33,9 @@ from planner.reference import Reference
 from planner.restrict import top_k
 from planner.solution import Solution, to_plan
 
+# `what` of a progress report that names the solve's phase rather than a plan
+PHASE = "phase:"
+
 
 class OnProgress(Protocol):
     """Told the incumbent (None when only the bound moved), the bound (exact money), the
@@ -157,10 +160,17 @@ def solve(
     limit counts from `started` (a `time.perf_counter()`; default: now). At a proven
     optimum, ties go first to the plan nearest `reference` (planner.reference)."""
     started = time.perf_counter() if started is None else started
+
+    def phase(name: str) -> None:
+        if on_progress is not None:
+            on_progress(None, Fraction(0), time.perf_counter() - started, PHASE + name)
+
+    phase("building the problem")
     try:
         problem = build_problem(scenario, serving=True)
     except Infeasible as exc:
         return _proven(explain.alone(scenario, exc.jobs))  # one per job without a config
+    phase("planning and checking the baselines")
     naive, naive_why = greedy(problem, careful=False)
     heuristic, heuristic_why = greedy(problem, careful=True)
     # packages that only-there jobs force, proven by small exact solves: the relaxation's
@@ -202,6 +212,8 @@ def solve(
     target_size = estimated_variables(target) if restricted else full_size
     gate = "size-gate" in params.techniques
     too_large = _too_large(target_size, params, started, best is not None) if gate else ""
+    if not too_large:
+        phase("building the CP-SAT model")
     model = None if too_large else CpModel(target, cuts="cuts" in params.techniques)
     if model is not None and best is not None:
         model.hint(restricted.from_full(best) if restricted else best)
@@ -216,6 +228,7 @@ def solve(
 
     workloads = len(problem.jobs) + len(problem.replica_jobs)
     settings = replace(params.settings(), time_limit=search_seconds(params, started, workloads))
+    phase("searching")
     if model is not None and settings.time_limit > 0:
         keep = None if reference is None else Reference.of(reference, scenario.axis)
         outcome = model.solve(settings, progress, keep)

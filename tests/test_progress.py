@@ -19,7 +19,7 @@ import pytest
 import planner.solve
 from planner.cli import solve as cli_solve
 from planner.cli.common import err
-from planner.solve import SolveParams, solve
+from planner.solve import PHASE, SolveParams, solve
 from tests.planning import job, offer
 
 
@@ -147,7 +147,21 @@ def test_the_solver_reports_plans_and_a_rising_bound(make_scenario: Any) -> None
     s = make_scenario(offers, [job("j0", 10), job("j1", 10), job("j2", 1)], days=2)
     events: list[tuple[Fraction | None, Fraction]] = []
     params = SolveParams(time_limit=10, workers=2, seed=0, deterministic=True)
-    result = solve(s, params, lambda found, bound, *_: events.append((found, bound)))
+    phases: list[str] = []
+
+    def report(found: Fraction | None, bound: Fraction, _: float, what: str = "") -> None:
+        if what.startswith(PHASE):  # what the solve is doing: no plan, no bound
+            phases.append(what[len(PHASE) :])
+        else:
+            events.append((found, bound))
+
+    result = solve(s, params, report)
+    assert phases == [
+        "building the problem",
+        "planning and checking the baselines",
+        "building the CP-SAT model",
+        "searching",
+    ]
     assert result.status == "optimal" and result.objective is not None
     plans = [found for found, _ in events if found is not None]
     bounds = [bound for _, bound in events]
@@ -195,3 +209,18 @@ def test_a_limit_spent_on_building_says_so_and_shows_the_baseline(
     assert "lets the solver improve it" in text
     assert "q3-train: feasible" in text
     assert re.search(r"gap [\d.]+%, 0\.00 s,", text)  # no search ran
+
+
+def test_the_heartbeat_names_the_phase_the_solve_is_in(hand: HandRun) -> None:
+    with cli_solve.Progress("CNY", "solving", every=5.0) as progress:
+        progress(None, Fraction(0), 0.0, PHASE + "building the problem")
+        hand.run_for(5.0)
+        progress(Fraction(500), Fraction(400), 0.0, "the checked heuristic plan")
+        progress(None, Fraction(0), 0.0, PHASE + "building the CP-SAT model")
+        hand.run_for(5.0)
+    assert hand.lines[1] == "      5.0 s  building the problem: no plan yet"
+    assert (
+        "incumbent CNY 500.00" in hand.lines[2] and "(the checked heuristic plan)" in hand.lines[2]
+    )
+    assert "bound 400.00" in hand.lines[3] and "(building the CP-SAT model)" in hand.lines[3]
+    assert len(hand.lines) == 4  # a phase prints no line of its own

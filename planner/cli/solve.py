@@ -33,7 +33,7 @@ from planner.domain.plan import Plan
 from planner.domain.timeaxis import TimeAxis
 from planner.export.csvfiles import write_csv
 from planner.report import annotate, headline_warnings
-from planner.solve import Result, SolveParams, default_time_limit, solve
+from planner.solve import PHASE, Result, SolveParams, default_time_limit, solve
 from planner.views import order_sheet
 
 
@@ -172,6 +172,7 @@ class Progress:
         self.bound = Fraction(0)
         self.started = time.perf_counter()
         self.last = self.started  # when the last line was printed
+        self.phase = "searching"  # set by the solve: building, baselines, searching
         self.lock = threading.Lock()
         self.done = threading.Event()
 
@@ -188,7 +189,9 @@ class Progress:
     ) -> None:
         with self.lock:
             self.bound = max(self.bound, bound)  # costs are never negative
-            if what == "final" and incumbent is not None:
+            if what.startswith(PHASE):  # what the solve is doing, for the heartbeat
+                self.phase = what[len(PHASE) :]
+            elif what == "final" and incumbent is not None:
                 # the plan shown and what is proven of it: the log ends where the result starts
                 self.incumbent = incumbent
                 self._line("final")
@@ -201,7 +204,7 @@ class Progress:
         while not self.done.wait(self.every / 5):
             with self.lock:
                 if time.perf_counter() - self.last >= self.every:
-                    self._line("searching")
+                    self._line(self.phase)
 
     def _line(self, what: str) -> None:
         elapsed = time.perf_counter() - self.started
