@@ -60,6 +60,17 @@ def solve_command(
             "plan on every run with the same seed and workers."
         ),
     ] = False,
+    lns: Annotated[
+        float | None,
+        typer.Option(
+            "--lns",
+            min=0.0,
+            max=0.9,
+            help="Share of the search time for a large-neighbourhood search after CP-SAT's "
+            "own (default: 0 on the full model, whose bound needs the time; 0.5 on a top-K "
+            "restriction). More finds cheaper plans sooner; less proves more.",
+        ),
+    ] = None,
     json_path: JsonOption = None,
     report: Annotated[
         Path | None,
@@ -85,7 +96,7 @@ def solve_command(
         loaded = with_margin(load_planned(scenario), parse_margin(memory_margin))
         if time_limit is None:
             time_limit = default_time_limit(len(loaded.spec.workloads))
-        params = SolveParams(time_limit, workers, seed, deterministic)
+        params = SolveParams(time_limit, workers, seed, deterministic, lns_share=lns)
         header = (
             f"solving {loaded.name} with {params.settings().workers} "
             f"worker(s), limit {time_limit:g} s …"
