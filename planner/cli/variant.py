@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
+from planner.check import check_plan
 from planner.cli.executors import Executor
 from planner.cli.solve import Progress
 from planner.domain.errors import Issue, LoadError
@@ -19,8 +20,12 @@ from planner.domain.plan import Plan
 from planner.domain.scenario import Scenario
 from planner.domain.timeaxis import TimeAxisError
 from planner.domain.yaml_source import Source
+from planner.pricing import breakdown
+from planner.problem import Infeasible, build_problem
 from planner.report import annotate
+from planner.solution import to_plan
 from planner.solve import SolveParams, default_time_limit, solve
+from planner.warm import solution_of
 from planner.whatif import shorthand
 from planner.whatif.compare import Side, moved
 
@@ -157,6 +162,51 @@ def solve_side(
     optimal = result.status.value == "optimal"
     bound = result.objective if optimal else result.bound
     return Side(label, result.status.value, plan, result.objective, bound, [], result.inconsistency)
+
+
+def crossed(base_s: Scenario, variant_s: Scenario, pair: list[Side]) -> list[Side]:
+    """The pair, each side not proven optimal taking the other side's plan where that plan,
+    carried to this side's scenario ("the same plan, except the change"), passes the checker
+    there and costs less than what this side's own solve found. Its bound is its own."""
+    out = list(pair)
+    for i, (scenario, other) in enumerate(((base_s, pair[1]), (variant_s, pair[0]))):
+        side = pair[i]
+        if side.optimal or side.plan is None or side.total is None or other.plan is None:
+            continue
+        try:
+            problem = build_problem(scenario, serving=True)
+        except Infeasible:
+            continue
+        solution = solution_of(problem, other.plan)
+        if solution is None or solution.cost(problem) >= side.total:
+            continue
+        plan = to_plan(problem, solution, "feasible")
+        plan = plan.model_copy(update={"cost_breakdown": breakdown(problem, solution, plan)})
+        if not check_plan(scenario, plan).ok:
+            continue
+        total = solution.cost(problem)
+        notes = {
+            **side.plan.baseline_notes,
+            "solver": f"the {other.label}'s plan, carried here, costs less than this side's "
+            "own solve found: it is shown instead (checked)",
+        }
+        kept = side.plan
+        plan = plan.model_copy(
+            update={
+                "naive_cost": kept.naive_cost,
+                "heuristic_cost": kept.heuristic_cost,
+                "baseline_notes": notes,
+                "bound": kept.bound,
+                "gap": None
+                if side.bound is None or not total
+                else round(float((total - side.bound) / total), 6),
+                "solve_seconds": kept.solve_seconds,
+                "solver": kept.solver,
+                "forced": kept.forced,
+            }
+        )
+        out[i] = replace(side, plan=annotate(problem, solution, plan), total=total)
+    return out
 
 
 # A scenario to solve, as a process can receive it: a path and a change (a loaded scenario

@@ -36,6 +36,7 @@ from planner.cli.variant import (
     SetOption,
     ShiftOption,
     StockOption,
+    crossed,
     params_for,
     solve_sides,
 )
@@ -132,6 +133,7 @@ def whatif_command(
         pair = solve_sides(
             [("base", scenario, Change()), ("variant", scenario, change)], params, runner
         )
+        pair = crossed(base, variant, pair)
         report = compare(base, variant, pair[0], pair[1], change.describe())
         sides = pair
     console = human(json_path)
