@@ -11,6 +11,7 @@ bound stays a bound). Storage is left out too: the count is what is wanted.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
@@ -36,11 +37,16 @@ class Forced:
     exact: bool
 
 
-def forced_packages(problem: Problem, seconds: float = SECONDS_PER_POOL) -> dict[Key, Forced]:
+def forced_packages(
+    problem: Problem, seconds: float = SECONDS_PER_POOL, until: float | None = None
+) -> dict[Key, Forced]:
     """For each buyable pool without commitments, the unit-packages its only-there jobs
-    force (pools where that is 0 are left out)."""
+    force (pools where that is 0 are left out). `until`: a `time.perf_counter()` past which
+    no further pool is solved (the bound then counts fewer, which stays a bound)."""
     found: dict[Key, Forced] = {}
     for key, pool in sorted(problem.pools.items()):
+        if until is not None and time.perf_counter() >= until:
+            break
         if not pool.days or pool.committed or not pool.unit_price:
             continue
         jobs = [j for j in problem.jobs if j.configs and all(c.pool == key for c in j.configs)]

@@ -187,7 +187,8 @@ def build_problem(scenario: Scenario, serving: bool = False) -> Problem:
     if refused:
         raise _refuse(scenario, refused)
     pools = _pools(scenario, jobs, committed, replicas)
-    amounts = [c.cost for j in jobs for c in j.configs]
+    # each part the objective turns into an integer on its own (planner.cpsat.objective)
+    amounts = [x for j in jobs for c in j.configs for x in (c.rental_cost, c.storage_cost)]
     amounts += [p.unit_price for p in pools.values()] + [f.cost for f in fixed]
     rates = [_replica_rate(scenario, r.name, c, 1) for r in replicas for c in r.configs]
     amounts += [x for rate in rates for x in (rate.hour, rate.disk)]

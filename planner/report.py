@@ -34,7 +34,7 @@ def offer_rows(offers: list[Offer], cards: dict[str, CardType]) -> list[dict[str
     for offer in offers:
         card = cards[offer.card]
         for mode, billing in offer.modes.items():
-            per_card_hour = _rate(card_hour_price(offer, mode))
+            per_card_hour = card_hour_price(offer, mode)  # exact; rounded once below
             rows.append(
                 {
                     "offer": offer.id,
@@ -49,7 +49,9 @@ def offer_rows(offers: list[Offer], cards: dict[str, CardType]) -> list[dict[str
                     # nominal: a catalog has no timezone (a package's real hours do)
                     "hours_per_price": package_hours(mode) if mode in PACKAGE_DAYS else 1,
                     "card_hour_price": _rate(per_card_hour),
-                    "gb_hour_price": _rate(per_card_hour / Decimal(str(card.memory_gb.value))),
+                    "gb_hour_price": _rate(
+                        per_card_hour / Fraction(Decimal(str(card.memory_gb.value)))
+                    ),
                     "stock": billing.stock,
                     "max_units": offer.max_units,
                     "assumed": sorted(billing.assumed | offer.assumed),

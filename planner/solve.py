@@ -181,7 +181,8 @@ def solve(
     heuristic, heuristic_why = greedy(problem, careful=True)
     # packages that only-there jobs force, proven by small exact solves: the relaxation's
     # bound then counts them (it sees every workload, where CP-SAT's may not)
-    forced = forced_packages(problem) if "forced" in params.techniques else {}
+    until = None if params.deterministic else started + params.time_limit * FORCED_SHARE
+    forced = forced_packages(problem, until=until) if "forced" in params.techniques else {}
     relaxation = lower_bound(problem, {k: f.packages for k, f in forced.items()})
     floor = relaxation.total
     # the baselines are checked now, inside the time limit; one the checker refuses (a bug,
@@ -351,6 +352,10 @@ def solve(
         inconsistency=inconsistency or None,
     )
 
+
+# Pools of forced packages are solved while less than this share of the time limit has
+# passed (planner/forced.py: one pool takes well under a second on the quarters measured).
+FORCED_SHARE = 0.1
 
 # The share of the search time a large-neighbourhood search gets after CP-SAT's own search
 # of a top-K restriction, when that search ends without a proof (planner/cpsat/lns.py).

@@ -31,7 +31,8 @@ def solution_of(problem: Problem, plan: Plan) -> Solution | None:
             found = [
                 k
                 for k, c in enumerate(job.configs)
-                if (c.card, c.cards, c.offer, c.mode) == (a.card, a.cards, a.offer, a.mode)
+                if (c.card, c.cards, c.offer, c.mode, c.held)
+                == (a.card, a.cards, a.offer, a.mode, a.held)
                 and start in job.start_range(c)
                 and start + c.span == axis.hour(a.end)
             ]
@@ -71,4 +72,8 @@ def solution_of(problem: Problem, plan: Plan) -> Solution | None:
                 bought[day] = bought.get(day, 0) + r.units
     except TimeAxisError:
         return None
+    for key in problem.pools:  # this problem's committed packages are bought, whatever the plan
+        for day, units in problem.committed_purchases(key).items():
+            bought = packages.setdefault(key, {})
+            bought[day] = max(bought.get(day, 0), units)
     return Solution(tuple(configs), tuple(starts), packages, replicas)

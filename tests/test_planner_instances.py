@@ -223,3 +223,14 @@ def test_ties_go_to_the_lower_offer_id_and_the_earlier_finish(make_scenario: Any
     plan = only(solved(make_scenario(offers, [job("j", 3)])))
     assert plan.assignments[0].offer == "a-offer"
     assert plan.assignments[0].start.hour == 0  # any start costs the same: the earliest wins
+
+
+def test_a_rental_and_a_disk_whose_halves_make_a_whole_are_priced_exactly(
+    make_scenario: Any,
+) -> None:
+    # 1 h at 0.50 and 360 GB of disk at 1 per GB-month (0.50 for that hour): 1.00. The
+    # solver's money scale must hold each part, not only their sum
+    offers = [{**offer("o", hourly={"price": 0.5, "stock": 1}), "disk_price_per_gb_month": 1}]
+    result = solved(make_scenario(offers, [job("a", 1, disk_gb=360)], days=1))
+    assert result.status == "optimal" and result.plan is not None
+    assert str(result.plan.total_cost) == "1.00"

@@ -350,3 +350,20 @@ def test_a_break_even_whose_lower_end_is_open_says_so() -> None:
     assert "0.00 and" not in text
     text = _break_even_text({**row, "low": 60.0, "high": 80.0}, "CNY")
     assert "between CNY 60.00 and 80.00 per package" in text
+
+
+def test_bought_counts_only_the_units_beyond_the_bases(
+    cli: Any, tmp_path: Path, make_scenario: Any
+) -> None:
+    # base: 1 weekly unit committed from 07-01 (two packages reach the 10-day horizon's end,
+    # 250 each); the variant commits 2: one more unit in each package, 250 + 250
+    s = make_scenario(
+        [offer("o", hourly={"price": 10, "stock": 4}, weekly={"price": 250, "stock": 4})],
+        [reserve("desk", cards=1, hours="09:00-12:00", days=10)],
+        commitments=[{"offer": "o", "mode": "weekly", "units": 1, "start": "2026-07-01"}],
+    )
+    assert s.path is not None
+    more = {"offer": "o", "mode": "weekly", "units": 2, "start": "2026-07-01"}
+    report = _whatif(cli, s.path, "--patch", _patch(tmp_path, {"commitments": [more]}))
+    (b,) = report["bought"]
+    assert (b["rentals"], b["units"], b["cost"]) == (2, [1], 500.0)

@@ -158,7 +158,10 @@ def _write_page(path: Path, report: dict[str, Any], sides: list[tuple[Scenario, 
     from planner.export.page import render_whatif  # plotly: only when a page is asked for
     from planner.report import headline_warnings
 
-    delta = Text.from_markup(_delta_line(report["delta"], report["currency"])).plain
+    proven = report["base"]["status"] == report["variant"]["status"] == "optimal"
+    delta = Text.from_markup(
+        _delta_line(report["delta"], report["currency"], report.get("direction", 0), proven)
+    ).plain
     rows = [
         (title, [(r[key], _money(r["base"]), _money(r["variant"]), _signed(r["delta"]))
                  for r in report[field] if r["base"] or r["variant"]])
@@ -212,8 +215,8 @@ def _status(summary: dict[str, Any]) -> str:
     return status + ("" if summary["status"] == "optimal" or gap is None else f", gap {gap:.1%}")
 
 
-def _delta_line(d: dict[str, Any], currency: str, direction: int = 0) -> str:
-    if d["exact"] and d["low"] == d["found"]:
+def _delta_line(d: dict[str, Any], currency: str, direction: int = 0, proven: bool = False) -> str:
+    if proven:
         return f"delta {currency} {_signed(d['found'])}: exact (both plans proven optimal)"
     line = (
         f"delta {currency} {_signed(d['found'])} between the plans found; the optimum's "
@@ -264,7 +267,8 @@ def print_report(console: Console, report: dict[str, Any]) -> None:
             console.print(f"  [red]{side['status']}:[/] {reason}", markup=True)
     if report["delta"] is None:
         return
-    console.print(_delta_line(report["delta"], c, report.get("direction", 0)))
+    proven = base["status"] == variant["status"] == "optimal"
+    console.print(_delta_line(report["delta"], c, report.get("direction", 0), proven))
     for b in report.get("bought", []):
         console.print(_bought_text(b, c))
     console.print(_rows_table("By card type", "card", report["by_card"]))

@@ -235,12 +235,20 @@ def bought(variant_s: Scenario, base: Plan, variant: Plan) -> list[dict[str, Any
     last runs past the horizon's end, and their money."""
 
     def key(r: Rental) -> tuple[Any, ...]:
-        return (r.offer, r.mode, r.start, r.units, r.committed)
+        return (r.offer, r.mode, r.start, r.committed)
 
-    held = {key(r) for r in base.rentals if r.mode in PACKAGE_DAYS or r.committed}
-    new = [
-        r for r in variant.rentals if (r.mode in PACKAGE_DAYS or r.committed) and key(r) not in held
-    ]
+    held: dict[tuple[Any, ...], int] = {}
+    for r in base.rentals:
+        if r.mode in PACKAGE_DAYS or r.committed:
+            held[key(r)] = held.get(key(r), 0) + r.units
+    new = []
+    for r in variant.rentals:  # the units beyond the base's at the same start, pro rata
+        if r.mode in PACKAGE_DAYS or r.committed:
+            extra = r.units - held.get(key(r), 0)
+            held[key(r)] = max(0, held.get(key(r), 0) - r.units)
+            if extra > 0:
+                share = Decimal(extra) / Decimal(r.units)
+                new.append(r.model_copy(update={"units": extra, "cost": r.cost * share}))
     horizon_end = variant_s.axis.instant(variant_s.axis.hours)
     groups: dict[tuple[str, str, bool], list[Rental]] = {}
     for r in new:
