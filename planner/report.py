@@ -379,13 +379,7 @@ def _forced(plan: Plan) -> list[str]:
         count = f"{'at least ' if not f.exact else ''}{f.packages} {f.mode} package" + (
             "s" if f.packages > 1 else ""
         )
-        users = {a.workload for a in plan.train if (a.offer, a.mode) == (f.offer, f.mode)}
-        users |= {
-            ra.workload
-            for ra in plan.replica
-            if any((u.offer, u.mode) == (f.offer, f.mode) for u in ra.uses)
-        }
-        others = sorted(users - set(f.workloads))
+        others = sorted(_held_users(plan, f.offer, f.mode) - set(f.workloads))
         ride = (
             f"; {', '.join(others)} use{'s' if len(others) == 1 else ''} its spare cards"
             if others
@@ -397,6 +391,17 @@ def _forced(plan: Plan) -> list[str]:
             f"{c} {f.cost:,.2f}, {share}{ride}"
         )
     return out
+
+
+def _held_users(plan: Plan, offer: str, mode: str) -> set[str]:
+    """The workloads that run on the held cards of one offer and mode."""
+    names = {a.workload for a in plan.train if (a.offer, a.mode) == (offer, mode) and a.held}
+    names |= {
+        ra.workload
+        for ra in plan.replica
+        if any((u.offer, u.mode) == (offer, mode) and u.held for u in ra.uses)
+    }
+    return names
 
 
 def _unpriced_disks(scenario: Scenario, plan: Plan) -> list[str]:
@@ -438,12 +443,7 @@ def _idle_packages(scenario: Scenario, plan: Plan) -> list[str]:
         if not use.held_card_hours or use.utilisation >= IDLE_SHARE:
             continue
         train = [a for a in plan.train if (a.offer, a.mode) == (offer, mode) and a.held]
-        names = {a.workload for a in train}
-        names |= {
-            ra.workload
-            for ra in plan.replica
-            if any((u.offer, u.mode) == (offer, mode) and u.held for u in ra.uses)
-        }
+        names = _held_users(plan, offer, mode)
         held, idle = float(use.held_card_hours), float(use.held_card_hours - use.used_card_hours)
         line = (
             f"{offer} {mode}: {c} {cost:,.2f} of packages held at {use.utilisation:.0%} use "

@@ -274,15 +274,21 @@ def test_an_address_without_ray_is_refused(cli: Any, tmp_path: Path, make_scenar
     assert "--executor ray" in result.output
 
 
+def _weekly_desk(make_scenario: Any, **extra: Any) -> Any:
+    """The desk of `_desk_scenario` on an offer selling weekly packages at 250."""
+    return make_scenario(
+        [offer("o", hourly={"price": 10, "stock": 4}, weekly={"price": 250, "stock": 4})],
+        [reserve("desk", cards=1, hours="09:00-12:00", days=10)],
+        **extra,
+    )
+
+
 def test_the_whatif_lists_what_changed_and_what_it_bought(
     cli: Any, tmp_path: Path, make_scenario: Any
 ) -> None:
     # a 10-day horizon (07-01 to 07-11); a weekly commitment from 07-01 reaches the horizon
     # end with two packages back to back, 07-01 to 07-15: the last runs 4 days past it
-    s = make_scenario(
-        [offer("o", hourly={"price": 10, "stock": 4}, weekly={"price": 250, "stock": 4})],
-        [reserve("desk", cards=1, hours="09:00-12:00", days=10)],
-    )
+    s = _weekly_desk(make_scenario)
     assert s.path is not None
     commit = {"offer": "o", "mode": "weekly", "units": 1, "start": "2026-07-01", "name": "w"}
     patch = _patch(tmp_path, {"commitments": [commit]})
@@ -357,9 +363,8 @@ def test_bought_counts_only_the_units_beyond_the_bases(
 ) -> None:
     # base: 1 weekly unit committed from 07-01 (two packages reach the 10-day horizon's end,
     # 250 each); the variant commits 2: one more unit in each package, 250 + 250
-    s = make_scenario(
-        [offer("o", hourly={"price": 10, "stock": 4}, weekly={"price": 250, "stock": 4})],
-        [reserve("desk", cards=1, hours="09:00-12:00", days=10)],
+    s = _weekly_desk(
+        make_scenario,
         commitments=[{"offer": "o", "mode": "weekly", "units": 1, "start": "2026-07-01"}],
     )
     assert s.path is not None

@@ -102,24 +102,18 @@ def compare(
 ) -> dict[str, Any]:
     """The what-if JSON: both summaries, the delta, and where the money and work moved."""
     currency = base_s.spec.currency
+    direction = direction_of(base_s, variant_s)
+    cross = _cross(base_s, variant_s, base, variant)
     report: dict[str, Any] = {
         "scenario": base_s.name,
         "currency": currency,
         "change": change,
+        "changes": changes(base_s, variant_s),
         "base": summary(base, currency),
         "variant": summary(variant, currency),
-        "delta": _delta(
-            delta(
-                base,
-                variant,
-                _cross(base_s, variant_s, base, variant),
-                direction_of(base_s, variant_s),
-            ),
-            currency,
-        ),
-        "direction": direction_of(base_s, variant_s),
+        "delta": _delta(delta(base, variant, cross, direction), currency),
+        "direction": direction,
     }
-    report["changes"] = changes(base_s, variant_s)
     if base.plan is None or variant.plan is None:
         return report
     term_rows = terms(base.plan), terms(variant.plan)
