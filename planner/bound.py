@@ -20,17 +20,34 @@ charges (ignoring stock, setup and billing round-ups, which only add cost): a tr
 its cheapest config; a serve or reserve workload per segment at the least cost of whole
 replicas that carry the demand and the minimum (`least_cover`). Committed hourly cards are
 free to use. Every choice of λ gives a valid bound; `lower_bound` takes the best of a few.
+
+**A charge by time** (`_windowed`). λ may differ by hour: λ_P(t) in [0, price_P ÷ h_P].
+Every plan that must buy in P holds some package D whose days meet the window of a job that
+can run only on P. Charging λ inside D's span and the full rate outside it, every other
+package of P pays at least 0 after its charges, and D pays price_P − λ × its card-hours; so
+
+    cost ≥ commitments + price_P − λ h_D + (M_P − 1) min over packages of (price − charges)
+           + each workload at its cheapest under the charges by time.
+
+The plan's D is unknown, so the bound is the least of this over every day D could start.
+A job's held config pays λ for at most the hours its window shares with D's span, the full
+rate for the rest; a replica job pays per segment (segments break at every local 00:00, as
+package spans do). On q3 a single 30-day B300 machine month is forced: with one charge
+for the whole quarter every other workload could use its cards for nothing on all 92 days;
+by time, only on the 30 days it is held.
 """
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 from planner.configs import Config, ReplicaConfig
 from planner.cover import least_cover
-from planner.problem import Problem
+from planner.problem import Job, Problem
 
 Key = tuple[str, str]
 STEPS = 8  # λ of a pool every plan must buy is tried at 0, 1/8, … 8/8 of its full rate
@@ -44,6 +61,9 @@ class Bound:
     total: Fraction
     rates: dict[Key, Fraction]
     least: dict[Key, int] = field(default_factory=dict)
+    # priced by time (`_windowed`): the pool, and the real hours of the package whose span
+    # is charged `rates[pool]` (the rest of the horizon: that pool's full rate)
+    window: tuple[Key, tuple[int, int]] | None = None
 
 
 def lower_bound(problem: Problem, forced: dict[Key, int] | None = None) -> Bound:
@@ -79,6 +99,19 @@ def lower_bound(problem: Problem, forced: dict[Key, int] | None = None) -> Bound
             total = bound(rates)
             if total > best.total:
                 best = Bound(total, rates, least)
+    flat = best
+    for key in sorted(least):
+        if packages[key].committed:
+            continue  # committed packages sit on known days: not priced by time here
+        rates = {**flat.rates, key: full[key]}
+        others = paid + sum(
+            (n * (packages[k].unit_price - rates[k] * packages[k].card_hours))
+            for k, n in least.items()
+            if k != key
+        )
+        windowed = _windowed(problem, key, least[key], rates, floors, others)
+        if windowed is not None and windowed.total > best.total:
+            best = replace(windowed, least=least)
     return best
 
 
@@ -89,6 +122,9 @@ class _Floors:
     def __init__(self, problem: Problem) -> None:
         self.problem = problem
         self.memo: dict[tuple[str, int, tuple[Fraction, ...]], Fraction] = {}
+        self.by_segment: dict[tuple[int, tuple[Fraction, ...]], tuple[Fraction, ...]] = {}
+        self.covers: dict[tuple[tuple[tuple[int, int], ...], int, int], int] = {}
+        self.kinds: dict[int, _Kinds] = {}
         self.pools = [sorted({c.pool for c in j.configs if c.held}) for j in problem.jobs]
         self.replica_pools = [
             sorted({(c.offer, c.mode) for c in r.configs if c.held}) for r in problem.replica_jobs
@@ -105,8 +141,19 @@ class _Floors:
         pools = self.replica_pools[index]
         key = ("replica", index, tuple(rates.get(p, Fraction(0)) for p in pools))
         if key not in self.memo:
-            self.memo[key] = _replica_floor(self.problem, index, rates)
+            self.memo[key] = sum(self.segments(index, rates), Fraction(0))
         return self.memo[key]
+
+    def segments(self, index: int, rates: dict[Key, Fraction]) -> tuple[Fraction, ...]:
+        """Replica job `index`'s cheapest cost in each segment (0 where inactive)."""
+        pools = self.replica_pools[index]
+        key = (index, tuple(rates.get(p, Fraction(0)) for p in pools))
+        if key not in self.by_segment:
+            if index not in self.kinds:
+                self.kinds[index] = _Kinds.of(self.problem, index)
+            kinds = self.kinds[index]
+            self.by_segment[key] = _segment_floors(self.problem, index, rates, kinds, self.covers)
+        return self.by_segment[key]
 
 
 @dataclass(frozen=True)
@@ -161,24 +208,196 @@ def _config_floor(config: Config, rates: dict[Key, Fraction]) -> Fraction:
     return config.storage_cost + card_hours * rates.get(config.pool, Fraction(0))
 
 
-def _replica_floor(problem: Problem, j: int, rates: dict[Key, Fraction]) -> Fraction:
+@dataclass(frozen=True)
+class _Kinds:
+    """A replica job's segments grouped by what its least cover depends on besides the
+    charges: the configs it may use there, its demand and its minimum."""
+
+    kinds: tuple[tuple[tuple[int, ...], int, int], ...]
+    of_segment: tuple[int, ...]  # per segment: its kind, or -1 where inactive
+
+    @classmethod
+    def of(cls, problem: Problem, j: int) -> _Kinds:
+        job = problem.replica_jobs[j]
+        index: dict[tuple[tuple[int, ...], int, int], int] = {}
+        of_segment = []
+        for s in range(len(problem.segments)):
+            if not job.active(s):
+                of_segment.append(-1)
+                continue
+            # the configs this segment may use (bounds lose no plan; ReplicaJob.with_bounds)
+            usable = tuple(i for i, c in enumerate(job.configs) if job.bounds[c][s])
+            of_segment.append(index.setdefault((usable, job.demand[s], job.minimum[s]), len(index)))
+        return cls(tuple(index), tuple(of_segment))
+
+
+def _segment_floors(
+    problem: Problem,
+    j: int,
+    rates: dict[Key, Fraction],
+    kinds: _Kinds,
+    covers: dict[tuple[tuple[tuple[int, int], ...], int, int], int],
+) -> tuple[Fraction, ...]:
+    """Per segment, the least cost of whole replicas that carry replica job `j`'s demand and
+    minimum there, over the segment's hours. `covers`: least covers already computed."""
     job = problem.replica_jobs[j]
-    hour = {c: _replica_hour(problem, job.name, c, rates) for c in job.configs}
-    scale = math.lcm(*(h.denominator for h in hour.values()))
-    memo: dict[tuple[tuple[tuple[int, int], ...], int, int], int] = {}
-    total = 0
-    for s, (a, b) in enumerate(problem.segments):
-        if not job.active(s):
-            continue
-        # the configs this segment may use (bounds lose no plan; see ReplicaJob.with_bounds)
-        items = tuple(
-            sorted({(c.capacity, int(hour[c] * scale)) for c in job.configs if job.bounds[c][s]})
-        )
-        key = (items, job.demand[s], job.minimum[s])
-        if key not in memo:
-            memo[key] = least_cover(items, job.demand[s], job.minimum[s])
-        total += (b - a) * memo[key]
-    return Fraction(total, scale)
+    hour = [_replica_hour(problem, job.name, c, rates) for c in job.configs]
+    scale = math.lcm(*(h.denominator for h in hour))
+    items = [(c.capacity, int(h * scale)) for c, h in zip(job.configs, hour, strict=True)]
+    least = []
+    for usable, demand, minimum in kinds.kinds:
+        key = (tuple(sorted({items[i] for i in usable})), demand, minimum)
+        if key not in covers:
+            covers[key] = least_cover(key[0], demand, minimum)
+        least.append(covers[key])
+    return tuple(
+        Fraction(0) if k < 0 else Fraction((b - a) * least[k], scale)
+        for k, (a, b) in zip(kinds.of_segment, problem.segments, strict=True)
+    )
+
+
+def _windowed(
+    problem: Problem,
+    key: Key,
+    count: int,
+    rates: dict[Key, Fraction],
+    floors: _Floors,
+    others: Fraction,
+) -> Bound | None:
+    """The bound with pool `key` charged by time (the module's doc): the best over a few
+    pairs of charges (inside the counted package's span, outside it), each the least over
+    the days that package could start. `rates`: every pool's charge, `key`'s at its full
+    rate; `others`: the commitments and the other pools' package terms. None where no job
+    runs only on `key` (then nothing ties a package to a time)."""
+    only = [
+        j for j in problem.jobs if j.configs and all(c.held and c.pool == key for c in j.configs)
+    ]
+    if not only:
+        return None
+    anchor = min(only, key=lambda j: (j.deadline - j.earliest, j.index))
+    price = problem.pools[key].unit_price
+    cards = problem.offers[key[0]].unit_cards
+    full = rates[key]
+    spans = [problem.package(key, d) for d in range(problem.axis.days)]
+    days = [d for d, (a, b) in enumerate(spans) if a < anchor.deadline and b > anchor.earliest]
+    replicas = range(len(problem.replica_jobs))
+    users = [r for r in replicas if key in floors.replica_pools[r]]
+    on_pool = [j for j in problem.jobs if any(c.held and c.pool == key for c in j.configs)]
+    trains = [_TimedJob.of(j, key, rates) for j in on_pool]
+    steady = others + sum(
+        (floors.replicas(r, rates) for r in replicas if r not in users), Fraction(0)
+    )
+    steady += sum(
+        (floors.job(j.index, rates) for j in problem.jobs if j not in on_pool), Fraction(0)
+    )
+    # one package counted: its span at a low charge, the rest of the horizon at the full
+    # rate. More counted: the others may lie anywhere, each paying its price less the charges
+    # its span carries, so a lower charge outside keeps more of their price.
+    if count == 1:
+        pairs = [(Fraction(step, STEPS), Fraction(1)) for step in range(STEPS)]
+    else:
+        pairs = [(Fraction(i, 4), Fraction(o, 4)) for i in (0, 1) for o in (1, 2, 3, 4)]
+    windows = _WindowSums(problem, floors, users, rates, key, spans)
+    best: Bound | None = None
+    for low, high in pairs:
+        inside, outside = full * low, full * high
+        lowest: tuple[Fraction, int] | None = None
+        for d in days:
+            a, b = spans[d]
+            total = steady + windows.replicas(inside, outside, d)
+            total += price - inside * cards * (b - a)
+            if count > 1:  # the other packages: each pays at least its price less its charges
+                total += (count - 1) * min(
+                    price
+                    - cards
+                    * (
+                        inside * _shared(span, (a, b))
+                        + outside * (span[1] - span[0] - _shared(span, (a, b)))
+                    )
+                    for span in spans
+                )
+            total += sum((t.floor(inside, outside, (a, b)) for t in trains), Fraction(0))
+            if lowest is None or total < lowest[0]:
+                lowest = (total, d)
+        if lowest is not None and (best is None or lowest[0] > best.total):
+            best = Bound(lowest[0], {**rates, key: inside}, window=(key, spans[lowest[1]]))
+    return best
+
+
+class _WindowSums:
+    """The replica jobs that can use pool `key`, summed: at a charge of that pool, their
+    cheapest cost over the whole horizon and within each package span."""
+
+    def __init__(
+        self,
+        problem: Problem,
+        floors: _Floors,
+        users: list[int],
+        rates: dict[Key, Fraction],
+        key: Key,
+        spans: list[tuple[int, int]],
+    ) -> None:
+        self.args = (problem, floors, users, rates, key, spans)
+        self.memo: dict[Fraction, tuple[Fraction, list[Fraction]]] = {}
+
+    def at(self, charge: Fraction) -> tuple[Fraction, list[Fraction]]:
+        if charge not in self.memo:
+            problem, floors, users, rates, key, spans = self.args
+            starts = [a for a, _ in problem.segments]
+            edges = [
+                (bisect.bisect_left(starts, a), bisect.bisect_left(starts, b)) for a, b in spans
+            ]
+            total, within = Fraction(0), [Fraction(0)] * len(spans)
+            for r in users:
+                costs = floors.segments(r, {**rates, key: charge})
+                running = list(itertools.accumulate(costs, initial=Fraction(0)))
+                total += running[-1]
+                within = [
+                    w + running[hi] - running[lo] for w, (lo, hi) in zip(within, edges, strict=True)
+                ]
+            self.memo[charge] = (total, within)
+        return self.memo[charge]
+
+    def replicas(self, inside: Fraction, outside: Fraction, day: int) -> Fraction:
+        """At `inside` within the span of the package bought on `day`, `outside` elsewhere."""
+        total, within = self.at(outside)
+        return total - within[day] + self.at(inside)[1][day]
+
+
+def _shared(a: tuple[int, int], b: tuple[int, int]) -> int:
+    """Hours two ranges share."""
+    return max(0, min(a[1], b[1]) - max(a[0], b[0]))
+
+
+@dataclass(frozen=True)
+class _TimedJob:
+    """A train job as `_windowed` prices it: its cheapest config off the timed pool, and
+    each held config on it as (card-hours of its runs, cards, storage)."""
+
+    earliest: int
+    deadline: int
+    elsewhere: Fraction | None
+    timed: tuple[tuple[int, int, Fraction], ...]
+
+    @classmethod
+    def of(cls, job: Job, key: Key, rates: dict[Key, Fraction]) -> _TimedJob:
+        on = [c for c in job.configs if c.held and c.pool == key]
+        off = [_config_floor(c, rates) for c in job.configs if not (c.held and c.pool == key)]
+        timed = {(sum(length for _, length in c.runs), c.cards, c.storage_cost) for c in on}
+        return cls(job.earliest, job.deadline, min(off, default=None), tuple(sorted(timed)))
+
+    def floor(self, inside: Fraction, full: Fraction, span: tuple[int, int]) -> Fraction:
+        """Its cheapest config when the timed pool charges `inside` within `span` and `full`
+        elsewhere: a held config there runs inside for at most the hours its window shares
+        with the span."""
+        reach = _shared((self.earliest, self.deadline), span)
+        costs = [
+            storage + cards * (inside * min(hours, reach) + full * (hours - min(hours, reach)))
+            for hours, cards, storage in self.timed
+        ]
+        if self.elsewhere is not None:
+            costs.append(self.elsewhere)
+        return min(costs)
 
 
 def _replica_hour(

@@ -17,7 +17,7 @@ from typing import Protocol
 
 from planner import explain
 from planner.baseline import greedy
-from planner.bound import lower_bound
+from planner.bound import Bound, lower_bound
 from planner.check import check_plan
 from planner.cpsat.lns import improve
 from planner.cpsat.model import CpModel, Outcome, SolverSettings
@@ -279,7 +279,7 @@ def solve(
     status, bound, inconsistency = settled.status, settled.bound, settled.inconsistency
     solution, plan, objective = settled.chosen.solution, settled.chosen.plan, settled.chosen.cost
     if bound is not None and forced:
-        notes["bound"] = _bound_note(problem, forced)
+        notes["bound"] = _bound_note(problem, forced, relaxation)
     if too_large:
         notes["solver"] = too_large
     elif restricted is not None:
@@ -514,8 +514,9 @@ def _settle(problem: Problem, outcome: Outcome, checked: list[Checked], floor: F
     return Settled(Status(outcome.status), mine, bound)
 
 
-def _bound_note(problem: Problem, forced: dict[tuple[str, str], Forced]) -> str:
-    """What the bound knows must be bought: the packages that only-there jobs force."""
+def _bound_note(problem: Problem, forced: dict[tuple[str, str], Forced], relaxation: Bound) -> str:
+    """What the bound knows must be bought: the packages that only-there jobs force, and
+    when it priced one pool by time, where its forced package's cards are free to others."""
     parts = []
     for key, f in sorted(forced.items()):
         days = problem.pools[key].days
@@ -524,6 +525,14 @@ def _bound_note(problem: Problem, forced: dict[tuple[str, str], Forced]) -> str:
         parts.append(
             f"{key[0]} {key[1]}:{proof} {f.packages} unit-package(s) of {days} day(s), "
             f"forced by {names} (they run nowhere else)"
+        )
+    if relaxation.window is not None:
+        (offer, mode), (start, _) = relaxation.window
+        days = problem.pools[(offer, mode)].days
+        parts.append(
+            f"other workloads may use that {offer} {mode} package's cards only while it is "
+            f"held ({days} day(s), wherever they start best for the bound: here from "
+            f"{problem.axis.local(start):%Y-%m-%d}) and pay its full rate per card-hour outside it"
         )
     return (
         "the bound counts the packages that must be bought: "

@@ -3,10 +3,12 @@ relaxation loses nothing, and at least the package a job cannot avoid."""
 
 from __future__ import annotations
 
+import datetime as dt
 from fractions import Fraction
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from planner.bound import lower_bound
 from planner.cpsat.model import CpModel, SolverSettings
@@ -59,14 +61,16 @@ def test_jobs_that_run_only_on_one_pool_force_every_package_they_need(
     make_scenario: Any,
 ) -> None:
     # two 10 h jobs that only a weekly package runs, 40 days apart: no one package holds
-    # both, so every plan buys two (600); the one-job arithmetic alone sees one (300)
+    # both, so every plan buys two (600); the one-job arithmetic alone sees one (300), and
+    # priced by time, the other job runs outside that week at the full rate 300/168 h:
+    # 300 + 10 × 300/168 = 2,225/7
     offers = [offer("o", weekly={"price": 300, "stock": 1})]
     jobs = [
         job("a", 10, earliest_start="2026-07-01", deadline="2026-07-03"),
         job("b", 10, earliest_start="2026-08-10", deadline="2026-08-12"),
     ]
     problem = build_problem(make_scenario(offers, jobs, days=60), serving=True)
-    assert lower_bound(problem).total == 300
+    assert lower_bound(problem).total == Fraction(2225, 7)
     forced = forced_packages(problem)
     assert {k: (f.packages, f.exact, f.jobs) for k, f in forced.items()} == {
         ("o", "weekly"): (2, True, ("a", "b"))
@@ -86,3 +90,80 @@ def test_jobs_that_share_one_package_force_only_it(make_scenario: Any) -> None:
     counts = {k: f.packages for k, f in forced_packages(problem).items()}
     assert counts == {("o", "weekly"): 1}
     assert lower_bound(problem, counts).total == optimum(problem) == 300
+
+
+# A full fine-tune of llama-2-7b on one card needs more than an a100-80g holds: only the
+# h200-141g package below can run it, so every plan buys one package of it.
+def only_on_h200(name: str, hours: float, **fields: Any) -> dict[str, Any]:
+    measured = {"card": "h200-141g", "cards": 1, "tokens_per_s": 1000}
+    return job(name, hours, method="full", measured=measured, **fields)
+
+
+def test_a_forced_package_holds_cards_only_while_it_lasts(make_scenario: Any) -> None:
+    # A 5 h job that only a weekly h200 package (700) runs, due by day 2, and a one-card
+    # service for 14 days (hourly a100: 2 an hour). One charge for the whole fortnight lets
+    # the service ride the package's card for nothing on all 14 days: 700. Priced by time,
+    # the package's week lies on days 0-6 or 1-7 (it must meet the job's window); outside it
+    # the service pays its hourly 2 × 24 h × 7 days = 336, and inside the charge λ that the
+    # package gives back: at λ = 3/8 of the package's 700/168 h rate (the best step below
+    # the hourly 2): 700 − 168 λ + 168 λ + 336 + 5 λ = 1,036 + 5 × 1.5625 = 1,043.8125.
+    offers = [
+        offer("pkg", card="h200-141g", weekly={"price": 700, "stock": 1}),
+        offer("hr", hourly={"price": 2, "stock": 4}),
+    ]
+    jobs = [only_on_h200("j", 5, deadline="2026-07-03"), planning.service(end="2026-07-15")]
+    problem = build_problem(make_scenario(offers, jobs, days=14), serving=True)
+    bound = lower_bound(problem)
+    assert bound.total == Fraction(10_438_125, 10_000)
+    assert bound.window == (("pkg", "weekly"), (0, 168))
+    # the optimum rents the service hourly on day 0 too (the job holds the package's one
+    # card that day, and replicas change only between segments): 700 + 8 × 48 = 1,084
+    assert optimum(problem) == 1084
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    days=st.integers(3, 9),
+    package=st.sampled_from(["daily", "weekly"]),
+    price=st.integers(50, 900),
+    hourly=st.integers(1, 6),
+    earliest=st.integers(0, 3),
+    window=st.integers(1, 4),
+    hours=st.integers(1, 20),
+    serve=st.data(),
+)
+def test_a_bound_priced_by_time_never_exceeds_the_optimum(
+    make_scenario: Any,
+    days: int,
+    package: str,
+    price: int,
+    hourly: int,
+    earliest: int,
+    window: int,
+    hours: int,
+    serve: st.DataObject,
+) -> None:
+    """A job only a package runs, a generated service that may use the package's cards or
+    rent hourly ones: the bound, priced by time or not, stays at or below the optimum."""
+    offers = [
+        offer("pkg", card="h200-141g", **{package: {"price": price, "stock": 2}}),
+        offer("hr", hourly={"price": hourly, "stock": 4}),
+    ]
+    first = dt.date(2026, 7, 1)
+    start = first + dt.timedelta(days=min(earliest, days - 1))
+    due = start + dt.timedelta(days=window)
+    forced = only_on_h200(
+        "j",
+        hours,
+        earliest_start=start.isoformat(),
+        deadline=min(due, first + dt.timedelta(days=days)).isoformat(),
+    )
+    service = serve.draw(planning.services(days))
+    try:
+        problem = build_problem(make_scenario(offers, [forced, service], days=days), serving=True)
+    except Infeasible:
+        return
+    best = optimum(problem)
+    if best is not None:
+        counts = {k: f.packages for k, f in forced_packages(problem).items()}
+        assert lower_bound(problem, counts).total <= best
