@@ -42,6 +42,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
@@ -51,6 +52,7 @@ from planner.problem import Job, Problem
 
 Key = tuple[str, str]
 STEPS = 8  # λ of a pool every plan must buy is tried at 0, 1/8, … 8/8 of its full rate
+FINE = 64  # then refined to 1/64 of a step around the best (`_refine`)
 
 
 @dataclass(frozen=True)
@@ -66,11 +68,12 @@ class Bound:
     window: tuple[Key, tuple[int, int]] | None = None
 
 
-def lower_bound(problem: Problem, forced: dict[Key, int] | None = None) -> Bound:
+def lower_bound(problem: Problem, forced: dict[Key, int] | None = None, time: bool = True) -> Bound:
     """The best bound over a few charges: full rates everywhere, and for each pool that some
     plan must buy, every step from free to full (pool by pool, keeping the best). `forced`:
     unit-packages per pool that every plan is proven to buy (planner.forced), where that is
-    more than the one-job arithmetic here sees."""
+    more than the one-job arithmetic here sees. `time`: also try charging a forced pool by
+    time (`_windowed`)."""
     packages = _packages(problem)
     full = {key: p.unit_price / p.card_hours for key, p in packages.items()}
     least = _least_bought(problem, packages)
@@ -99,8 +102,10 @@ def lower_bound(problem: Problem, forced: dict[Key, int] | None = None) -> Bound
             total = bound(rates)
             if total > best.total:
                 best = Bound(total, rates, least)
-    flat = best
     for key in sorted(least):
+        best = _refine(bound, best, key, full[key])
+    flat = best
+    for key in sorted(least) if time else ():
         if packages[key].committed:
             continue  # committed packages sit on known days: not priced by time here
         rates = {**flat.rates, key: full[key]}
@@ -112,6 +117,38 @@ def lower_bound(problem: Problem, forced: dict[Key, int] | None = None) -> Bound
         windowed = _windowed(problem, key, least[key], rates, floors, others)
         if windowed is not None and windowed.total > best.total:
             best = replace(windowed, least=least)
+    return best
+
+
+def _refine(
+    bound: Callable[[dict[Key, Fraction]], Fraction], best: Bound, key: Key, full: Fraction
+) -> Bound:
+    """`best` with pool `key`'s charge refined within a step of the grid either side. For
+    fixed other charges the bound is concave in this one (a least of functions affine in
+    it), so a golden-section search over a fine grid of charges closes on its peak."""
+    grid = STEPS * FINE
+    at = round(best.rates[key] * grid / full)
+    lo, hi = max(0, at - FINE), min(grid, at + FINE)
+    values: dict[int, Fraction] = {}
+
+    def value(k: int) -> Fraction:
+        nonlocal best
+        if k not in values:
+            rates = {**best.rates, key: full * k / grid}
+            values[k] = bound(rates)
+            if values[k] > best.total:
+                best = replace(best, total=values[k], rates=rates)
+        return values[k]
+
+    while hi - lo > 2:
+        third = (hi - lo) * 382 // 1000 or 1
+        m1, m2 = lo + third, hi - third
+        if m1 >= m2:
+            m2 = m1 + 1
+        if value(m1) < value(m2):
+            lo = m1
+        else:
+            hi = m2
     return best
 
 
