@@ -191,8 +191,8 @@ def solve(
     checked = [
         c
         for c in (
-            _checked(problem, naive, notes, "naive"),
-            _checked(problem, heuristic, notes, "heuristic"),
+            checked_solution(problem, naive, notes, "naive"),
+            checked_solution(problem, heuristic, notes, "heuristic"),
         )
         if c is not None
     ]
@@ -656,7 +656,7 @@ def _money_too_large(problem: Problem) -> LoadError:
     )
 
 
-def _checked(
+def checked_solution(
     problem: Problem, solution: Solution | None, notes: dict[str, str], name: str
 ) -> Checked | None:
     """A baseline's plan, if it found one and the checker accepts it at its exact cost. A

@@ -29,9 +29,12 @@ from planner.cli.common import (
     write_text,
 )
 from planner.domain.costs import REPORTED_UNIT
-from planner.domain.plan import Plan
+from planner.domain.money import money
+from planner.domain.plan import Plan, WorkloadMargin
+from planner.domain.scenario import Scenario
 from planner.domain.timeaxis import TimeAxis
 from planner.export.csvfiles import write_csv
+from planner.margins import margins as workload_margins
 from planner.report import annotate, headline_warnings
 from planner.solve import PHASE, Result, SolveParams, default_time_limit, solve
 from planner.views import order_sheet
@@ -89,6 +92,14 @@ def solve_command(
         ),
     ] = None,
     memory_margin: MarginOption = None,
+    margins: Annotated[
+        bool,
+        typer.Option(
+            "--margins",
+            help="Also price what each workload adds: what the plan would save without it, "
+            "as a range (a checked plan and a bound without it; one heuristic plan each).",
+        ),
+    ] = False,
 ) -> None:
     """Solve a scenario: the cheapest feasible plan, checked, with its costs and savings."""
     started = time.perf_counter()  # the time limit bounds the whole command
@@ -117,6 +128,8 @@ def solve_command(
         raise typer.Exit(exit_code(result))
     assert result.problem is not None and result.solution is not None
     plan = annotate(result.problem, result.solution, result.plan)  # after the check
+    if margins:
+        plan = with_margins(loaded, plan)
     console = human(json_path)
     warnings = headline_warnings(loaded, plan)
     print_plan(console, plan, loaded.axis, warnings)
@@ -126,6 +139,27 @@ def solve_command(
         if console is not err:  # on stderr too, where scripts look for what went wrong
             err.print(f"[bold red]{escape(result.inconsistency)}[/]")
         raise typer.Exit(INCONSISTENT)
+
+
+def with_margins(scenario: Scenario, plan: Plan) -> Plan:
+    """`plan` with each workload's margin (planner.margins), progress on stderr."""
+    count = len(scenario.spec.workloads)
+    seen = 0
+
+    def told(name: str) -> None:
+        nonlocal seen
+        seen += 1
+        err.print(f"  margin {seen}/{count}: the quarter without {name}", markup=False)
+
+    found = [
+        WorkloadMargin(
+            workload=m.workload,
+            at_least=money(m.at_least, plan.currency),
+            at_most=money(m.at_most, plan.currency),
+        )
+        for m in workload_margins(scenario, plan, told)
+    ]
+    return plan.model_copy(update={"margins": found})
 
 
 def exit_code(result: Result) -> int:
@@ -315,6 +349,8 @@ def print_plan(
             )
     if plan.replica:
         console.print(_replicas(plan))
+    if plan.margins:
+        console.print(_margins(plan))
     console.print(_breakdown(plan))
     console.print(_utilisation(plan))
     if plan.decisions:
@@ -430,6 +466,26 @@ def _replicas(plan: Plan) -> Table:
             "; ".join(a.configs),
             f"{spent:,.2f}" + (" (pkg)" if a.package_share else ""),
             f"{spent / total:.0%}",
+        )
+    return table
+
+
+def _margins(plan: Plan) -> Table:
+    table = Table(
+        title="What each workload adds: the plan without it would cost less by",
+        title_justify="left",
+    )
+    for column in ("workload", "share by use", "at least", "at most"):
+        table.add_column(column, justify="left" if column == "workload" else "right")
+    total = plan.total_cost or 1
+    spent = {a.workload: a.cost + (a.package_share or 0) for a in plan.assignments}
+    for m in plan.margins:
+        share = spent.get(m.workload)
+        table.add_row(
+            m.workload,
+            "-" if share is None else f"{share:,.2f} ({share / total:.0%})",
+            f"{m.at_least:,.2f}",
+            f"{m.at_most:,.2f}",
         )
     return table
 

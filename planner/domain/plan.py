@@ -165,6 +165,16 @@ class SolverInfo(_PlanModel):
 AnyAssignment = Annotated[Assignment | ReplicaAssignment, Field(discriminator="kind")]
 
 
+class WorkloadMargin(_PlanModel):
+    """What the plan would save without one workload: at least `at_least` (a checked plan
+    found without it costs that much less) and at most `at_most` (the lower bound without
+    it is that much less)."""
+
+    workload: str
+    at_least: Decimal
+    at_most: Decimal
+
+
 class ForcedPurchase(_PlanModel):
     """Packages some train jobs force: they run on no other pool, and together need at least
     `packages` unit-packages of it (proven by an exact solve of those jobs alone, or at
@@ -190,6 +200,7 @@ class Plan(_PlanModel):
     # plan is then the cheapest checked one, never called optimal, with no bound or gap
     inconsistency: str | None = None
     forced: list[ForcedPurchase] = []  # purchases that some workloads alone make necessary
+    margins: list[WorkloadMargin] = []  # `plan solve --margins`: each workload's margin
     gap: float | None = None
     bound: Decimal | None = None
     solve_seconds: float = 0.0

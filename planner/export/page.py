@@ -131,6 +131,26 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
+def _workloads(plan: Plan) -> list[str]:
+    """Each workload's spend by use and share; with `--margins`, what the plan would cost
+    less without it (at least, at most)."""
+    c = plan.currency
+    total = plan.total_cost or 1
+    margin = {m.workload: m for m in plan.margins}
+    header = ["workload", "kind", f"spend by use ({c})", "share"]
+    if margin:
+        header += [f"without it, at least ({c}) less", f"at most ({c}) less"]
+    rows = []
+    for a in plan.assignments:
+        spent = a.cost + (a.package_share or 0)
+        row = [a.workload, a.kind, _money(spent), f"{spent / total:.0%}"]
+        if margin:
+            m = margin.get(a.workload)
+            row += [_money(m.at_least if m else None), _money(m.at_most if m else None)]
+        rows.append(row)
+    return ["<h2>Workloads</h2>", _table(header, rows)]
+
+
 def _money(value: Decimal | None) -> str:
     return "-" if value is None else f"{value:,.2f}"
 
@@ -201,6 +221,7 @@ def _body(axis: TimeAxis, plan: Plan, warnings: Sequence[str], prefix: str = "")
         *(f'<div class="warn">{html.escape(w)}</div>' for w in warnings),
         f"<h2>What to order ({len(lines)} lines for {len(plan.rentals)} rentals)</h2>",
         orders,
+        *_workloads(plan),
         *(f"<div>{chart}</div>" for chart in charts),
         "<h2>Package decisions</h2>",
         "<ul>" + "".join(f"<li>{html.escape(d)}</li>" for d in plan.decisions) + "</ul>",
