@@ -530,9 +530,11 @@ def _bound_note(problem: Problem, forced: dict[tuple[str, str], Forced], relaxat
         (offer, mode), (start, _) = relaxation.window
         days = problem.pools[(offer, mode)].days
         parts.append(
-            f"other workloads may use that {offer} {mode} package's cards only while it is "
-            f"held ({days} day(s), wherever they start best for the bound: here from "
-            f"{problem.axis.local(start):%Y-%m-%d}) and pay its full rate per card-hour outside it"
+            f"other workloads may use the {offer} {mode} cards at a low charge only while "
+            f"one package is held ({days} day(s); the bound places it where that lowers the "
+            f"bound most, here "
+            f"from {problem.axis.local(start):%Y-%m-%d}) and pay the pool's full rate per "
+            "card-hour outside it"
         )
     return (
         "the bound counts the packages that must be bought: "

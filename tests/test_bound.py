@@ -118,6 +118,10 @@ def test_a_forced_package_holds_cards_only_while_it_lasts(make_scenario: Any) ->
     assert bound.window == (("pkg", "weekly"), (0, 168))
     flat = lower_bound(problem, time=False)
     assert 1400 < flat.total <= 1410 and flat.window is None
+    # the plan says so in what the bound knows
+    note = planning.solved(problem.scenario).plan.baseline_notes["bound"]  # type: ignore[union-attr]
+    assert "pkg weekly cards at a low charge only while one package is held (7 day(s)" in note
+    assert "here from 2026-07-01" in note
 
 
 def test_the_charge_is_refined_between_the_grid_steps(make_scenario: Any) -> None:
