@@ -66,3 +66,30 @@ def test_priced_disks_are_billed_and_not_warned_about(make_scenario: Any) -> Non
     result = solved(s)
     assert result.plan is not None and str(result.plan.total_cost) == "60.00"
     assert not any("disk not priced" in line for line in headline_warnings(s, result.plan))
+
+
+def test_slow_baselines_leave_the_forced_count_its_own_time(
+    make_scenario: Any, monkeypatch: Any
+) -> None:
+    # the baselines of a large quarter can take most of the limit; the forced packages
+    # still get their share of it, counted from when they start
+    import time
+
+    import planner.solve as solve_module
+    from planner.solve import SolveParams, solve
+
+    greedy = solve_module.greedy
+
+    def slow(problem: Any, careful: bool) -> Any:
+        time.sleep(0.6)  # past a tenth of the 2 s limit, counted from the command's start
+        return greedy(problem, careful)
+
+    monkeypatch.setattr(solve_module, "greedy", slow)
+    offers = [
+        offer("m", weekly={"price": 700, "stock": 1}),
+        offer("small", card="rtx4090", hourly={"price": 3, "stock": 4}),
+    ]
+    s = make_scenario(offers, [job("big", 10, **BIG), job("little", 5)], days=7)
+    result = solve(s, SolveParams(time_limit=2, workers=1))
+    assert result.plan is not None
+    assert [(f.offer, f.packages) for f in result.plan.forced] == [("m", 1)]
