@@ -123,7 +123,7 @@ def _fits(scenario: Any) -> bool:
         raise RuntimeError("a 70B full fine-tune under 8 cards runs off the B300 machine")
     sub = _restricted(problem, B300, list(problem.jobs))
     settings = SolverSettings(10.0, workers=1, seed=0, deterministic=True, portfolio=False)
-    status, _ = CpModel(sub).least_cost(settings)
+    status, _, _ = CpModel(sub).least_cost(settings)
     return status in ("optimal", "feasible")
 
 

@@ -3,7 +3,9 @@
 *naive*: jobs in order of earliest start, each on its cheapest hourly config at the earliest
 hour its stock allows. *heuristic*: what a careful person does by rule: spot for
 checkpointable work, cheapest hourly for the rest, packages only where a job alone fills
-them more cheaply than renting, and package cards already held reused for free; a
+them more cheaply than renting, and package cards already held reused for free (waiting
+for a held card where its window allows, rather than buying another); jobs that run on
+one pool only placed as the exact solve of those jobs alone places them (planner.forced); a
 service's base load on packages where cheaper, the rest on the hourly config (or per
 segment the mix of hourly configs) that costs least for its series; services first or
 train jobs first, whichever order costs less.
@@ -13,7 +15,7 @@ Both are greedy, never look back, and return None where stock runs out.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -21,6 +23,7 @@ import networkx as nx
 
 from planner.configs import Config
 from planner.cover import cheapest_mix
+from planner.forced import Forced
 from planner.problem import Job, Problem
 from planner.rules import package_hours, packages_until
 from planner.serving import ReplicaJob
@@ -186,32 +189,53 @@ def heuristic_solution(problem: Problem) -> Solution | None:
     return greedy(problem, careful=True)[0]
 
 
-def greedy(problem: Problem, careful: bool) -> tuple[Solution | None, str]:
+def greedy(
+    problem: Problem, careful: bool, forced: Sequence[Forced] = ()
+) -> tuple[Solution | None, str]:
     """The naive (careful=False) or heuristic plan, or None and why it has none. The
-    heuristic is the cheaper of two orders a careful person might take: serving first (its
+    heuristic is the cheapest of the orders a careful person might take: serving first (its
     base load on packages that train jobs then reuse), or train jobs first (packages bought
-    for jobs that need them, their idle cards then serving for free); serving first on a tie."""
+    for jobs that need them, their idle cards then serving for free); and each again with
+    the jobs that run on one pool only placed first as the `forced` packages' proven
+    optimum places them (planner.forced: greedy in order of earliest start, such jobs can
+    buy a package each where one holds them all in turn). The first order on a tie."""
     plan, why = _greedy(problem, careful, trains_first=False)
     if not careful:
         return plan, why
-    other, other_why = _greedy(problem, careful, trains_first=True)
-    if other is not None and (plan is None or other.cost(problem) < plan.cost(problem)):
-        return other, other_why
+    pins = [f for f in forced if f.placed and not any(problem.jobs[i].after for i, *_ in f.placed)]
+    orders = [(True, ())] + ([(False, pins), (True, pins)] if pins else [])
+    for trains_first, pinned in orders:
+        other, other_why = _greedy(problem, careful, trains_first, pinned)
+        if other is not None and (plan is None or other.cost(problem) < plan.cost(problem)):
+            plan, why = other, other_why
     return plan, why
 
 
-def _greedy(problem: Problem, careful: bool, trains_first: bool) -> tuple[Solution | None, str]:
+def _greedy(
+    problem: Problem, careful: bool, trains_first: bool, pinned: Sequence[Forced] = ()
+) -> tuple[Solution | None, str]:
     ledger = _Ledger(problem)
     replicas: dict[tuple[int, int, int], int] = {}
+    configs = [0] * len(problem.jobs)
+    starts = [0] * len(problem.jobs)
+    ends = [0] * len(problem.jobs)
+    placed = set()
+    for forced in pinned:  # their packages and runs before anything else
+        for day, units in forced.bought:
+            ledger.buy(forced.key, day, 1, units)
+        for index, k, start in forced.placed:
+            config = problem.jobs[index].configs[k]
+            ledger.place(config, start, None)
+            configs[index], starts[index], ends[index] = k, start, start + config.span
+            placed.add(index)
     if not trains_first:
         served, why = _replicas(problem, ledger, careful)
         if served is None:
             return None, why
         replicas = served
-    configs = [0] * len(problem.jobs)
-    starts = [0] * len(problem.jobs)
-    ends = [0] * len(problem.jobs)
     for job in _order(problem):
+        if job.index in placed:
+            continue
         ready = max([ends[b] for b in job.after], default=0)
         choice = _choose(problem, ledger, job, ready, careful)
         if choice is None:
@@ -490,7 +514,7 @@ def _choose(
         for k, config in enumerate(job.configs):
             if not config.held:
                 continue
-            for start in _earliest(job, config, ready):
+            for start in _held_starts(problem, ledger, job, config, ready):
                 packages = ledger.packages_needed(config, start)
                 if packages is None:
                     continue
@@ -498,5 +522,31 @@ def _choose(
                 candidate = (price + config.storage_cost, _tie(problem, config), k, start, packages)
                 if best is None or candidate[:2] < best[:2]:
                     best = candidate
-                break
     return None if best is None else (best[2], best[3], best[4])
+
+
+def _held_starts(
+    problem: Problem, ledger: _Ledger, job: Job, config: Config, ready: int
+) -> Iterator[int]:
+    """Where a careful person tries a job on held cards: its earliest start (the first at
+    which the pool can cover it), the first and last hours that fit it inside each package
+    already bought on that pool, and every hour at which a run on the pool ends, so that a
+    job whose earliest start is taken, or lies outside a held package, still fills it
+    rather than buying another."""
+    allowed = job.start_range(config)
+    usable = allowed if isinstance(allowed, range) else frozenset(allowed)
+    tried = set()
+    for start in _earliest(job, config, ready):
+        if ledger.packages_needed(config, start) is not None:
+            tried.add(start)
+            yield start
+            break
+    used = ledger.line(ledger.used, config.pool)
+    candidates = [h for h in range(max(ready, 1), len(used)) if used[h] < used[h - 1]]
+    for day in sorted(ledger.bought.get(config.pool, {})):
+        a, b = problem.package(config.pool, day)
+        candidates += [max(a, ready), b - config.span]
+    for start in candidates:
+        if start >= ready and start in usable and start not in tried:
+            tried.add(start)
+            yield start

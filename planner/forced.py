@@ -35,6 +35,10 @@ class Forced:
     packages: int  # unit-packages
     jobs: tuple[str, ...]
     exact: bool
+    # where a proven optimum places those jobs: (job index, config index, start hour) each,
+    # and the unit-packages it buys per local day (a heuristic starts from them)
+    placed: tuple[tuple[int, int, int], ...] = ()
+    bought: tuple[tuple[int, int], ...] = ()
 
 
 def forced_packages(
@@ -54,14 +58,23 @@ def forced_packages(
             continue
         sub = _restricted(problem, key, jobs)
         settings = SolverSettings(seconds, workers=1, seed=0, deterministic=True, portfolio=False)
-        status, bound = CpModel(sub).least_cost(settings)
+        status, bound, solution = CpModel(sub).least_cost(settings)
         if status not in ("optimal", "feasible"):
             continue  # infeasible alone is proven elsewhere (planner.explain); no bound here
         money = Fraction(bound, sub.money_scale)
         count = -(-money // pool.unit_price)  # whole unit-packages: ceil
         if count > 0:
             names = tuple(j.name for j in jobs)
-            found[key] = Forced(key, int(count), names, status == "optimal")
+            exact = status == "optimal"
+            placed: tuple[tuple[int, int, int], ...] = ()
+            bought: tuple[tuple[int, int], ...] = ()
+            if exact and solution is not None:
+                placed = tuple(
+                    (job.index, solution.configs[i], solution.starts[i])
+                    for i, job in enumerate(jobs)
+                )
+                bought = tuple(sorted(solution.packages.get(key, {}).items()))
+            found[key] = Forced(key, int(count), names, exact, placed, bought)
     return found
 
 

@@ -178,14 +178,14 @@ def solve(
         return _proven(explain.alone(scenario, exc.jobs))  # one per job without a config
     phase("planning and checking the baselines")
     naive, naive_why = greedy(problem, careful=False)
-    heuristic, heuristic_why = greedy(problem, careful=True)
     # packages that only-there jobs force, proven by small exact solves: the relaxation's
-    # bound then counts them (it sees every workload, where CP-SAT's may not)
-    # their own share of the limit from when they start (the baselines before them may
-    # have taken most of it on a large quarter, where the bound needs them most)
+    # bound then counts them (it sees every workload, where CP-SAT's may not), and the
+    # heuristic starts from how they place those jobs. Their own share of the limit from
+    # when they start (the naive plan before them may take a while on a large quarter)
     budget = params.time_limit * FORCED_SHARE
     until = None if params.deterministic else time.perf_counter() + budget
     forced = forced_packages(problem, until=until) if "forced" in params.techniques else {}
+    heuristic, heuristic_why = greedy(problem, careful=True, forced=list(forced.values()))
     relaxation = lower_bound(problem, {k: f.packages for k, f in forced.items()})
     floor = relaxation.total
     # the baselines are checked now, inside the time limit; one the checker refuses (a bug,

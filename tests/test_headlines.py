@@ -80,9 +80,9 @@ def test_slow_baselines_leave_the_forced_count_its_own_time(
 
     greedy = solve_module.greedy
 
-    def slow(problem: Any, careful: bool) -> Any:
+    def slow(problem: Any, careful: bool, **kw: Any) -> Any:
         time.sleep(0.6)  # past a tenth of the 2 s limit, counted from the command's start
-        return greedy(problem, careful)
+        return greedy(problem, careful, **kw)
 
     monkeypatch.setattr(solve_module, "greedy", slow)
     offers = [
@@ -93,3 +93,46 @@ def test_slow_baselines_leave_the_forced_count_its_own_time(
     result = solve(s, SolveParams(time_limit=2, workers=1))
     assert result.plan is not None
     assert [(f.offer, f.packages) for f in result.plan.forced] == [("m", 1)]
+
+
+def test_the_heuristic_places_jobs_that_run_on_one_pool_as_their_optimum_does(
+    make_scenario: Any,
+) -> None:
+    # two jobs that only a weekly package (300, one card a unit, stock 2) runs, both free
+    # from hour 0, a (10 h) due by the end of day 2, b (5 h) by 08:00 of day 1. In order of
+    # earliest start, a takes the card at 00:00-10:00 and b, due by 08:00, needs a second
+    # unit: 600. The forced packages' optimum runs b at 00:00-05:00, then a: one unit, 300.
+    from planner.baseline import greedy
+    from planner.forced import forced_packages
+    from planner.problem import build_problem
+
+    offers = [offer("m", weekly={"price": 300, "stock": 2})]
+    jobs = [
+        job("a", 10, deadline="2026-07-03"),
+        job("b", 5, deadline="2026-07-01T08:00"),
+    ]
+    problem = build_problem(make_scenario(offers, jobs, days=7), serving=True)
+    alone, _ = greedy(problem, careful=True)
+    assert alone is not None and alone.cost(problem) == 600
+    forced = forced_packages(problem)
+    assert [(f.packages, f.exact) for f in forced.values()] == [(1, True)]
+    placed, _ = greedy(problem, careful=True, forced=list(forced.values()))
+    assert placed is not None and placed.cost(problem) == 300
+    assert placed.starts[1] == 0 and placed.starts[0] >= 5
+
+
+def test_the_heuristic_waits_for_a_held_card_rather_than_buying_another(
+    make_scenario: Any,
+) -> None:
+    # a (10 h) and c (5 h), both free from 00:00 and due by the end of day 2, on a weekly
+    # package only: a takes the card at 00:00-10:00; c's earliest start would need a second
+    # unit (600 in all), c after a's run ends needs none: 300
+    from planner.baseline import greedy
+    from planner.problem import build_problem
+
+    offers = [offer("m", weekly={"price": 300, "stock": 2})]
+    jobs = [job("a", 10, deadline="2026-07-03"), job("c", 5, deadline="2026-07-03")]
+    problem = build_problem(make_scenario(offers, jobs, days=7), serving=True)
+    plan, _ = greedy(problem, careful=True)
+    assert plan is not None and plan.cost(problem) == 300
+    assert (plan.starts[0], plan.starts[1]) == (0, 10)

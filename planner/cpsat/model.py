@@ -185,17 +185,18 @@ class CpModel:
         seconds = time.perf_counter() - started
         return Outcome(name, solution, objective, bound, seconds, self.size(), terms, settled)
 
-    def least_cost(self, settings: SolverSettings) -> tuple[str, int]:
-        """Minimise money and return (status, proven lower bound at the money scale): for a
-        bound only, so no plan is decoded and no tie is broken."""
+    def least_cost(self, settings: SolverSettings) -> tuple[str, int, Solution | None]:
+        """Minimise money and return (status, proven lower bound at the money scale, the
+        best solution found): no tie is broken."""
         self.model.minimize(self.cost)
         solver = self._solver(settings, settings.time_limit)
         status = solver.solve(self.model)
         if status == cp_model.OPTIMAL:
-            return "optimal", round(solver.objective_value)
+            return "optimal", round(solver.objective_value), self._decode(solver)[0]
         if status == cp_model.FEASIBLE:
-            return "feasible", math.ceil(solver.best_objective_bound - 1e-6)
-        return STATUS[status], 0
+            bound = math.ceil(solver.best_objective_bound - 1e-6)
+            return "feasible", bound, self._decode(solver)[0]
+        return STATUS[status], 0, None
 
     def explain(
         self, settings: SolverSettings, jobs: Collection[int] | None = None
