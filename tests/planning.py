@@ -48,6 +48,25 @@ def job(name: str, hours: float, **fields: Any) -> dict[str, Any]:
     }
 
 
+def only_on_h200(name: str, hours: float, **fields: Any) -> dict[str, Any]:
+    """A full fine-tune of llama-2-7b on one card: more than an a100-80g holds, so among
+    a100-80g and h200-141g offers only the h200 ones run it."""
+    measured = {"card": "h200-141g", "cards": 1, "tokens_per_s": 1000}
+    return job(name, hours, method="full", measured=measured, **fields)
+
+
+def forcing_fortnight() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(offers, workloads) of 14 days: a 5 h job `j` that only a weekly package of two
+    h200 cards (1,400) runs, due by day 2, and a one-card service `chat` for the 14 days
+    that may also rent a100s hourly at 2. Its optimum: the package on days 0-6 runs both,
+    the service rents hourly on days 7-13: 1,400 + 7 × 24 × 2 = 1,736."""
+    offers = [
+        offer("pkg", card="h200-141g", unit_cards=2, weekly={"price": 1400, "stock": 1}),
+        offer("hr", hourly={"price": 2, "stock": 4}),
+    ]
+    return offers, [only_on_h200("j", 5, deadline="2026-07-03"), service(end="2026-07-15")]
+
+
 def reserve(
     name: str = "desk", cards: int = 1, hours: str = "09:00-12:00", days: int = 1, **fields: Any
 ) -> dict[str, Any]:

@@ -92,13 +92,6 @@ def test_jobs_that_share_one_package_force_only_it(make_scenario: Any) -> None:
     assert lower_bound(problem, counts).total == optimum(problem) == 300
 
 
-# A full fine-tune of llama-2-7b on one card needs more than an a100-80g holds: only the
-# h200-141g package below can run it, so every plan buys one package of it.
-def only_on_h200(name: str, hours: float, **fields: Any) -> dict[str, Any]:
-    measured = {"card": "h200-141g", "cards": 1, "tokens_per_s": 1000}
-    return job(name, hours, method="full", measured=measured, **fields)
-
-
 def test_a_forced_package_holds_cards_only_while_it_lasts(make_scenario: Any) -> None:
     # A 5 h job that only a weekly package of two h200 cards (1,400: 1,400 / 336 card-hours
     # = 4.17 a card-hour) runs, due by day 2, and a one-card service for 14 days that may
@@ -107,11 +100,7 @@ def test_a_forced_package_holds_cards_only_while_it_lasts(make_scenario: Any) ->
     # Priced by time, the package's week lies on days 0-6 or 1-7 (it must meet the job's
     # window); outside it the service pays its hourly 2 × 24 h × 7 days, inside nothing:
     # 1,400 + 336 = 1,736, the optimum.
-    offers = [
-        offer("pkg", card="h200-141g", unit_cards=2, weekly={"price": 1400, "stock": 1}),
-        offer("hr", hourly={"price": 2, "stock": 4}),
-    ]
-    jobs = [only_on_h200("j", 5, deadline="2026-07-03"), planning.service(end="2026-07-15")]
+    offers, jobs = planning.forcing_fortnight()
     problem = build_problem(make_scenario(offers, jobs, days=14), serving=True)
     bound = lower_bound(problem)
     assert bound.total == optimum(problem) == 1736
@@ -133,7 +122,10 @@ def test_the_charge_is_refined_between_the_grid_steps(make_scenario: Any) -> Non
         offer("pkg", card="h200-141g", weekly={"price": 700, "stock": 1}),
         offer("hr", hourly={"price": 2, "stock": 4}),
     ]
-    jobs = [only_on_h200("j", 5, deadline="2026-07-03"), planning.service(end="2026-07-15")]
+    jobs = [
+        planning.only_on_h200("j", 5, deadline="2026-07-03"),
+        planning.service(end="2026-07-15"),
+    ]
     problem = build_problem(make_scenario(offers, jobs, days=14), serving=True)
     assert 1045 < lower_bound(problem).total <= 1046
 
@@ -169,7 +161,7 @@ def test_a_bound_priced_by_time_never_exceeds_the_optimum(
     first = dt.date(2026, 7, 1)
     start = first + dt.timedelta(days=min(earliest, days - 1))
     due = start + dt.timedelta(days=window)
-    forced = only_on_h200(
+    forced = planning.only_on_h200(
         "j",
         hours,
         earliest_start=start.isoformat(),

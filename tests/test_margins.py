@@ -10,25 +10,12 @@ from fractions import Fraction
 from typing import Any
 
 from planner.margins import margins, without
-from tests.planning import job, offer, service, solved
-
-
-def h200_only(name: str, hours: float, **fields: Any) -> dict[str, Any]:
-    """A full fine-tune of llama-2-7b on one card: more than an a100-80g holds."""
-    measured = {"card": "h200-141g", "cards": 1, "tokens_per_s": 1000}
-    return job(name, hours, method="full", measured=measured, **fields)
+from tests.planning import forcing_fortnight, job, offer, solved
 
 
 def forcing_quarter(make_scenario: Any) -> Any:
-    # A 5 h job that only a weekly package of two h200 cards (1,400) runs, due by day 2, and
-    # a one-card service for 14 days that may also rent a100s hourly at 2. The optimum:
-    # the package on days 0-6 runs the job and the service, hourly for days 7-13:
-    # 1,400 + 7 × 24 × 2 = 1,736.
-    offers = [
-        offer("pkg", card="h200-141g", unit_cards=2, weekly={"price": 1400, "stock": 1}),
-        offer("hr", hourly={"price": 2, "stock": 4}),
-    ]
-    jobs = [h200_only("j", 5, deadline="2026-07-03"), service(end="2026-07-15")]
+    # tests/planning.py's forcing fortnight: its optimum is 1,400 + 7 × 24 × 2 = 1,736
+    offers, jobs = forcing_fortnight()
     return make_scenario(offers, jobs, days=14)
 
 
