@@ -25,6 +25,7 @@ KV_BLOCK_TOKENS = 16  # vLLM pages the KV cache in blocks of 16 tokens
 SERVE_OVERHEAD_GIB = {"vllm": 0.4, "hf": 0.75}
 TRAIN_OVERHEAD_GIB = 1.0  # CUDA context, cuBLAS workspace, allocator slack
 QLORA_RESIDUE_BYTES = {"nf4": 0.35, "int4": 0.15}  # see _lora_states
+BASE_FORMATS = {"nf4": "NF4 (bitsandbytes/torchao)", "int4": "int4 (GPTQ/AWQ)"}
 FUSED_LOSS_CHUNK = 4096  # tokens whose logits a fused loss holds at once (assumed)
 NCCL_GIB = 0.5  # communication buffers when a job spans cards
 # Optimizer bytes per trained parameter, and whether its states page out to CPU RAM.
@@ -435,18 +436,26 @@ def _lora_states(
         # Published QLoRA peaks sit this far above packed weights + adapters + activations:
         # the median gap of the calibration set's NF4 and GPTQ rows (the 16-bit copies each
         # layer dequantises, and their allocator blocks; the cause is not isolated further).
-        residue = QLORA_RESIDUE_BYTES[base_precision]
+        # an 8-bit base (fp8, int8) has no published peaks in the calibration set: the
+        # larger fitted residue (NF4's) is assumed, and said to be assumed
+        fitted = base_precision in QLORA_RESIDUE_BYTES
+        residue = QLORA_RESIDUE_BYTES.get(base_precision, max(QLORA_RESIDUE_BYTES.values()))
         quantised = float(model.params - model.embedding_params)
         if (k.zero or 0) >= 3:
             quantised /= cards
         weights += quantised * residue
         formulas["weights"] += f" + {quantised / 1e9:.2f}B quantised params × {residue:g} B"
-        fmt = "NF4 (bitsandbytes/torchao)" if base_precision == "nf4" else "int4 (GPTQ/AWQ)"
+        fmt = BASE_FORMATS.get(base_precision, f"{base_precision} (8-bit)")
+        source = (
+            "fitted on published QLoRA peaks"
+            if fitted
+            else "assumed equal to NF4's fitted value: no published 8-bit LoRA peaks calibrate it"
+        )
         notes.add(
             "base",
             f"{fmt} base, dequantised to 16-bit a layer at a time: {residue:g} B/param of "
-            "working memory (fitted on published QLoRA peaks); adapters, norms, embeddings "
-            "and LM head stay 16/32-bit",
+            f"working memory ({source}); adapters, norms, embeddings and LM head stay "
+            "16/32-bit",
         )
     return weights, 4 * adapters, optimizer
 
