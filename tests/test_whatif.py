@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -316,14 +317,16 @@ def test_plans_valid_on_the_other_side_and_the_direction_narrow_the_delta() -> N
     variant = Side("variant", "feasible", total=Fraction(120), bound=Fraction(80))
     # alone: variant optimum in [80, 120], base's in [90, 110]: the difference in [-30, +30]
     assert delta(base, variant) == Delta(Fraction(10), Fraction(-30), Fraction(30))
-    # the base's plan is valid in the variant at 100, the variant's in the base at 105:
-    # variant optimum ≤ 100, base optimum ≤ 105, so the difference lies in [80 - 105, 100 - 90]
-    d = delta(base, variant, cross=(Fraction(105), Fraction(100)))
+    # the base's plan carried to the variant costs 100 there, the variant's carried to the
+    # base 105: each side takes the cheaper (planner.cli.variant `crossed`), so variant
+    # optimum ≤ 100, base optimum ≤ 105, and the difference lies in [80 - 105, 100 - 90]
+    base, variant = replace(base, total=Fraction(105)), replace(variant, total=Fraction(100))
+    d = delta(base, variant)
     assert (d.low, d.high) == (Fraction(-25), Fraction(10))
     # a change that can only lower the optimum: the difference is at most 0
-    d = delta(base, variant, cross=(Fraction(105), Fraction(100)), direction=-1)
+    d = delta(base, variant, direction=-1)
     assert (d.low, d.high, d.sign_unknown) == (Fraction(-25), Fraction(0), False)
-    d = delta(base, variant, direction=1)
+    d = delta(replace(base, total=Fraction(110)), replace(variant, total=Fraction(120)), 1)
     assert (d.low, d.high, d.sign_unknown) == (Fraction(0), Fraction(30), False)
 
 

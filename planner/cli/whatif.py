@@ -220,8 +220,8 @@ def _delta_line(d: dict[str, Any], currency: str, direction: int = 0, proven: bo
         return f"delta {currency} {_signed(d['found'])}: exact (both plans proven optimal)"
     line = (
         f"delta {currency} {_signed(d['found'])} between the plans found; the optimum's "
-        f"difference lies in [{_signed(d['low'])}, {_signed(d['high'])}] (each side's bound, "
-        "and each side's plan priced under the other scenario where it is valid there)"
+        f"difference lies in [{_signed(d['low'])}, {_signed(d['high'])}] (each side's bound "
+        "and plan; a side's plan is the other side's, carried over, where that is cheaper)"
     )
     if direction:
         line += "\n  the sign is known whatever the gaps: the change only " + (

@@ -56,18 +56,11 @@ class Delta:
         return self.low < 0 < self.high
 
 
-def delta(
-    base: Side,
-    variant: Side,
-    cross: tuple[Fraction | None, Fraction | None] = (None, None),
-    direction: int = 0,
-) -> Delta | None:
+def delta(base: Side, variant: Side, direction: int = 0) -> Delta | None:
     """The cost difference, exact or as the interval the sides' bounds allow; None without
-    both plans.
-
-    `cross`: the variant's plan priced under the base scenario and the base's plan priced
-    under the variant, each where it breaks no rule there (None otherwise): a plan valid on
-    one side bounds that side's optimum from above, however it was found. `direction`: -1
+    both plans. Each side's plan bounds its optimum from above; where the other side's plan,
+    carried over, is cheaper and checked, that plan is the side's (planner.cli.variant
+    `crossed`), so its total is already the lesser of the two. `direction`: -1
     where the change can only lower the optimum (every plan of the base is one of the
     variant, at no higher cost: prices down, stock up, offers added, workloads dropped), +1
     where it can only raise it, 0 where neither is known (`direction_of`)."""
@@ -76,10 +69,8 @@ def delta(
     found = variant.total - base.total
     if base.optimal and variant.optimal:
         return Delta(found, found, found)
-    base_high = min(x for x in (base.total, cross[0]) if x is not None)
-    variant_high = min(x for x in (variant.total, cross[1]) if x is not None)
-    low = (variant.bound if variant.bound is not None else Fraction(0)) - base_high
-    high = variant_high - (base.bound if base.bound is not None else Fraction(0))
+    low = (variant.bound if variant.bound is not None else Fraction(0)) - base.total
+    high = variant.total - (base.bound if base.bound is not None else Fraction(0))
     if direction < 0:
         high = min(high, Fraction(0))
     elif direction > 0:

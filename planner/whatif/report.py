@@ -5,10 +5,8 @@ break-even price of a commitment, and the levels of a commitment sweep."""
 from __future__ import annotations
 
 from decimal import Decimal
-from fractions import Fraction
 from typing import Any
 
-from planner.check import check_plan
 from planner.domain.plan import Plan, Rental
 from planner.domain.scenario import Scenario
 from planner.domain.values import PACKAGE_DAYS
@@ -103,7 +101,6 @@ def compare(
     """The what-if JSON: both summaries, the delta, and where the money and work moved."""
     currency = base_s.spec.currency
     direction = direction_of(base_s, variant_s)
-    cross = _cross(base_s, variant_s, base, variant)
     report: dict[str, Any] = {
         "scenario": base_s.name,
         "currency": currency,
@@ -111,7 +108,7 @@ def compare(
         "changes": changes(base_s, variant_s),
         "base": summary(base, currency),
         "variant": summary(variant, currency),
-        "delta": _delta(delta(base, variant, cross, direction), currency),
+        "delta": _delta(delta(base, variant, direction), currency),
         "direction": direction,
     }
     if base.plan is None or variant.plan is None:
@@ -265,25 +262,6 @@ def bought(variant_s: Scenario, base: Plan, variant: Plan) -> list[dict[str, Any
             }
         )
     return out
-
-
-def _cross(
-    base_s: Scenario, variant_s: Scenario, base: Side, variant: Side
-) -> tuple[Fraction | None, Fraction | None]:
-    """Each side's plan priced by the checker under the other scenario, where it breaks no
-    rule there (planner.whatif.compare.delta uses them as upper bounds)."""
-
-    def priced(scenario: Scenario, plan: Plan | None) -> Fraction | None:
-        if plan is None:
-            return None
-        try:
-            check = check_plan(scenario, plan)
-        except Exception:  # a plan the other scenario cannot even read (a dropped workload)
-            return None
-        broken = [v for v in check.violations if v.rule != "cost"]
-        return None if broken else check.total
-
-    return priced(base_s, variant.plan), priced(variant_s, base.plan)
 
 
 def _net(base: Plan, variant: Plan, offer: str, mode: str) -> dict[str, Decimal]:
