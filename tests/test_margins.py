@@ -9,6 +9,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
+from planner.domain.plan import by_use
 from planner.margins import margins, without
 from tests.planning import forcing_fortnight, job, offer, solved
 
@@ -25,8 +26,8 @@ def test_the_job_that_forces_the_package_adds_most_though_it_uses_least(
     s = forcing_quarter(make_scenario)
     result = solved(s)
     assert result.plan is not None and result.plan.total_cost == Decimal("1736.00")
-    by_use = {a.workload: a.cost + (a.package_share or 0) for a in result.plan.assignments}
-    assert by_use["chat"] > by_use["j"]  # the service fills the package the job forces
+    spent = {a.workload: by_use(a) for a in result.plan.assignments}
+    assert spent["chat"] > spent["j"]  # the service fills the package the job forces
     found = {m.workload: m for m in margins(s, result.plan)}
     # without the job: the service alone rents hourly all 14 days, 14 × 48 = 672 (the bound
     # agrees: no package is forced, and 2 an hour is the cheapest a card-hour can cost it);

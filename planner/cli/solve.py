@@ -30,7 +30,7 @@ from planner.cli.common import (
 )
 from planner.domain.costs import REPORTED_UNIT
 from planner.domain.money import money
-from planner.domain.plan import Plan, WorkloadMargin
+from planner.domain.plan import Plan, WorkloadMargin, by_use
 from planner.domain.scenario import Scenario
 from planner.domain.timeaxis import TimeAxis
 from planner.export.csvfiles import write_csv
@@ -428,7 +428,7 @@ def _workloads(plan: Plan) -> Table:
     zoned = _zoned(plan)
     for a in plan.train:
         nb = a.next_best
-        spent = a.cost + (a.package_share or 0)
+        spent = by_use(a)
         table.add_row(
             a.workload,
             f"{a.cards}× {a.card}",
@@ -457,7 +457,7 @@ def _replicas(plan: Plan) -> Table:
         table.add_column(column, justify="right" if column in right else "left")
     total = plan.total_cost or 1
     for a in plan.replica:
-        spent = a.cost + (a.package_share or 0)
+        spent = by_use(a)
         table.add_row(
             a.workload,
             a.kind,
@@ -478,7 +478,7 @@ def _margins(plan: Plan) -> Table:
     for column in ("workload", "share by use", "at least", "at most"):
         table.add_column(column, justify="left" if column == "workload" else "right")
     total = plan.total_cost or 1
-    spent = {a.workload: a.cost + (a.package_share or 0) for a in plan.assignments}
+    spent = {a.workload: by_use(a) for a in plan.assignments}
     for m in plan.margins:
         share = spent.get(m.workload)
         table.add_row(

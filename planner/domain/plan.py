@@ -165,6 +165,12 @@ class SolverInfo(_PlanModel):
 AnyAssignment = Annotated[Assignment | ReplicaAssignment, Field(discriminator="kind")]
 
 
+def by_use(a: Assignment | ReplicaAssignment) -> Decimal:
+    """What a workload spends by use: its own rentals and storage, and its share of the
+    package cards it runs on."""
+    return a.cost + (a.package_share or 0)
+
+
 class WorkloadMargin(_PlanModel):
     """What the plan would save without one workload: at least `at_least` (a checked plan
     found without it costs that much less) and at most `at_most` (the lower bound without

@@ -21,7 +21,7 @@ from plotly.offline import get_plotlyjs
 from plotly.subplots import make_subplots
 
 from planner.domain.costs import PRICED, CostTerm
-from planner.domain.plan import Plan
+from planner.domain.plan import Plan, by_use
 from planner.domain.timeaxis import TimeAxis
 from planner.views import order_sheet, pool_hours, spend_by_use
 
@@ -142,7 +142,7 @@ def _workloads(plan: Plan) -> list[str]:
         header += [f"without it, at least ({c}) less", f"at most ({c}) less"]
     rows = []
     for a in plan.assignments:
-        spent = a.cost + (a.package_share or 0)
+        spent = by_use(a)
         row = [a.workload, a.kind, _money(spent), f"{spent / total:.0%}"]
         if margin:
             m = margin.get(a.workload)
