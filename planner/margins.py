@@ -52,18 +52,19 @@ def margins(
         if on_workload is not None:
             on_workload(name)
         own = sum((Fraction(r.cost) for r in plan.rentals if r.workload == name), Fraction(0))
-        cheapest, floor = total - own, Fraction(0)
+        cheapest = total - own
         try:
             problem = build_problem(without(scenario, name), serving=True)
         except Infeasible:  # cannot happen for a planned quarter; no range beyond its own
             out.append(Margin(name, own, total))
             continue
-        solution, _ = greedy(problem, careful=True)
+        # the same heuristic and bound as `plan solve`: both start from the forced packages
+        forced = forced_packages(problem)
+        solution, _ = greedy(problem, careful=True, forced=list(forced.values()))
         found = checked_solution(problem, solution, {}, "heuristic")
         if found is not None:
             cheapest = min(cheapest, found.cost)
-        forced = {k: f.packages for k, f in forced_packages(problem).items()}
-        floor = lower_bound(problem, forced).total
+        floor = lower_bound(problem, {k: f.packages for k, f in forced.items()}).total
         out.append(
             Margin(name, max(Fraction(0), total - cheapest), max(Fraction(0), total - floor))
         )
