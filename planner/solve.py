@@ -242,8 +242,8 @@ def solve(
     if model is not None and settings.time_limit > 0:
         keep = None if reference is None else Reference.of(reference, scenario.axis)
         # the neighbourhood search where CP-SAT's bound is not used anyway (a top-K
-        # restriction's bounds only the restriction): on the full model its share of the
-        # time costs the bound more than it saves (LNS_SHARE)
+        # restriction's bounds only the restriction); on the full model only when asked
+        # (LNS_SHARE)
         share = params.lns_share
         if share is None:
             share = LNS_SHARE if restricted is not None else 0.0
@@ -364,11 +364,11 @@ FORCED_SHARE = 0.1
 
 # The share of the search time a large-neighbourhood search gets after CP-SAT's own search
 # of a top-K restriction, when that search ends without a proof (planner/cpsat/lns.py).
-# Measured on q3's full model (175k variables, 60 s, 2 cores, two runs each): no LNS
-# 411,469-411,482 with CP-SAT's bound at 389,105 (gap 5.4%); half the time to LNS
-# 411,266-411,343 but the bound at 383,167 (6.8%); a third 411,586-411,598 (6.1%). CP-SAT's
-# bound rises late, so the full model keeps all its time; a restriction's CP-SAT bound is
-# not shown, so there the LNS takes half.
+# On the full model it gets none unless asked: on q3 (60 s, 2 cores) a half share gave
+# 411,146 against 411,485 without, a 0.1% gain; on the generated 30-workload quarters it
+# changed nothing (499,320 vs 499,307; 93,052 vs 93,037), and CP-SAT's own bound, which
+# the share would cut short, has been the larger one there (mix-30 before the bound by
+# time). A restriction's CP-SAT bound is not shown, so there the LNS takes half.
 LNS_SHARE = 1 / 2
 
 
