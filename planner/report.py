@@ -12,6 +12,11 @@ from planner.domain.catalog import CardType, Catalog, Offer
 from planner.domain.money import money
 from planner.domain.plan import Assignment, CardUse, CheaperAlone, DayUse, NextBest, Plan
 from planner.domain.scenario import Scenario
+from planner.domain.workload import TrainWorkload
+from planner.estimate.bands import band_for
+from planner.estimate.core import GIB
+from planner.estimate.fit import verdict
+from planner.estimate.memory import for_card, train_memory, workload_setup
 from planner.domain.values import PACKAGE_DAYS, BillingMode
 from planner.prices import card_hour_price
 from planner.problem import Problem
@@ -357,12 +362,39 @@ def headline_warnings(scenario: Scenario, plan: Plan) -> list[str]:
     out += _forced(plan)
     out += _idle_packages(scenario, plan)
     out += _unpriced_disks(scenario, plan)
+    out += _marginal(scenario, plan)
     assumed = [a for a in plan.assumptions if not a.startswith(MEASURED)]
     if assumed:
         n = len(assumed)
         out.append(
             f"{n} assumed or low-confidence figure{'s' if n > 1 else ''} behind this plan "
             "(listed at the end): confirm them with the provider before ordering"
+        )
+    return out
+
+
+def _marginal(scenario: Scenario, plan: Plan) -> list[str]:
+    """A line per train job planned on cards its memory estimate fits, but not once the
+    estimate grows by its kind's measured error band (`plan fit`'s verdict "marginal")."""
+    if scenario.spec.memory_margin == "band":
+        return []  # a marginal config is not planned at all
+    out = []
+    for a in plan.train:
+        w = scenario.workload(a.workload)
+        if not isinstance(w, TrainWorkload):
+            continue
+        model = scenario.models[w.name]
+        setup = workload_setup(w, scenario.spec.usable_memory_fraction, 0.0)
+        setup = for_card(setup, scenario, model, a.card, w.method)
+        estimate = train_memory(model, scenario.cards[a.card], a.cards, setup)
+        found = band_for(estimate.kind)
+        if found is None or verdict(estimate) != "marginal":
+            continue
+        out.append(
+            f"{a.workload} runs on {a.cards} × {a.card} whose memory it fits by the estimate "
+            f"({estimate.total / GIB:.1f} of {estimate.usable / GIB:.1f} GiB usable), but not "
+            f"if the estimate is {found[0]:.0%} low ({estimate.kind}'s measured error band): "
+            "measure it (plan probe memory) or plan with --memory-margin band"
         )
     return out
 

@@ -167,9 +167,17 @@ def _vllm(r: dict[str, Any]) -> tuple[float, float]:
     return budget, estimate.breakdown["activations"]
 
 
+# Adapter weights' format where a record does not state it: each framework's default. PEFT
+# (and so HF/TRL) upcasts adapters to fp32; torchtune and litgpt (bf16-true) keep the model's
+# bf16; the QLoRA paper's script casts them to bf16 (recipe qlora-paged).
+ADAPTER_PRECISION = {"peft": "fp32", "hf": "fp32", "torchtune": "bf16", "litgpt": "bf16"}
+
+
 def _train_setup(r: dict[str, Any]) -> TrainSetup:
     task = r["task"]
     stated = dict(r.get("knobs", {}))
+    if task in ("lora", "qlora") and r.get("engine") in ADAPTER_PRECISION:
+        stated.setdefault("lora_precision", ADAPTER_PRECISION[r["engine"]])
     for field in ("packed", "mean_seq_len"):  # the records state these beside the knobs
         if field in r:
             stated.setdefault(field, r[field])

@@ -149,13 +149,13 @@ def test_train_rows_price_every_hourly_offer(cli: Any) -> None:
 
 
 @pytest.mark.parametrize("precision", ["fp8", "int8"])
-def test_lora_on_an_8_bit_base_is_estimated_and_says_its_residue_is_assumed(
+def test_lora_on_an_8_bit_base_is_estimated_and_says_its_working_memory_is_assumed(
     cli: Any, precision: str
 ) -> None:
-    # an 8-bit frozen base has no fitted dequantisation residue: NF4's 0.35 B/param stands in
-    # for it, and the row says so (this ended in an internal error, KeyError 'fp8')
+    # an 8-bit frozen base has no fitted working memory: NF4's 3 GiB stands in for it, and the
+    # row says so (this ended in an internal error, KeyError 'fp8')
     rows = rows_of(cli, "llama-3.1-8b", "--task", "lora", "--precision", precision)
     h100 = next(r for r in rows if r["card"] == "h100-80g" and r["cards"] == 1)
     assert h100["fits"]
-    assert "quantised params × 0.35 B" in h100["formulas"]["weights"]
-    assert any("assumed equal to NF4's fitted value" in a for a in h100["assumptions"])
+    assert "(NF4's, assumed)" in h100["formulas"]["working"]
+    assert any("assumed equal to NF4's" in a for a in h100["assumptions"])

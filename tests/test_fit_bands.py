@@ -102,7 +102,16 @@ def test_explain_formulas_add_up_to_the_total(cli: Any) -> None:
     assert result.exit_code == 0, result.output
     lines = [line for line in result.stdout.splitlines() if re.search(r"= [\d.]+ GiB$", line)]
     terms = {line.split()[0]: float(line.rsplit("=", 1)[1].split()[0]) for line in lines}
-    assert set(terms) == {"weights", "gradients", "optimizer", "activations", "logits", "overhead"}
+    assert set(terms) == {
+        "weights",
+        "dequant",
+        "working",
+        "gradients",
+        "optimizer",
+        "activations",
+        "logits",
+        "overhead",
+    }
     total = float(re.search(r"total\s+([\d.]+) GiB", result.stdout).group(1))  # type: ignore[union-attr]
     assert sum(terms.values()) == pytest.approx(total, abs=0.03)
     assert "torch.cuda.max_memory_allocated" in result.stdout
@@ -155,3 +164,26 @@ def test_solve_memory_margin_flag_overrides_the_scenario(make_scenario: Any, cli
         assert result.exit_code == 0, result.output
         plan = json.loads(result.stdout)
         assert {a["offer"] for a in plan["assignments"] if a["kind"] == "train"} == {expected}
+
+
+def test_a_plan_on_a_marginal_config_says_so(make_scenario: Any) -> None:
+    """The cheap 48 GB card fits the 13B LoRA by the estimate but not by its band: the plan
+    keeps it (no margin asked for) and its headline warns, naming the job, card and band;
+    with the band required the dearer card is planned and nothing is marginal."""
+    from planner.report import headline_warnings
+    from tests.planning import job, offer, solved
+
+    offers = [
+        offer("small", card="rtx4090-48g", hourly={"price": 2}),
+        offer("big", card="a100-80g", hourly={"price": 10}),
+    ]
+    jobs = [job("tune", 3, model="llama-2-13b", seq_len=4096, micro_batch=2)]
+    plain_scenario = make_scenario(offers, jobs, days=1)
+    plain = solved(plain_scenario)
+    assert plain.plan is not None
+    [line] = [w for w in headline_warnings(plain_scenario, plain.plan) if "error band" in w]
+    assert line.startswith("tune runs on 1 × rtx4090-48g") and "--memory-margin band" in line
+    banded_scenario = make_scenario(offers, jobs, days=1, memory_margin="band")
+    banded = solved(banded_scenario)
+    assert banded.plan is not None
+    assert not [w for w in headline_warnings(banded_scenario, banded.plan) if "error band" in w]

@@ -77,6 +77,11 @@ class Targets(StrEnum):
     all = "all"
 
 
+class AdapterFormat(StrEnum):
+    fp32 = "fp32"
+    bf16 = "bf16"
+
+
 Opt = typer.Option
 VERDICTS = {"fits": "[green]yes[/]", "marginal": "[yellow]marginal[/]", "no": "[red]no[/]"}
 
@@ -112,6 +117,10 @@ def fit(
     lora_rank: Annotated[int | None, Opt(min=1, help="LoRA rank.")] = None,
     lora_targets: Annotated[
         Targets | None, Opt(help="LoRA on q,v; on q,k,v,o (attn); or every linear (all).")
+    ] = None,
+    lora_precision: Annotated[
+        AdapterFormat | None,
+        Opt(help="Adapter weights and gradients (PEFT: fp32; QLoRA paper, torchtune: bf16)."),
     ] = None,
     compile_: Annotated[
         bool | None,
@@ -201,6 +210,7 @@ def fit(
         attention=attention.value if attention else None,
         lora_rank=lora_rank,
         lora_targets=lora_targets.value if lora_targets else None,
+        lora_precision=lora_precision.value if lora_precision else None,
         mfu=mfu,
         compile=compile_,
         activation_offload=activation_offload,

@@ -25,6 +25,7 @@ class TrainKnobs(Frozen):
     attention: Literal["flash", "eager"] | None = None
     lora_rank: Annotated[int, Field(ge=1)] | None = None
     lora_targets: Literal["qv", "attn", "all"] | None = None  # q,v; q,k,v,o; every linear
+    lora_precision: Literal["fp32", "bf16"] | None = None  # adapter weights and gradients
     compile: bool | None = None  # torch.compile: fused kernels free intermediate activations
     activation_offload: bool | None = None  # saved activations wait in CPU RAM, not on the card
     packed: bool | None = None  # sequences packed to seq_len (false: padded to the longest)
@@ -47,6 +48,7 @@ _BASE = TrainKnobs(
     chunked_loss=False,
     fused_loss=False,
     attention="flash",
+    lora_precision="fp32",
     compile=False,
     activation_offload=False,
     packed=True,
@@ -91,11 +93,12 @@ RECIPES: dict[str, tuple[str, TrainKnobs]] = {
         lora_targets="attn",
     ),
     "qlora-paged": _recipe(
-        "QLoRA paper: NF4 base with double quantisation, rank 64 on every linear layer, "
-        "paged AdamW, checkpointing on",
+        "QLoRA paper (artidoro/qlora): NF4 base with double quantisation, rank 64 on every "
+        "linear layer in bf16, paged AdamW, checkpointing on",
         optimizer="paged-adamw",
         lora_rank=64,
         lora_targets="all",
+        lora_precision="bf16",
     ),
     "unsloth": _recipe(
         "Unsloth: LoRA rank 16 on every linear layer, checkpointed layer inputs offloaded "

@@ -24,7 +24,13 @@ KV_BLOCK_TOKENS = 16  # vLLM pages the KV cache in blocks of 16 tokens
 # slack; CUDA graphs are captured after the KV cache is sized. HF: the CUDA context.
 SERVE_OVERHEAD_GIB = {"vllm": 0.4, "hf": 0.75}
 TRAIN_OVERHEAD_GIB = 1.0  # CUDA context, cuBLAS workspace, allocator slack
-QLORA_RESIDUE_BYTES = {"nf4": 0.35, "int4": 0.15}  # see _lora_states
+# A quantised base's working terms (_quantised_terms): the 16-bit copies live at once, and
+# the rest of published QLoRA peaks per card, the median gap of the calibration set's NF4 and
+# GPTQ rows once every other term is counted (benchmarks/RESULTS.md lists them).
+DEQUANT_COPIES = 2
+QLORA_WORKING_GIB = {"nf4": 3.0, "int4": 0.9}
+# Bytes per adapter parameter, for its weight and again for its gradient.
+ADAPTER_BYTES = {"fp32": 4.0, "bf16": 2.0}
 BASE_FORMATS = {"nf4": "NF4 (bitsandbytes/torchao)", "int4": "int4 (GPTQ/AWQ)"}
 FUSED_LOSS_CHUNK = 4096  # tokens whose logits a fused loss holds at once (assumed)
 NCCL_GIB = 0.5  # communication buffers when a job spans cards
@@ -267,6 +273,7 @@ def train_memory(model: ModelCard, card: CardType, cards: int, setup: TrainSetup
     k = setup.knobs
     formulas: dict[str, str] = {}
     zero = k.zero or 0
+    quantised: dict[str, float] = {}
     if setup.method == "eval":
         weights = weight_bytes(model, setup.precision, notes)
         grads = optimizer = 0.0
@@ -274,16 +281,21 @@ def train_memory(model: ModelCard, card: CardType, cards: int, setup: TrainSetup
     elif setup.method == "full":
         weights, grads, optimizer = _full_states(model, setup, cards, notes, formulas)
     else:
-        weights, grads, optimizer = _lora_states(model, setup, cards, notes, formulas)
+        weights, grads, optimizer, quantised = _lora_states(model, setup, cards, notes, formulas)
     if zero == 3 and setup.method != "eval":
         units = 4.0 if setup.method == "full" else 2.0  # frozen weights have no gradients
         unit = max(block_params(model), model.vocab * model.hidden)
-        weights += units * unit * 2
-        formulas["weights"] += f" + {units:g} gathered units × {unit / 1e6:.0f}M params × 2 B"
+        # A quantised base is gathered packed: its shards are the 4-bit blocks themselves.
+        width = WEIGHT_BYTES[base_format(setup)] if setup.method == "qlora" else 2.0
+        weights += units * unit * width
+        formulas["weights"] += (
+            f" + {units:g} gathered units × {unit / 1e6:.0f}M params × {width:.3g} B"
+        )
         notes.add(
             "zero3",
-            "ZeRO-3/FSDP: 2 gathered units (the largest: a block or the "
-            "embedding) in flight, 16-bit" + (" with gradients" if units == 4 else ""),
+            "ZeRO-3/FSDP: 2 gathered units (the largest: a block or the embedding) in flight, "
+            + (f"{base_format(setup)} as stored" if setup.method == "qlora" else "16-bit")
+            + (" with gradients" if units == 4 else ""),
         )
     split = min(cards, model.layers) if k.pipeline else 1
     if split > 1:
@@ -309,6 +321,7 @@ def train_memory(model: ModelCard, card: CardType, cards: int, setup: TrainSetup
     notes.card(card, "memory_gib")
     breakdown = {
         "weights": weights,
+        **quantised,
         "gradients": grads,
         "optimizer": optimizer,
         "activations": activations,
@@ -397,9 +410,9 @@ def _full_states(
 
 def _lora_states(
     model: ModelCard, setup: TrainSetup, cards: int, notes: Assumptions, formulas: dict[str, str]
-) -> tuple[float, float, float]:
-    """Frozen base plus adapters (fp32 weight and grad, optimizer state) per card, and for a
-    quantised base the 16-bit copy of one matrix it dequantises at a time."""
+) -> tuple[float, float, float, dict[str, float]]:
+    """Frozen base plus adapters (weight and grad in `lora_precision`, optimizer state) per
+    card; for a quantised base also its two working terms (`_quantised_terms`)."""
     k = setup.knobs
     base_precision = base_format(setup)
     base = weight_bytes(model, base_precision, notes)
@@ -411,53 +424,78 @@ def _lora_states(
         formulas["weights"] += f" ÷ {cards} (ZeRO-3)"
     rank, targets = k.lora_rank or 16, k.lora_targets or "attn"
     adapters = float(lora_params(model, rank, targets))
+    width = ADAPTER_BYTES[k.lora_precision or "fp32"]
     opt_bytes, opt_text = OPTIMIZER_BYTES[k.optimizer or "adamw"]
     if (k.optimizer or "adamw") == "adamw":
-        opt_bytes = 8.0  # adapters are fp32 already: m + v only
-        opt_text = "AdamW on fp32 adapters: m + v = 8 B/param"
+        opt_bytes = 2.0 * width  # no master copy: m + v in the adapters' own format
+        opt_text = f"AdamW on {k.lora_precision or 'fp32'} adapters: m + v = {opt_bytes:g} B/param"
     shown = {"qv": "q,v", "attn": "q,k,v,o", "all": "all linear"}[targets]
     notes.add(
         "lora",
-        f"LoRA rank {rank} on {shown}: "
-        f"{adapters / 1e6:.1f}M adapter params, fp32 weight + grad, {opt_text}",
+        f"LoRA rank {rank} on {shown}: {adapters / 1e6:.1f}M adapter params, "
+        f"{k.lora_precision or 'fp32'} weight + grad ({width:g} + {width:g} B), {opt_text}",
     )
     a = f"{adapters / 1e6:.1f}M adapter params"
-    formulas["weights"] += f" + {a} × 4 B"
-    formulas["gradients"] = f"{a} × 4 B"
+    formulas["weights"] += f" + {a} × {width:g} B"
+    formulas["gradients"] = f"{a} × {width:g} B"
     formulas["optimizer"] = f"{a} × {opt_bytes:g} B"
     optimizer = _offload_and_paging(k, adapters * opt_bytes, notes, formulas)
     if k.offload == "optimizer+params":  # the frozen base waits in CPU RAM between uses
         base = 0.0
-        formulas["weights"] = "base offloaded to CPU RAM"
-        formulas["weights"] += f" + {adapters / 1e6:.1f}M adapter params × 4 B"
+        formulas["weights"] = f"base offloaded to CPU RAM + {a} × {width:g} B"
         notes.add("offload_params", "frozen base offloaded to CPU RAM between uses")
-    weights = base + 4 * adapters
-    if base_precision in QUANTISED:
-        # Published QLoRA peaks sit this far above packed weights + adapters + activations:
-        # the median gap of the calibration set's NF4 and GPTQ rows (the 16-bit copies each
-        # layer dequantises, and their allocator blocks; the cause is not isolated further).
-        # an 8-bit base (fp8, int8) has no published peaks in the calibration set: the
-        # larger fitted residue (NF4's) is assumed, and said to be assumed
-        fitted = base_precision in QLORA_RESIDUE_BYTES
-        residue = QLORA_RESIDUE_BYTES.get(base_precision, max(QLORA_RESIDUE_BYTES.values()))
-        quantised = float(model.params - model.embedding_params)
-        if (k.zero or 0) >= 3:
-            quantised /= cards
-        weights += quantised * residue
-        formulas["weights"] += f" + {quantised / 1e9:.2f}B quantised params × {residue:g} B"
-        fmt = BASE_FORMATS.get(base_precision, f"{base_precision} (8-bit)")
-        source = (
-            "fitted on published QLoRA peaks"
-            if fitted
-            else "assumed equal to NF4's fitted value: no published 8-bit LoRA peaks calibrate it"
-        )
-        notes.add(
-            "base",
-            f"{fmt} base, dequantised to 16-bit a layer at a time: {residue:g} B/param of "
-            f"working memory ({source}); adapters, norms, embeddings and LM head stay "
-            "16/32-bit",
-        )
-    return weights, 4 * adapters, optimizer
+    extra = _quantised_terms(model, base_precision, notes, formulas)
+    return base + width * adapters, width * adapters, optimizer, extra
+
+
+def largest_matrix(model: ModelCard) -> int:
+    """Parameters of the largest linear layer a block holds (an expert's, on a mixture of
+    experts: each expert is its own matrix)."""
+    f = model.intermediate if model.moe is None else model.moe.expert_intermediate
+    q = model.heads * model.dim_per_head
+    return model.hidden * max(q, f)
+
+
+def _quantised_terms(
+    model: ModelCard, base_precision: str, notes: Assumptions, formulas: dict[str, str]
+) -> dict[str, float]:
+    """What a 4-bit (or 8-bit) base needs beyond its packed weights, per card:
+
+    - `dequant`: the 16-bit copies the kernels dequantise, one matrix at a time (bitsandbytes'
+      matmul_4bit, torchao's NF4 linear, GPTQ's dequantising kernels), in forward and again in
+      backward: the copy in use and the next one's block, so DEQUANT_COPIES × the largest
+      matrix × 2 B. Per layer, never the whole model.
+    - `working`: what published QLoRA peaks hold beyond every other term, a constant per card
+      (the 4-bit kernels' workspace and the caching allocator's fragmentation from matrices
+      of several sizes dequantised and freed in turn). Fitted on the calibration set; across
+      3B to 70B models the gap is flat, not proportional to the parameters.
+    """
+    if base_precision not in QUANTISED:
+        return {}
+    matrix = largest_matrix(model)
+    dequant = DEQUANT_COPIES * matrix * 2.0
+    formulas["dequant"] = (
+        f"{DEQUANT_COPIES} × largest matrix {matrix / 1e6:.0f}M params × 2 B (16-bit copies, "
+        "one matrix at a time)"
+    )
+    fitted = base_precision in QLORA_WORKING_GIB
+    working_gib = QLORA_WORKING_GIB.get(base_precision, max(QLORA_WORKING_GIB.values()))
+    formulas["working"] = f"{working_gib:g} GiB 4-bit kernels' workspace and fragmentation" + (
+        " (fitted)" if fitted else " (NF4's, assumed)"
+    )
+    fmt = BASE_FORMATS.get(base_precision, f"{base_precision} (8-bit)")
+    source = (
+        "fitted on published QLoRA peaks"
+        if fitted
+        else "assumed equal to NF4's: no published 8-bit LoRA peaks calibrate it"
+    )
+    notes.add(
+        "base",
+        f"{fmt} base, dequantised to 16-bit one matrix at a time ({DEQUANT_COPIES} copies of "
+        f"the largest live); {working_gib:g} GiB per card of kernel workspace and "
+        f"fragmentation ({source}); adapters, norms, embeddings and LM head stay 16/32-bit",
+    )
+    return {"dequant": dequant, "working": working_gib * GIB}
 
 
 def base_format(setup: TrainSetup) -> str:
