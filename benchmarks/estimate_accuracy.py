@@ -1,7 +1,8 @@
 """gpuplan's estimates against published measurements: calibration and evaluation sets.
 
 python benchmarks/estimate_accuracy.py            the summary per set and kind, then every case
-python benchmarks/estimate_accuracy.py --bands    BANDS for planner/estimate/bands.py
+python benchmarks/estimate_accuracy.py --bands    BANDS and LOWER for planner/estimate/bands.py
+python benchmarks/estimate_accuracy.py --bands --write    the same, written into that file
 
 Constants may be tuned on the calibration set only; the evaluation set says how far the
 estimates are from measurements they were not fitted to (tests/measurements.py, split_of).
@@ -18,6 +19,27 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from planner.estimate.bands import build, p90
 from tests.measurements import CALIBRATION, EVALUATION, Case
+
+BANDS_FILE = Path(__file__).resolve().parent.parent / "planner" / "estimate" / "bands.py"
+
+
+def bands_text() -> dict[str, str]:
+    """BANDS and LOWER as planner/estimate/bands.py writes them, from the evaluation set."""
+    deviations = errors_by_kind(EVALUATION, bands=True)
+    out = {}
+    for name, lower in (("BANDS", False), ("LOWER", True)):
+        rows = [f'    "{k}": ({b}, {n}),' for k, (b, n) in build(deviations, lower).items()]
+        out[name] = "\n".join([f"{name}: dict[str, tuple[float, int]] = {{", *rows, "}"])
+    return out
+
+
+def with_tables(source: str, tables: dict[str, str]) -> str:
+    """`source` with each generated table replaced by its new text."""
+    for name, text in tables.items():
+        start = source.index(f"{name}: dict[str, tuple[float, int]] = {{")
+        end = source.index("}", start) + 1
+        source = source[:start] + text + source[end:]
+    return source
 
 
 def errors_by_kind(cases: list[Case], bands: bool = False) -> dict[str, list[float]]:
@@ -76,10 +98,12 @@ def table(cases: list[Case]) -> list[str]:
 
 def main(argv: list[str]) -> None:
     if "--bands" in argv:
-        print("BANDS: dict[str, tuple[float, int]] = {")
-        for kind, (band, n) in build(errors_by_kind(EVALUATION, bands=True)).items():
-            print(f'    "{kind}": ({band}, {n}),')
-        print("}")
+        text = bands_text()
+        if "--write" in argv:
+            BANDS_FILE.write_text(with_tables(BANDS_FILE.read_text(), text))
+            print(f"{BANDS_FILE.relative_to(BANDS_FILE.parents[2])} rewritten")
+        else:
+            print("\n\n".join(text.values()))
         return
     for name, cases in (("evaluation", EVALUATION), ("calibration", CALIBRATION)):
         print("\n".join(summary(name, cases)), end="\n\n")

@@ -12,12 +12,12 @@ from planner.domain.catalog import CardType, Catalog, Offer
 from planner.domain.money import money
 from planner.domain.plan import Assignment, CardUse, CheaperAlone, DayUse, NextBest, Plan
 from planner.domain.scenario import Scenario
+from planner.domain.values import PACKAGE_DAYS, BillingMode
 from planner.domain.workload import TrainWorkload
-from planner.estimate.bands import band_for
+from planner.estimate.bands import band_for, lower_band_for
 from planner.estimate.core import GIB
 from planner.estimate.fit import verdict
 from planner.estimate.memory import for_card, train_memory, workload_setup
-from planner.domain.values import PACKAGE_DAYS, BillingMode
 from planner.prices import card_hour_price
 from planner.problem import Problem
 from planner.rules import package_hours
@@ -375,9 +375,8 @@ def headline_warnings(scenario: Scenario, plan: Plan) -> list[str]:
 
 def _marginal(scenario: Scenario, plan: Plan) -> list[str]:
     """A line per train job planned on cards its memory estimate fits, but not once the
-    estimate grows by its kind's measured error band (`plan fit`'s verdict "marginal")."""
-    if scenario.spec.memory_margin == "band":
-        return []  # a marginal config is not planned at all
+    estimate grows by its kind's measured error band (`plan fit`'s verdict "marginal"); and
+    per job planned on cards the estimate overfills (a negative --memory-margin)."""
     out = []
     for a in plan.train:
         w = scenario.workload(a.workload)
@@ -387,15 +386,31 @@ def _marginal(scenario: Scenario, plan: Plan) -> list[str]:
         setup = workload_setup(w, scenario.spec.usable_memory_fraction, 0.0)
         setup = for_card(setup, scenario, model, a.card, w.method)
         estimate = train_memory(model, scenario.cards[a.card], a.cards, setup)
-        found = band_for(estimate.kind)
-        if found is None or verdict(estimate) != "marginal":
-            continue
-        out.append(
-            f"{a.workload} runs on {a.cards} × {a.card} whose memory it fits by the estimate "
-            f"({estimate.total / GIB:.1f} of {estimate.usable / GIB:.1f} GiB usable), but not "
-            f"if the estimate is {found[0]:.0%} low ({estimate.kind}'s measured error band): "
-            "measure it (plan probe memory) or plan with --memory-margin band"
+        where = (
+            f"{a.workload} runs on {a.cards} × {a.card}: its memory estimate is "
+            f"{estimate.total / GIB:.1f} GiB of {estimate.usable / GIB:.1f} usable"
         )
+        if not estimate.fits:
+            low = lower_band_for(estimate.kind)
+            measured = (
+                f"{estimate.kind}'s estimates have run {low[0]:.0%} high (lower band)"
+                if low is not None
+                else "no measured band says it runs"
+            )
+            out.append(
+                f"{where}, planned with the {scenario.spec.memory_margin} memory margin; "
+                f"{measured}: measure it (plan probe memory) before ordering"
+            )
+            continue
+        found = band_for(estimate.kind)
+        if scenario.spec.memory_margin == "band" or found is None:
+            continue
+        if verdict(estimate) == "marginal":
+            out.append(
+                f"{where}, but would not fit if the estimate is {found[0]:.0%} low "
+                f"({estimate.kind}'s measured error band): measure it (plan probe memory) "
+                "or plan with --memory-margin band"
+            )
     return out
 
 

@@ -167,16 +167,20 @@ def _vllm(r: dict[str, Any]) -> tuple[float, float]:
     return budget, estimate.breakdown["activations"]
 
 
-# Adapter weights' format where a record does not state it: each framework's default. PEFT
-# (and so HF/TRL) upcasts adapters to fp32; torchtune and litgpt (bf16-true) keep the model's
-# bf16; the QLoRA paper's script casts them to bf16 (recipe qlora-paged).
-ADAPTER_PRECISION = {"peft": "fp32", "hf": "fp32", "torchtune": "bf16", "litgpt": "bf16"}
+# Adapter weights' format where a record states neither it nor a recipe: each framework's
+# default. PEFT upcasts adapters to fp32, and so do the frameworks built on it (HF/TRL,
+# ms-swift, axolotl, Answer.AI's fsdp-qlora); torchtune and litgpt (bf16-true) keep the
+# model's bf16. The QLoRA paper's script casts them to bf16 (recipe qlora-paged).
+ADAPTER_PRECISION = {
+    **dict.fromkeys(("peft", "hf", "trl", "ms-swift", "axolotl", "fsdp-qlora"), "fp32"),
+    **dict.fromkeys(("torchtune", "litgpt"), "bf16"),
+}
 
 
 def _train_setup(r: dict[str, Any]) -> TrainSetup:
     task = r["task"]
     stated = dict(r.get("knobs", {}))
-    if task in ("lora", "qlora") and r.get("engine") in ADAPTER_PRECISION:
+    if task in ("lora", "qlora") and not r.get("recipe") and r.get("engine") in ADAPTER_PRECISION:
         stated.setdefault("lora_precision", ADAPTER_PRECISION[r["engine"]])
     for field in ("packed", "mean_seq_len"):  # the records state these beside the knobs
         if field in r:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from planner.domain.recipes import recipe_knobs
-from planner.estimate.bands import BANDS, band_for, build, memory_margin, p90, parents
+from planner.estimate.bands import BANDS, LOWER, band_for, build, memory_margin, p90, parents
 from planner.estimate.fit import verdict
 from planner.estimate.memory import TrainSetup, train_memory
 from tests.measurements import card, model
@@ -76,7 +77,8 @@ def test_fit_json_carries_band_range_and_verdict(cli: Any) -> None:
     assert band["kind"] == "memory:lora" and band["fraction"] == BANDS["memory:lora"][0]
     low, high = row["memory_per_card_gib_range"]
     gib = row["memory_per_card_gib"]
-    assert low == pytest.approx(max(gib * (1 - band["fraction"]), 0.0), abs=0.01)
+    assert band["lower_fraction"] == LOWER["memory:lora"][0]
+    assert low == pytest.approx(max(gib * (1 - band["lower_fraction"]), 0.0), abs=0.01)
     assert high == pytest.approx(gib * (1 + band["fraction"]), abs=0.01)
     assert row["verdict"] in ("fits", "marginal")
     assert row["tokens_per_s_band"]["kind"].startswith("train_speed")
@@ -182,8 +184,61 @@ def test_a_plan_on_a_marginal_config_says_so(make_scenario: Any) -> None:
     plain = solved(plain_scenario)
     assert plain.plan is not None
     [line] = [w for w in headline_warnings(plain_scenario, plain.plan) if "error band" in w]
-    assert line.startswith("tune runs on 1 × rtx4090-48g") and "--memory-margin band" in line
+    assert line.startswith("tune runs on 1 × rtx4090-48g: its memory estimate is ")
+    assert "--memory-margin band" in line
     banded_scenario = make_scenario(offers, jobs, days=1, memory_margin="band")
     banded = solved(banded_scenario)
     assert banded.plan is not None
     assert not [w for w in headline_warnings(banded_scenario, banded.plan) if "error band" in w]
+
+
+def test_an_overfilled_card_inside_the_lower_band_is_marginal_not_no() -> None:
+    """The QLoRA paper trains 33B on one 24 GB card (sequence 512, paged optimizer): the
+    estimate overfills it, but the qlora estimates have run more than that much high, so the
+    verdict is marginal; a 70B on the same card is more than the lower band away: no."""
+    setup = TrainSetup("qlora", recipe_knobs("qlora", None), "nf4", seq_len=512)
+    tight = train_memory(model("llama-33b"), card("rtx3090"), 1, setup)
+    low = LOWER["memory:qlora"][0]
+    assert not tight.fits and tight.total * (1 - low) <= tight.usable
+    assert verdict(tight) == "marginal"
+    huge = train_memory(model("llama-2-70b"), card("rtx3090"), 1, setup)
+    assert huge.total * (1 - low) > huge.usable and verdict(huge) == "no"
+    # a safety margin asked for is never answered with the low end
+    banded = train_memory(model("llama-33b"), card("rtx3090"), 1, replace(setup, margin=0.1))
+    assert verdict(banded) == "no"
+
+
+def test_minus_band_plans_the_low_end_and_says_so(make_scenario: Any) -> None:
+    """With only 24 GB cards, the 33B QLoRA has no plan by its estimate; with -band it is
+    planned on them, the margin is the kind's lower band, the checker accepts the plan under
+    the same scenario, and the headline names the job, the card and the band."""
+    from planner.check import check_plan
+    from planner.report import headline_warnings
+    from tests.planning import job, offer, solved
+
+    offers = [offer("cheap", card="rtx3090", hourly={"price": 2})]
+    jobs = [job("tune", 3, model="llama-33b", method="qlora", precision="nf4", seq_len=512)]
+    assert solved(make_scenario(offers, jobs, days=1)).plan is None
+    low = make_scenario(offers, jobs, days=1, memory_margin="-band")
+    result = solved(low)
+    assert result.plan is not None and [a.card for a in result.plan.train] == ["rtx3090"]
+    assert check_plan(low, result.plan).ok
+    [line] = [w for w in headline_warnings(low, result.plan) if "lower band" in w]
+    assert line.startswith("tune runs on 1 × rtx3090") and "-band memory margin" in line
+
+
+@pytest.mark.parametrize(
+    ("text", "value"), [("-band", "-band"), ("-5%", -0.05), ("-0.2", -0.2), ("band", "band")]
+)
+def test_margin_flag_reads_the_low_end(text: str, value: object) -> None:
+    from planner.cli.common import parse_margin
+
+    assert parse_margin(text) == value
+
+
+def test_margin_flag_refuses_a_margin_past_minus_90_percent() -> None:
+    from planner.cli.common import parse_margin
+    from planner.domain.errors import LoadError
+
+    with pytest.raises(LoadError, match="from -90% to 100%"):
+        parse_margin("-95%")

@@ -47,9 +47,11 @@ MarginOption = Annotated[
     str | None,
     typer.Option(
         "--memory-margin",
-        metavar="band|PCT",
-        help="Fit memory with a safety margin: 'band' (each estimate's measured error band) "
-        "or a share such as 10% or 0.1.",
+        metavar="band|-band|PCT",
+        help="Fit memory with a margin: 'band' (each estimate's measured error band), "
+        "'-band' (plan at the band's low end: cards the estimate overfills but the measured "
+        "figures say may do, each named in the plan's warnings), or a share such as 10%, "
+        "0.1 or -5%.",
     ),
 ]
 
@@ -60,15 +62,19 @@ INCONSISTENT = 4
 
 
 def parse_margin(text: str | None) -> float | str | None:
-    """A --memory-margin value: "band", "10%" or "0.1" (0 to 100%); None when not given."""
-    if text is None or text == "band":
+    """A --memory-margin value: "band", "-band", or a share from -90% to 100% ("10%", "0.1",
+    "-5%"); None when not given."""
+    if text is None or text in ("band", "-band"):
         return text
     try:
         value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
     except ValueError:
-        value = -1.0
-    if not 0 <= value <= 1:
-        message = f"expected 'band' or a share from 0 to 100% (e.g. 10% or 0.1), got {text!r}"
+        value = -2.0
+    if not -0.9 <= value <= 1:
+        message = (
+            "expected 'band', '-band' or a share from -90% to 100% (e.g. 10%, 0.1 or -5%), "
+            f"got {text!r}"
+        )
         raise LoadError([Issue("--memory-margin", None, None, (), message)])
     return value
 

@@ -23,6 +23,7 @@ from planner.domain.errors import Issue, LoadError
 from planner.domain.load import load_calibration, load_catalog, load_model
 from planner.domain.recipes import RECIPES, TrainKnobs, recipe_knobs
 from planner.domain.suggest import did_you_mean
+from planner.estimate.bands import BANDS, MIN_CASES
 from planner.estimate.fit import FitQuery, fit_rows
 from planner.estimate.memory import ServeSetup
 
@@ -250,12 +251,7 @@ def fit(
     _notes(console, rows)
     _bands(console, rows)
     if card_model.moe is not None and task.value != "serve":
-        console.print(
-            "  note: no published mixture-of-experts training figure is in the calibration set; "
-            "for the one evaluation figure (Qwen3-30B-A3B QLoRA) the estimate was 118% above "
-            "the measured peak",
-            markup=False,
-        )
+        console.print(f"  note: {_moe_note(task.value)}", markup=False)
     for line in measured_lines(entries, card_model.name, task.value):
         console.print(f"  measured: {line}", markup=False)
     if explain:
@@ -323,7 +319,7 @@ def _table(query: FitQuery, rows: list[dict[str, Any]], currency: str) -> Table:
         cells = [
             r["card"],
             str(r["cards"]),
-            VERDICTS[r.get("verdict", "fits") if r["fits"] else "no"],
+            VERDICTS[r.get("verdict", "fits" if r["fits"] else "no")],
             f"{r['memory_per_card_gib']:.1f}{low}" + (f" ±{band['fraction']:.0%}" if band else ""),
             f"{r['usable_gib']:.1f}",
             f"{r['headroom_gib']:.1f}",
@@ -381,6 +377,19 @@ def _notes(console: Any, rows: list[dict[str, Any]]) -> None:
             console.print(f"  • {r['card']} × {r['cards']}: {text}", markup=False)
 
 
+def _moe_note(method: str) -> str:
+    """How much published evidence a mixture-of-experts training estimate rests on."""
+    kind = f"memory:{method}:moe"
+    n = BANDS.get(kind, (0.0, 0))[1]
+    if n >= MIN_CASES:
+        return f"mixture of experts: the band is {kind}'s own, from {n} evaluation figures"
+    return (
+        f"mixture of experts: {n} evaluation figure{'s' if n != 1 else ''} of {kind} (fewer "
+        f"than {MIN_CASES}): the band shown is the dense method's; the expert terms rest on "
+        "few published peaks"
+    )
+
+
 def _bands(console: Any, rows: list[dict[str, Any]]) -> None:
     """Where the ± comes from, and what a marginal verdict means."""
     band = next(
@@ -392,11 +401,14 @@ def _bands(console: Any, rows: list[dict[str, Any]]) -> None:
         "± is the 90th percentile of |measured − estimate| ÷ estimate for "
         f"{band['kind']} estimates against {band['figures']} published measurements no "
         "constant was tuned on; "
-        "'marginal': it fits, but would not if the estimate were that much too low."
+        "'marginal': it fits, but would not if the estimate were that much too low; or it "
+        "overfills the card, but estimates of this kind have run up to "
+        f"{band['lower_fraction']:.0%} high (the lower band)."
         + (
             ""
             if any(r.get("memory_margin") for r in rows)
-            else " Plan with --memory-margin band to require the band."
+            else " Plan with --memory-margin band to require the band, or -band to plan at "
+            "its low end."
         ),
         markup=False,
     )

@@ -47,5 +47,8 @@ def _print(s: dict[str, Any], console: Any) -> None:
     console.print(f"  usable memory fraction {s['usable_memory_fraction']:.2f}")
     margin = s["memory_margin"]
     if margin:
-        shown = "each estimate's error band" if margin == "band" else f"{margin:.0%}"
+        shown = {
+            "band": "each estimate's error band",
+            "-band": "each estimate's lower band (plans at the low end of what was measured)",
+        }.get(margin) or f"{margin:+.0%}"
         console.print(f"  memory margin {shown}")

@@ -71,9 +71,10 @@ class ScenarioFile(Frozen):
     offers: list[OfferPatch] = []
     commitments: list[Commitment] = []
     usable_memory_fraction: Annotated[float, Field(gt=0, le=1)] = 0.90
-    # Safety margin on memory estimates: a fraction (0.1 = fit with 10% to spare), or "band"
-    # for each estimate's own error band, measured on published figures.
-    memory_margin: Annotated[float, Field(ge=0, le=1)] | Literal["band"] = 0.0
+    # Margin on memory estimates: a fraction (0.1 = fit with 10% to spare; -0.1 = plan on a
+    # card the estimate overfills by up to 10%), "band" for each estimate's own error band
+    # measured on published figures, or "-band" for the low end of that band.
+    memory_margin: Annotated[float, Field(ge=-0.9, le=1)] | Literal["band", "-band"] = 0.0
     # Files written by `plan probe … --save`: measured figures that replace estimates.
     calibration: list[str] = []
     workloads: Annotated[list[Workload], Field(min_length=1)]

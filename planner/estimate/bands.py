@@ -6,7 +6,14 @@ estimate, so that estimate × (1 + band) covers nine in ten of the figures measu
 it (a band over 100% says the estimate can be off by more than itself). Kinds nest
 (`memory:qlora:moe` → `memory:qlora` → `memory`); a kind with fewer than MIN_CASES
 evaluation figures takes its parent's band. `python benchmarks/estimate_accuracy.py
---bands` prints BANDS; a test fails when the table and the evaluation set disagree.
+--bands --write` regenerates BANDS and LOWER; a test fails when the tables and the
+evaluation set disagree.
+
+A lower band (LOWER) says how far below an estimate the truth has lain: the 90th percentile
+over the kind's figures of max(0, (estimate − measured) ÷ estimate), each figure measured
+at or above the estimate counting 0. estimate × (1 − lower band) is the low end a user may
+plan at (`--memory-margin -band`): a card the estimate overfills but the low end fits is
+"marginal", never a silent "no".
 """
 
 from __future__ import annotations
@@ -21,11 +28,12 @@ BANDS: dict[str, tuple[float, int]] = {
     "decode": (0.29, 23),
     "decode:hf": (1.05, 2),
     "decode:vllm": (0.28, 21),
-    "memory": (0.49, 53),
-    "memory:full": (0.32, 9),
-    "memory:lora": (1.14, 16),
-    "memory:qlora": (0.49, 13),
-    "memory:qlora:moe": (0.55, 1),
+    "memory": (0.49, 64),
+    "memory:full": (0.32, 11),
+    "memory:full:moe": (0.39, 2),
+    "memory:lora": (1.15, 17),
+    "memory:qlora": (0.49, 21),
+    "memory:qlora:moe": (0.44, 1),
     "memory:serve": (0.21, 15),
     "memory:serve:hf": (0.15, 9),
     "memory:serve:vllm": (0.31, 6),
@@ -34,6 +42,28 @@ BANDS: dict[str, tuple[float, int]] = {
     "train_speed:full": (0.69, 5),
     "train_speed:lora": (1.53, 2),
     "train_speed:qlora": (0.25, 1),
+}
+
+
+# kind: (lower band as a fraction, evaluation figures it rests on). Generated likewise.
+LOWER: dict[str, tuple[float, int]] = {
+    "decode": (0.28, 23),
+    "decode:hf": (0.07, 2),
+    "decode:vllm": (0.28, 21),
+    "memory": (0.26, 64),
+    "memory:full": (0.05, 11),
+    "memory:full:moe": (0.0, 2),
+    "memory:lora": (0.21, 17),
+    "memory:qlora": (0.45, 21),
+    "memory:qlora:moe": (0.44, 1),
+    "memory:serve": (0.08, 15),
+    "memory:serve:hf": (0.15, 9),
+    "memory:serve:vllm": (0.01, 6),
+    "throughput": (0.11, 12),
+    "train_speed": (0.69, 8),
+    "train_speed:full": (0.69, 5),
+    "train_speed:lora": (0.0, 2),
+    "train_speed:qlora": (0.0, 1),
 }
 
 
@@ -57,13 +87,21 @@ def parents(kind: str) -> list[str]:
     return [":".join(parts[:n]) for n in range(len(parts), 0, -1)]
 
 
-def band_for(kind: str) -> tuple[float, str] | None:
-    """The band of the most specific kind with enough evaluation figures, and that kind."""
+def band_for(
+    kind: str, table: dict[str, tuple[float, int]] | None = None
+) -> tuple[float, str] | None:
+    """The band (from BANDS, or `table`) of the most specific kind with enough evaluation
+    figures, and that kind."""
     for candidate in parents(kind):
-        entry = BANDS.get(candidate)
+        entry = (BANDS if table is None else table).get(candidate)
         if entry is not None and entry[1] >= MIN_CASES:
             return entry[0], candidate
     return None
+
+
+def lower_band_for(kind: str) -> tuple[float, str] | None:
+    """The lower band of the most specific kind with enough evaluation figures."""
+    return band_for(kind, LOWER)
 
 
 def p90(errors: list[float]) -> float:
@@ -73,19 +111,27 @@ def p90(errors: list[float]) -> float:
     return math.ceil(round(value * 100, 6)) / 100
 
 
-def build(errors_by_kind: dict[str, list[float]]) -> dict[str, tuple[float, int]]:
-    """BANDS from evaluation errors: every kind and each of its parents pools its errors."""
+def build(
+    errors_by_kind: dict[str, list[float]], lower: bool = False
+) -> dict[str, tuple[float, int]]:
+    """BANDS (or with `lower`, LOWER) from evaluation deviations (measured − estimate) ÷
+    estimate: every kind and each of its parents pools its figures."""
     pooled: dict[str, list[float]] = {}
     for kind, errors in errors_by_kind.items():
         for parent in parents(kind):
             pooled.setdefault(parent, []).extend(errors)
+    if lower:
+        pooled = {k: [max(0.0, -e) for e in errors] for k, errors in pooled.items()}
     return {kind: (p90(errors), len(errors)) for kind, errors in sorted(pooled.items())}
 
 
 def memory_margin(setting: float | str, kind: str) -> float:
-    """The safety margin a memory verdict applies: a stated fraction, or with "band" the error
-    band of the estimate's kind (0 where no band is known)."""
-    if setting != "band":
+    """The margin a memory verdict applies (it fits when estimate × (1 + margin) is usable): a
+    stated fraction; with "band" the error band of the estimate's kind; with "-band" minus its
+    lower band, the low end of what was measured (0 where no band is known)."""
+    if setting not in ("band", "-band"):
         return float(setting)
-    found = band_for(kind)
-    return found[0] if found is not None else 0.0
+    found = band_for(kind) if setting == "band" else lower_band_for(kind)
+    if found is None:
+        return 0.0
+    return found[0] if setting == "band" else -found[0]

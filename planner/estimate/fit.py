@@ -10,7 +10,7 @@ from typing import Any
 from planner.domain.catalog import CardType, Offer
 from planner.domain.model_card import ModelCard
 from planner.domain.recipes import TrainKnobs
-from planner.estimate.bands import BANDS, band_for, kind_of
+from planner.estimate.bands import BANDS, band_for, kind_of, lower_band_for
 from planner.estimate.core import GB, GIB, MemoryEstimate
 from planner.estimate.memory import ServeSetup, TrainSetup, train_memory
 from planner.estimate.precision import supports
@@ -44,24 +44,41 @@ def _gb(value: float) -> float:
 
 
 def verdict(estimate: MemoryEstimate) -> str:
-    """fits, marginal (fits, but not once the estimate grows by its error band), or no."""
-    if not estimate.fits:
-        return "no"
-    found = band_for(estimate.kind)
-    if found is not None and estimate.total * (1.0 + found[0]) > estimate.usable:
+    """fits; marginal (it fits, but not once the estimate grows by its error band; or, with
+    no safety margin asked for, it overfills the card but the low end of its lower band fits);
+    or no."""
+    if estimate.fits:
+        found = band_for(estimate.kind)
+        if found is not None and estimate.total * (1.0 + found[0]) > estimate.usable:
+            return "marginal"
+        return "fits"
+    low = lower_band_for(estimate.kind)
+    if (
+        estimate.margin <= 0
+        and low is not None
+        and estimate.total * (1 - low[0]) <= estimate.usable
+    ):
         return "marginal"
-    return "fits"
+    return "no"
 
 
 def band_fields(kind: str, value: float, name: str) -> dict[str, Any]:
-    """`name`'s error band (from the evaluation set) and the range it spans, where known."""
+    """`name`'s error band (from the evaluation set) and the range it spans, where known: up
+    by the band, down by the lower band (how far below its estimates the truth has lain)."""
     found = band_for(kind)
     if found is None:
         return {f"{name}_band": None}
     band, used = found
+    low = lower_band_for(kind)
+    down = band if low is None else low[0]
     return {
-        f"{name}_band": {"fraction": band, "kind": used, "figures": BANDS[used][1]},
-        f"{name}_range": [round(max(value * (1 - band), 0.0), 2), round(value * (1 + band), 2)],
+        f"{name}_band": {
+            "fraction": band,
+            "lower_fraction": down,
+            "kind": used,
+            "figures": BANDS[used][1],
+        },
+        f"{name}_range": [round(max(value * (1 - down), 0.0), 2), round(value * (1 + band), 2)],
     }
 
 

@@ -28,7 +28,7 @@ TRAIN_OVERHEAD_GIB = 1.0  # CUDA context, cuBLAS workspace, allocator slack
 # the rest of published QLoRA peaks per card, the median gap of the calibration set's NF4 and
 # GPTQ rows once every other term is counted (benchmarks/RESULTS.md lists them).
 DEQUANT_COPIES = 2
-QLORA_WORKING_GIB = {"nf4": 3.0, "int4": 0.9}
+QLORA_WORKING_GIB = {"nf4": 3.2, "int4": 1.8}
 # Bytes per adapter parameter, for its weight and again for its gradient.
 ADAPTER_BYTES = {"fp32": 4.0, "bf16": 2.0}
 BASE_FORMATS = {"nf4": "NF4 (bitsandbytes/torchao)", "int4": "int4 (GPTQ/AWQ)"}
@@ -536,7 +536,13 @@ def _activation_terms(
     layers = math.ceil(model.layers / split)
     attention = "flash attention" if k.attention != "eager" else "eager attention (s² scores)"
     fused = ", torch.compile" if k.compile else ""
-    one = f"{tokens} tokens × {per_token:,.0f} B (one layer's working set{fused})"
+    experts = (
+        f", top-{model.moe.experts_per_token} of {model.moe.experts} experts' width "
+        f"+ router logits + dispatched copies"
+        if model.moe is not None
+        else ""
+    )
+    one = f"{tokens} tokens × {per_token:,.0f} B (one layer's working set{fused}{experts})"
     if setup.method == "eval":
         activations = per_layer  # no graph is kept: one layer's working set
         logits = 4.0 * tokens * model.vocab

@@ -83,7 +83,7 @@ def memory(scenario: Scenario, w: TrainWorkload) -> Conflict | None:
         why = "one node: no offer of a card that fits has a `network`"
     shape = f"{w.method}, {w.precision}, sequence {w.seq_len} × micro-batch {w.micro_batch}"
     if estimate.margin:
-        shape += f"; with the {estimate.margin:.0%} memory margin"
+        shape += f"; with the {estimate.margin:+.0%} memory margin"
     needed = f"{gib(need)} per card at {plural(most, 'card')}, its most ({why}; {shape})"
     available = (
         f"{gib(usable_bytes(card, fraction))} usable on the largest card it may rent "
