@@ -79,7 +79,12 @@ def train_configs(
     """Every config of a train workload whose memory fits, with its runs and exact costs;
     `committed` names the (offer, mode) pools held by commitments."""
     model = scenario.models[w.name]
-    setup = workload_setup(w, scenario.spec.usable_memory_fraction, scenario.spec.memory_margin)
+    setup = workload_setup(
+        w,
+        scenario.spec.usable_memory_fraction,
+        scenario.spec.memory_margin,
+        scenario.spec.speed_margin,
+    )
     fits: dict[tuple[str, int], bool] = {}
     configs = []
     for offer in scenario.offers.values():
@@ -129,8 +134,7 @@ def _tokens_per_s(
     if measured is None:
         return speed.tokens_per_s, speed.efficiency
     measured_card = scenario.cards[measured.card]
-    sharded = (w.knobs.zero or 0) >= 2
-    measured_eff, _ = scaling_efficiency(measured_card, measured.cards, 8, None, sharded)
+    measured_eff, _ = scaling_efficiency(model, measured_card, measured.cards, setup)
     tps = scale_measured(
         measured.tokens_per_s,
         measured_card,
@@ -335,6 +339,7 @@ def _best_precision(
                 scenario.models[workload.name].name, card.id, "serve"
             ),
             context_tokens=workload.context_tokens,
+            output_tokens=workload.output_tokens,
         )
         replica = replica_capacity(
             scenario.models[workload.name], card, count, setup, workload.min_tokens_per_s

@@ -109,6 +109,7 @@ def scenario_summary(scenario: Scenario) -> dict[str, Any]:
         "commitments": len(spec.commitments),
         "usable_memory_fraction": spec.usable_memory_fraction,
         "memory_margin": spec.memory_margin,
+        "speed_margin": spec.speed_margin,
         "calibration": measured_lines(scenario.calibrations),
     }
 

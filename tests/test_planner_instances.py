@@ -156,12 +156,14 @@ def test_spot_rework_and_price(make_scenario: Any) -> None:
 
 def test_scaling_loss_is_reported(make_scenario: Any) -> None:
     # measured 1 card; 2 cards keep eff < 1, so two cards cost more: the solver keeps one,
-    # unless the deadline forces two. 10 h of work by hour 6 needs 2 cards.
+    # unless the deadline forces two. 10 h of work by hour 6 needs 2 cards. The job shards
+    # its frozen base (ZeRO-3) and steps on 512-token sequences: the weights gathered each
+    # step take longer than half the step's compute, so two cards lose part of their sum.
     plan = only(
         solved(
             make_scenario(
                 [offer("o", hourly=HOURLY)],
-                [job("j", 10, max_cards=2, deadline="2026-07-01T07:00")],
+                [job("j", 10, max_cards=2, deadline="2026-07-01T07:00", zero=3, seq_len=512)],
             )
         )
     )

@@ -72,14 +72,18 @@ def train_rate(
     cards by the dense-peak ratio and to other counts by the ratio of efficiencies; spot
     divides by the expected share of useful time."""
     model = scenario.models[w.name]
-    setup = workload_setup(w, scenario.spec.usable_memory_fraction, scenario.spec.memory_margin)
+    setup = workload_setup(
+        w,
+        scenario.spec.usable_memory_fraction,
+        scenario.spec.memory_margin,
+        scenario.spec.speed_margin,
+    )
     speed = train_speed(model, card, cards, setup, offer.node_cards, offer.network)
     tokens_per_s = speed.tokens_per_s
     trial = scenario.measured_speed(w)
     if trial is not None:
         measured = scenario.cards[trial.card]
-        sharded = (w.knobs.zero or 0) >= 2
-        measured_eff, _ = scaling_efficiency(measured, trial.cards, 8, None, sharded)
+        measured_eff, _ = scaling_efficiency(model, measured, trial.cards, setup)
         tokens_per_s = scale_measured(
             trial.tokens_per_s,
             measured,
@@ -113,6 +117,7 @@ def serve_capacity(
         margin=scenario.spec.memory_margin,
         offset_gib=scenario.memory_offset_gib(scenario.models[w.name].name, card.id, "serve"),
         context_tokens=w.context_tokens,
+        output_tokens=w.output_tokens,
     )
     model = scenario.models[w.name]
     return replica_capacity(model, card, cards, setup, w.min_tokens_per_s).max_concurrency

@@ -56,6 +56,17 @@ MarginOption = Annotated[
 ]
 
 
+SpeedMarginOption = Annotated[
+    str | None,
+    typer.Option(
+        "--speed-margin",
+        metavar="band|PCT",
+        help="Plan training at a slower speed than estimated: 'band' (each estimate's lower "
+        "band, how far below such estimates speeds were measured) or a share such as 20%.",
+    ),
+]
+
+
 # The exit code of a command whose solve found the model inconsistent with the checker or a
 # checked plan (planner.solve._settle): the plan printed, if any, is the cheapest checked one.
 INCONSISTENT = 4
@@ -79,11 +90,31 @@ def parse_margin(text: str | None) -> float | str | None:
     return value
 
 
-def with_margin(scenario: Scenario, margin: float | str | None) -> Scenario:
-    """The scenario with its memory_margin replaced (--memory-margin), or as it is."""
-    if margin is None:
+def parse_speed_margin(text: str | None) -> float | str | None:
+    """A --speed-margin value: "band", or a share from 0 to under 100% ("20%", "0.2")."""
+    if text is None or text == "band":
+        return text
+    try:
+        value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < 1:
+        message = f"expected 'band' or a share from 0 to under 100% (e.g. 20% or 0.2), got {text!r}"
+        raise LoadError([Issue("--speed-margin", None, None, (), message)])
+    return value
+
+
+def with_margin(
+    scenario: Scenario, margin: float | str | None, speed: float | str | None = None
+) -> Scenario:
+    """The scenario with its memory_margin (--memory-margin) and speed_margin
+    (--speed-margin) replaced where given, or as it is."""
+    update = {
+        k: v for k, v in (("memory_margin", margin), ("speed_margin", speed)) if v is not None
+    }
+    if not update:
         return scenario
-    spec = scenario.spec.model_copy(update={"memory_margin": margin})
+    spec = scenario.spec.model_copy(update=update)
     return scenario.model_copy(update={"spec": spec})
 
 

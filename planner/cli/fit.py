@@ -153,6 +153,10 @@ def fit(
     gpu_util: Annotated[float, Opt(min=0.05, max=1.0, help="Usable memory fraction.")] = 0.90,
     concurrency: Annotated[int, Opt(min=1, help="Requests in flight per replica.")] = 1,
     context_tokens: Annotated[int, Opt(min=1, help="Prompt + output tokens per request.")] = 4096,
+    output_tokens: Annotated[
+        int | None,
+        Opt(min=1, help="Output tokens per request: speeds then count the prompts' prefills."),
+    ] = None,
     min_tokens_per_s: Annotated[float | None, Opt(help="Decode speed each request needs.")] = None,
     kv_precision: Annotated[Precision | None, Opt(help="KV cache format (default 16-bit).")] = None,
     memory_margin: MarginOption = None,
@@ -234,6 +238,7 @@ def fit(
             engine=engine.value,
             usable_fraction=gpu_util,
             context_tokens=context_tokens,
+            output_tokens=output_tokens,
             concurrency=concurrency,
             pipeline=bool(pipeline),
             margin=margin,
@@ -290,7 +295,7 @@ def _table(query: FitQuery, rows: list[dict[str, Any]], currency: str) -> Table:
         [
             "max conc",
             f"tok/s/req @{query.serve.concurrency}",
-            "tok/s/replica @max",
+            f"tok/s/replica @{query.serve.concurrency}",
             "offer",
             f"{currency}/h",
         ]

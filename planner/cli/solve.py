@@ -18,12 +18,14 @@ from planner.cli.common import (
     JsonOption,
     MarginOption,
     ScenarioArgument,
+    SpeedMarginOption,
     err,
     human,
     input_errors,
     load_planned,
     output_errors,
     parse_margin,
+    parse_speed_margin,
     with_margin,
     write_json,
     write_text,
@@ -92,6 +94,7 @@ def solve_command(
         ),
     ] = None,
     memory_margin: MarginOption = None,
+    speed_margin: SpeedMarginOption = None,
     margins: Annotated[
         bool,
         typer.Option(
@@ -104,7 +107,9 @@ def solve_command(
     """Solve a scenario: the cheapest feasible plan, checked, with its costs and savings."""
     started = time.perf_counter()  # the time limit bounds the whole command
     with input_errors(json_path):
-        loaded = with_margin(load_planned(scenario), parse_margin(memory_margin))
+        loaded = with_margin(
+            load_planned(scenario), parse_margin(memory_margin), parse_speed_margin(speed_margin)
+        )
         if time_limit is None:
             time_limit = default_time_limit(len(loaded.spec.workloads))
         params = SolveParams(time_limit, workers, seed, deterministic, lns_share=lns)

@@ -52,3 +52,7 @@ def _print(s: dict[str, Any], console: Any) -> None:
             "-band": "each estimate's lower band (plans at the low end of what was measured)",
         }.get(margin) or f"{margin:+.0%}"
         console.print(f"  memory margin {shown}")
+    speed = s.get("speed_margin")
+    if speed:
+        shown = "each estimate's lower band" if speed == "band" else f"{speed:.0%} slower"
+        console.print(f"  training speed planned {shown}")

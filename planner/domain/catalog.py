@@ -46,6 +46,9 @@ class CardType(Frozen):
 
     id: Slug
     name: str
+    # The chip family (ampere, ampere-geforce, ada, hopper, blackwell, ascend, ...): training
+    # speed estimates use the utilisation measured on that family (planner/estimate/speed.py).
+    architecture: Spec[str] = Spec[str](value="unknown", source="default: not stated")
     memory_gb: PositiveSpec
     memory_gib: PositiveSpec
     bandwidth_gbs: PositiveSpec

@@ -75,6 +75,10 @@ class ScenarioFile(Frozen):
     # card the estimate overfills by up to 10%), "band" for each estimate's own error band
     # measured on published figures, or "-band" for the low end of that band.
     memory_margin: Annotated[float, Field(ge=-0.9, le=1)] | Literal["band", "-band"] = 0.0
+    # Planned training speed = estimate × (1 − speed_margin): a fraction such as 0.2, or
+    # "band" for each estimate's lower band (how far below such estimates speeds were
+    # measured). Measured speeds (a workload's `measured`) are planned as measured.
+    speed_margin: Annotated[float, Field(ge=0, lt=1)] | Literal["band"] = 0.0
     # Files written by `plan probe … --save`: measured figures that replace estimates.
     calibration: list[str] = []
     workloads: Annotated[list[Workload], Field(min_length=1)]

@@ -15,8 +15,8 @@ from planner.estimate.core import GB, GIB, MemoryEstimate
 from planner.estimate.memory import ServeSetup, TrainSetup, train_memory
 from planner.estimate.precision import supports
 from planner.estimate.seed_rules import disagreement
-from planner.estimate.serve import replica_capacity
-from planner.estimate.speed import decode_step_seconds, train_speed
+from planner.estimate.serve import replica_capacity, token_seconds
+from planner.estimate.speed import train_speed
 
 SERVE_COUNTS = (1, 2, 4, 8)
 TRAIN_COUNTS = (1, 2, 4, 8, 16, 32)
@@ -200,10 +200,11 @@ def _serve_row(query: FitQuery, card: CardType, count: int, offers: list[Offer])
     row["concurrency_by_memory"] = capacity.by_memory
     row["concurrency_by_speed"] = capacity.by_speed
     asked = min(setup.concurrency, max(capacity.max_concurrency, 1))
-    step = decode_step_seconds(query.model, card, count, setup, asked)
+    step = token_seconds(query.model, card, count, setup, asked)
     row["tokens_per_s_per_request"] = round(1.0 / step, 1)  # at the concurrency asked for
+    row["tokens_per_s_per_replica"] = round(asked / step, 1)  # likewise
     row["tokens_per_s_per_request_at_max"] = round(capacity.tokens_per_s_per_request, 1)
-    row["tokens_per_s_per_replica"] = round(capacity.tokens_per_s, 1)
+    row["tokens_per_s_per_replica_at_max"] = round(capacity.tokens_per_s, 1)
     decode = kind_of("decode_tok_s", "serve", setup.engine, query.model.moe is not None)
     row.update(band_fields(decode, row["tokens_per_s_per_request"], "tokens_per_s_per_request"))
     priced = _cheapest_hourly(offers, card, count)

@@ -57,6 +57,9 @@ class ServeSetup:
     engine: str = "vllm"
     usable_fraction: float = 0.90
     context_tokens: int = 4096
+    # Output tokens per request (the rest of context_tokens is the prompt): with it, each
+    # request's speed counts the prefills of the requests that start while it decodes.
+    output_tokens: int | None = None
     concurrency: int = 1
     batched_tokens: int = 8192  # vLLM max_num_batched_tokens: the profiling pass's size
     max_seqs: int = 256  # vLLM max_num_seqs: rows of logits in the sampler
@@ -200,6 +203,9 @@ class TrainSetup:
     usable_fraction: float = 0.90
     margin: float | str = 0.0  # safety margin: a fraction, or "band" (the kind's error band)
     offset_gib: float = 0.0  # measured − estimated on this card (a calibration), added as a term
+    # Planned speed = estimate × (1 − speed margin): a fraction, or "band" (the kind's lower
+    # band: how far below its estimates measured speeds have lain).
+    speed_margin: float | str = 0.0
 
     @property
     def tokens(self) -> int:
@@ -216,7 +222,10 @@ def for_card(setup: S, scenario: Scenario, model: ModelCard, card: str, task: st
 
 
 def workload_setup(
-    workload: TrainWorkload, usable_fraction: float, margin: float | str = 0.0
+    workload: TrainWorkload,
+    usable_fraction: float,
+    margin: float | str = 0.0,
+    speed_margin: float | str = 0.0,
 ) -> TrainSetup:
     """The training shape a scenario's train workload states."""
     return TrainSetup(
@@ -227,6 +236,7 @@ def workload_setup(
         workload.micro_batch,
         usable_fraction,
         margin,
+        speed_margin=speed_margin,
     )
 
 

@@ -8,17 +8,7 @@ from planner.domain.catalog import CardType
 from planner.domain.model_card import ModelCard
 from planner.estimate.core import Assumption, MemoryEstimate
 from planner.estimate.memory import ServeSetup, layer_split, max_concurrency_by_memory, serve_memory
-from planner.estimate.speed import (
-    decode_efficiency,
-    decode_step_seconds,
-    max_batch_for_speed,
-    peak_flops,
-    tp_efficiency,
-)
-
-# Share of the dense peak a prefill (and a compute-bound decode batch) reaches: fitted on the
-# calibration set's time-to-first-token rows (TensorRT-LLM at light load, 8B and 70B on H100).
-PREFILL_MFU = 0.33
+from planner.estimate.speed import compute_seconds, decode_efficiency, decode_step_seconds
 
 
 @dataclass(frozen=True)
@@ -56,11 +46,20 @@ def replica_capacity(
         else max_batch_for_speed(model, card, cards, setup, min_tokens_per_s)
     )
     batch = max(by_memory if by_speed is None else min(by_memory, by_speed), 1)
-    per_request = 1.0 / decode_step_seconds(model, card, cards, setup, batch)
+    per_request = 1.0 / token_seconds(model, card, cards, setup, batch)
+    prompt = setup.context_tokens - (setup.output_tokens or 0)
+    prefills = (
+        f"; each request also waits for the prefills of the {prompt}-token prompts that "
+        f"start while it writes its {setup.output_tokens} tokens"
+        if setup.output_tokens
+        else ""
+    )
     speed_note = Assumption(
         "decode",
-        f"decode bound by memory bandwidth: {decode_efficiency(setup):.0%} of "
-        f"{card.bandwidth_gbs.value:g} GB/s, full context per request"
+        f"decode bound by memory bandwidth ({decode_efficiency(setup):.0%} of "
+        f"{card.bandwidth_gbs.value:g} GB/s) or, for large batches, by compute; full context "
+        "per request"
+        + prefills
         + (
             ", layers in turn over the cards"
             if layer_split(setup, cards)
@@ -75,39 +74,57 @@ def replica_capacity(
     )
 
 
+def token_seconds(
+    model: ModelCard, card: CardType, cards: int, setup: ServeSetup, batch: int
+) -> float:
+    """Seconds per output token each of `batch` requests in flight sees: a decode step, plus,
+    where the output length is known, its share of the prefills of the requests that start
+    while it writes (continuous batching: about `batch` of them over its output tokens)."""
+    step = decode_step_seconds(model, card, cards, setup, batch)
+    if not setup.output_tokens:
+        return step
+    prompt = max(setup.context_tokens - setup.output_tokens, 1)
+    return step + batch * prefill_seconds(model, card, cards, setup, prompt) / setup.output_tokens
+
+
+def max_batch_for_speed(
+    model: ModelCard, card: CardType, cards: int, setup: ServeSetup, min_tokens_per_s: float
+) -> int:
+    """Largest batch whose every request still decodes at `min_tokens_per_s` (0: not even one)."""
+
+    def too_slow(batch: int) -> bool:
+        return token_seconds(model, card, cards, setup, batch) * min_tokens_per_s > 1
+
+    if too_slow(1):
+        return 0
+    low, high = 1, 2
+    while not too_slow(high):
+        low, high = high, high * 2
+        if high > 1 << 20:
+            return low
+    while high - low > 1:  # time per token grows with the batch: bisect
+        mid = (low + high) // 2
+        if too_slow(mid):
+            high = mid
+        else:
+            low = mid
+    return low
+
+
 def with_concurrency(setup: ServeSetup, concurrency: int) -> ServeSetup:
     return replace(setup, concurrency=concurrency)
-
-
-def _compute_seconds(
-    model: ModelCard, card: CardType, cards: int, setup: ServeSetup, flops: float
-) -> float:
-    """Seconds for `flops` of forward work over the replica's cards at PREFILL_MFU."""
-    rate = peak_flops(card, setup.precision) * PREFILL_MFU
-    if layer_split(setup, cards):
-        return flops / rate  # one card computes at a time
-    return flops / (rate * cards * tp_efficiency(card, cards))
 
 
 def prefill_seconds(
     model: ModelCard, card: CardType, cards: int, setup: ServeSetup, prompt_tokens: int
 ) -> float:
     """Time to first token of one prompt: forward FLOPs 2·P·s + causal attention 2·L·h·s²
-    at PREFILL_MFU, or reading the weights once, whichever is longer."""
+    at the family's compute efficiency, or reading the weights once, whichever is longer."""
     s = float(prompt_tokens)
     flops = 2.0 * model.active_params * s + 2.0 * model.layers * model.hidden * s * s
-    compute = _compute_seconds(model, card, cards, setup, flops)
+    compute = compute_seconds(model, card, cards, setup, flops)
     weights_once = decode_step_seconds(model, card, cards, replace(setup, context_tokens=1), 1)
     return max(compute, weights_once)
-
-
-def _decode_seconds(
-    model: ModelCard, card: CardType, cards: int, setup: ServeSetup, batch: int
-) -> float:
-    """A decode step: bandwidth-bound, or compute-bound (2·P per token) for large batches."""
-    memory = decode_step_seconds(model, card, cards, setup, batch)
-    compute = _compute_seconds(model, card, cards, setup, 2.0 * model.active_params * batch)
-    return max(memory, compute)
 
 
 def generation_tokens_per_s(
@@ -138,5 +155,5 @@ def serving_throughput(
     batch = max(1, min(setup.concurrency, max_concurrency_by_memory(model, card, cards, full)))
     mean = replace(setup, context_tokens=input_tokens + output_tokens // 2)
     prefill = batch * prefill_seconds(model, card, cards, setup, input_tokens)
-    decode = output_tokens * _decode_seconds(model, card, cards, mean, batch)
+    decode = output_tokens * decode_step_seconds(model, card, cards, mean, batch)
     return batch * output_tokens / (prefill + decode)

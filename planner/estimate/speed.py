@@ -10,30 +10,56 @@ from dataclasses import dataclass
 
 from planner.domain.catalog import CardType, Network
 from planner.domain.model_card import ModelCard
+from planner.estimate.bands import kind_of, speed_margin
 from planner.estimate.core import Assumptions
-from planner.estimate.memory import ServeSetup, TrainSetup, kv_bytes_per_sequence, layer_split
+from planner.estimate.memory import (
+    ADAPTER_BYTES,
+    ServeSetup,
+    TrainSetup,
+    base_format,
+    kv_bytes_per_sequence,
+    layer_split,
+    lora_params,
+)
 from planner.estimate.precision import weight_bytes
 
-# Model FLOPs utilisation (model FLOPs: 6P + attention, recompute not counted) of a tuned job
-# without recompute. docs/estimates.md: Megatron 41-56% on A100, Llama 3 405B 38-43% on H100;
-# torchtitan FSDP on 64 A100 measured 58-61%. Consumer cards and the 910B lower, by judgement.
-MFU = {
-    "datacenter": 0.50,
-    "consumer": 0.35,
-    "ascend-910b": 0.35,
-}
-CONSUMER_CARDS = {"rtx3090", "rtx4090", "rtx4090-48g"}
+# Model FLOPs utilisation (model FLOPs: 6P + attention, recompute not counted) of a tuned
+# full fine-tune on one card, by chip family, fitted together with the communication model
+# below on the calibration set's training rows (benchmarks/RESULTS.md lists them): Ampere
+# data-centre cards reach a larger share of their peak than Hopper (A100: 0.64 over 16 rows
+# of torchtitan, InternEvo, VectorLM, torchtune; H100/H200: 0.42 over 8 rows of torchtitan,
+# Megatron and NeMo, bf16 and FP8 alike); Ada 0.69 from 4 RTX 4090 rows (torchtune). The
+# rest have no calibration row and are assumed: GeForce Ampere (FP32-accumulate tensor math
+# at half rate) and the 910B 0.35, others 0.5.
+MFU_BY_ARCHITECTURE = {"ampere": 0.64, "hopper": 0.42, "ada": 0.69}
+MFU_ASSUMED = {"ampere-geforce": 0.35, "ascend": 0.35}
+MFU_UNKNOWN = 0.5
+# LoRA and QLoRA run their 4P FLOPs (frozen weights: no weight gradients) at this share of a
+# full fine-tune's utilisation (fitted with the above: the LoRA rows of A100, H100, RTX 4090).
+LORA_EFFICIENCY = 0.8
 # Full activation checkpointing recomputes the forward: torchtitan's MFU drops 58% → 52%
 # (selective → full AC), torchtune's 3B ladder loses 21% of tokens/s.
 CHECKPOINTING_SPEED = 0.85
-QLORA_SLOWDOWN = 1.2  # dequantising NF4 each step: ~20% slower than LoRA (measured on a 4090)
+# Dequantising the 4-bit base each step: the two calibration QLoRA rows (torchtune's compiled
+# torchao NF4, on an RTX 4090 and 8 A100s) run as fast as its LoRA, so no slowdown is planned;
+# uncompiled bitsandbytes kernels are slower, but no calibration row measures them.
+QLORA_SLOWDOWN = 1.0
 OFFLOAD_SPEED = {"none": 1.0, "optimizer": 0.85, "optimizer+params": 0.6}
-# Scaling efficiency eff(n) = 1 / (1 + c × log2 n) within a node, by interconnect.
-# NVLink: docs/estimates.md ≈ 0.95 data-parallel; consumer PCIe without P2P 0.7-0.8 at 8 cards.
-INTRA_NODE_COST = {"nvlink": 0.015, "hccs": 0.02, "pcie": 0.09, "pcie-no-p2p": 0.15}
-SHARDED_COST_FACTOR = 1.5  # ZeRO-2/3 and FSDP move more bytes per step than plain DDP
-# torchtitan: 5,762 → 5,605 tokens/s per GPU from 8 to 128 H100 (16 nodes, 400 Gb/s RDMA).
-INTER_NODE_COST = {"fast": 0.01, "slow": 0.1}  # ≥ 200 Gbit/s fabric, or slower
+# Scaling over cards: each optimizer step's collectives (NCCL-style rings) move, per card,
+# (n − 1)/n of: twice the gradients under data parallelism or ZeRO-1/2 (all-reduce), or the
+# weights twice (all-gathered for forward and backward) plus the gradients (reduce-scatter)
+# under ZeRO-3/FSDP. Within a node over the card's link, across nodes over the node's
+# network (hierarchical: each node moves the volume once over its NICs). Communication hides
+# behind COMM_OVERLAP of the step's compute; what is left stretches the step. Fitted on the
+# calibration set's multi-card rows (benchmarks/RESULTS.md).
+# Share of the link's per-direction GB/s a collective reaches; GeForce cards without
+# peer-to-peer copy through host memory, over a bridge both cards share (fitted: 0.2).
+LINK_SHARE = {"nvlink": 0.8, "hccs": 0.8, "pcie": 0.8, "pcie-no-p2p": 0.2}
+NETWORK_SHARE = 0.8  # of the node's network, per direction
+COMM_OVERLAP = 0.5
+NODE_LATENCY_S = 5e-3  # per node a step's collectives cross (ring hops, stragglers)
+SLOW_NETWORK_GBPS = 25.0  # nodes without a stated network: plain Ethernet, assumed
+GRAD_BYTES = 2.0  # 16-bit gradients are what the collectives move (LoRA: the adapters' format)
 # Decode reaches this share of memory bandwidth (docs/estimates.md, "Decode").
 # gpt-fast on A100: Llama-2-7B bf16 at ~0.69 of peak bandwidth; Qwen2.5 on vLLM ~0.63.
 VLLM_DECODE_EFFICIENCY = {"16bit": 0.7, "int8": 0.65, "4bit": 0.5}
@@ -51,12 +77,30 @@ ENGINE_STEP_SECONDS = {"vllm": 1.8e-3, "gpt-fast": 0.0, "hf": 0.0}
 # set's Qwen3-30B-A3B (SGLang) row; Mixtral's two experts per layer barely feel it.
 EXPERT_SECONDS = 9e-6
 TP_DECODE_COST = {"nvlink": 0.12, "hccs": 0.12, "pcie": 0.3, "pcie-no-p2p": 0.45}
+# Share of the dense peak a prefill (and a compute-bound decode batch) reaches, by chip
+# family: the calibration set's time-to-first-token rows. Hopper at 16 bit 0.33 (TensorRT-LLM
+# 8B and 70B on H100 at light load); A100 about twice that share, 0.68 (TensorRT-LLM and
+# LMDeploy, Llama-2-7B, 2,048-token prompts: 133 and 139 ms); FP8 reaches 1.36 × the 16-bit
+# share of its doubled peak (the H100 and H200 FP8 rows ran 1.26 and 1.46 × faster than that
+# share; TensorRT-LLM's FP8 kernels). Other families have no calibration row: 0.33, assumed.
+PREFILL_MFU = 0.33
+PREFILL_EFFICIENCY = {"ampere": 0.68, "hopper": 0.33}
+FP8_COMPUTE_SHARE = 1.36
 
 
-def mfu_default(card: CardType) -> float:
-    if card.id in CONSUMER_CARDS:
-        return MFU["consumer"]
-    return MFU.get(card.id, MFU["datacenter"])
+def mfu_default(card: CardType, method: str = "full") -> tuple[float, str]:
+    """The MFU an estimate uses on `card` for `method`, and where it comes from."""
+    family = card.architecture.value
+    if family in MFU_BY_ARCHITECTURE:
+        mfu, source = MFU_BY_ARCHITECTURE[family], f"measured on {family} cards"
+    elif family in MFU_ASSUMED:
+        mfu, source = MFU_ASSUMED[family], f"assumed for {family} cards (no measurement)"
+    else:
+        mfu, source = MFU_UNKNOWN, f"assumed ({family} cards have no measurement)"
+    if method in ("lora", "qlora"):
+        mfu *= LORA_EFFICIENCY
+        source += f", × {LORA_EFFICIENCY:g} for LoRA"
+    return mfu, source
 
 
 def peak_flops(card: CardType, precision: str) -> float:
@@ -87,21 +131,57 @@ def link_kind(card: CardType) -> str:
     return card.interconnect.value
 
 
+def link_gbs(card: CardType) -> float:
+    """Per-direction GB/s a collective reaches on the card's link within a node: NVLink and
+    HCCS are quoted as both directions together, PCIe per direction."""
+    gbs = card.interconnect_gbs.value
+    if card.interconnect.value in ("nvlink", "hccs"):
+        gbs /= 2
+    return gbs * LINK_SHARE[link_kind(card)]
+
+
+def step_volume(model: ModelCard, setup: TrainSetup) -> tuple[float, str]:
+    """Bytes a step's collectives move (before the (n − 1)/n of a ring)."""
+    k = setup.knobs
+    if setup.method in ("lora", "qlora"):
+        rank, targets = k.lora_rank or 16, k.lora_targets or "attn"
+        trained = float(lora_params(model, rank, targets))
+        grads = trained * ADAPTER_BYTES[k.lora_precision or "fp32"]
+        weights = weight_bytes(model, base_format(setup), Assumptions())
+    else:
+        grads = float(model.params) * GRAD_BYTES
+        weights = float(model.params) * 2.0
+    if (k.zero or 0) >= 3:
+        return 2 * weights + grads, "weights all-gathered twice + gradients reduce-scattered"
+    return 2 * grads, "gradients all-reduced"
+
+
 def scaling_efficiency(
-    card: CardType, cards: int, cards_per_node: int, network: Network | None, sharded: bool
+    model: ModelCard,
+    card: CardType,
+    cards: int,
+    setup: TrainSetup,
+    cards_per_node: int = 8,
+    network: Network | None = None,
 ) -> tuple[float, str]:
-    """Share of linear speed-up kept over `cards` cards (1 for one card), in (0, 1]."""
-    link = link_kind(card)
-    cost = INTRA_NODE_COST[link] * (SHARDED_COST_FACTOR if sharded else 1.0)
+    """Share of linear speed-up kept over `cards` cards (1 for one card), in (0, 1]: a step's
+    compute on one card against its collectives' exposed time."""
+    if cards <= 1 or setup.method == "eval":
+        return 1.0, ""
+    compute = setup.tokens / single_card_speed(model, card, setup)[0]
+    volume, what = step_volume(model, setup)
     in_node = min(cards, cards_per_node)
-    efficiency = 1.0 / (1.0 + cost * math.log2(in_node))
     nodes = math.ceil(cards / cards_per_node)
-    text = f"{link} within a node: 1/(1 + {cost:.3g}·log2 n)"
+    seconds = volume * (in_node - 1) / in_node / (link_gbs(card) * 1e9) if in_node > 1 else 0.0
+    text = f"{what}: {volume / 1e9:.1f} GB a step over {link_kind(card)}"
     if nodes > 1:
-        speed = "fast" if network is not None and network.gbps >= 200 else "slow"
-        efficiency /= 1.0 + INTER_NODE_COST[speed] * math.log2(nodes)
-        text += f"; {nodes} nodes over a {speed} network"
-    return efficiency, text
+        gbps = network.gbps if network is not None else SLOW_NETWORK_GBPS
+        seconds += volume * (nodes - 1) / nodes / (gbps / 8 * NETWORK_SHARE * 1e9)
+        seconds += NODE_LATENCY_S * nodes
+        text += f" and a {gbps:g} Gb/s network" + ("" if network is not None else " (assumed)")
+    exposed = max(0.0, seconds - COMM_OVERLAP * compute)
+    text += f"; {seconds:.2f} s against {compute:.2f} s of compute, {COMM_OVERLAP:.0%} overlapped"
+    return compute / (compute + exposed), text
 
 
 def spot_factor(
@@ -119,6 +199,33 @@ class TrainSpeed:
     assumptions: tuple[str, ...]
 
 
+def single_card_speed(
+    model: ModelCard, card: CardType, setup: TrainSetup, notes: Assumptions | None = None
+) -> tuple[float, float]:
+    """Tokens/s of one card running the job (and the MFU used): peak × MFU ÷ FLOPs per token,
+    less recompute, dequantisation and CPU offload."""
+    notes = notes if notes is not None else Assumptions()
+    work, work_text = flops_per_token(model, setup)
+    mfu, mfu_source = (
+        (setup.knobs.mfu, "stated") if setup.knobs.mfu else mfu_default(card, setup.method)
+    )
+    speed = peak_flops(card, setup.precision) * mfu / work
+    notes.add("flops", work_text)
+    notes.add("mfu", f"MFU {mfu:.0%} of {card.id}'s dense {setup.precision} peak ({mfu_source})")
+    notes.card(card, "bf16_tflops")
+    if setup.knobs.checkpointing and setup.method != "eval":
+        speed *= CHECKPOINTING_SPEED
+        notes.add("recompute", f"activation checkpointing: {CHECKPOINTING_SPEED:.0%} speed")
+    if setup.method == "qlora" and QLORA_SLOWDOWN != 1:
+        speed /= QLORA_SLOWDOWN
+        notes.add("qlora", f"QLoRA dequantisation: {QLORA_SLOWDOWN:g}× slower than LoRA")
+    offload = OFFLOAD_SPEED[setup.knobs.offload or "none"]
+    if offload < 1:
+        speed *= offload
+        notes.add("offload_speed", f"CPU offload: {offload:.0%} of on-card speed")
+    return speed, mfu
+
+
 def train_speed(
     model: ModelCard,
     card: CardType,
@@ -127,31 +234,15 @@ def train_speed(
     cards_per_node: int = 8,
     network: Network | None = None,
 ) -> TrainSpeed:
-    """Estimated tokens/s of the whole job: FLOPs ÷ (cards × peak × MFU × efficiency)."""
+    """Estimated tokens/s of the whole job: one card's speed × cards × scaling efficiency."""
     notes = Assumptions()
-    work, work_text = flops_per_token(model, setup)
-    mfu = setup.knobs.mfu or mfu_default(card)
+    one, _ = single_card_speed(model, card, setup, notes)
     # A sequential layer split (pipeline) computes on one card at a time.
     parallel = 1 if setup.knobs.pipeline else cards
-    efficiency, eff_text = scaling_efficiency(
-        card, parallel, cards_per_node, network, (setup.knobs.zero or 0) >= 2
-    )
-    speed = parallel * peak_flops(card, setup.precision) * mfu * efficiency / work
-    notes.add("flops", work_text)
-    notes.add("mfu", f"MFU {mfu:.0%} of {card.id}'s dense {setup.precision} peak")
-    notes.card(card, "bf16_tflops")
+    efficiency, eff_text = scaling_efficiency(model, card, parallel, setup, cards_per_node, network)
+    speed = one * parallel * efficiency
     if parallel > 1:
         notes.add("scaling", f"scaling efficiency {efficiency:.0%} on {cards} cards ({eff_text})")
-    if setup.knobs.checkpointing and setup.method != "eval":
-        speed *= CHECKPOINTING_SPEED
-        notes.add("recompute", f"activation checkpointing: {CHECKPOINTING_SPEED:.0%} speed")
-    if setup.method == "qlora":
-        speed /= QLORA_SLOWDOWN
-        notes.add("qlora", f"QLoRA dequantisation: {QLORA_SLOWDOWN:g}× slower than LoRA")
-    offload = OFFLOAD_SPEED[setup.knobs.offload or "none"]
-    if offload < 1:
-        speed *= offload
-        notes.add("offload_speed", f"CPU offload: {offload:.0%} of on-card speed")
     k = setup.knobs
     if k.pipeline and cards > 1:
         notes.add("pipeline_speed", f"layers split in sequence: the speed of one card, not {cards}")
@@ -162,6 +253,18 @@ def train_speed(
             "padding",
             f"unpacked batches padded to {setup.seq_len}: {real:.0%} of tokens are real "
             f"(mean {k.mean_seq_len})",
+        )
+    slower = speed_margin(setup.speed_margin, kind_of("train_tok_s", setup.method, "", False))
+    if slower:
+        speed *= 1.0 - slower
+        notes.add(
+            "speed_margin",
+            f"planned at {1 - slower:.0%} of the estimate (speed margin"
+            + (
+                ": the lower band, how far below such estimates measured speeds lay)"
+                if setup.speed_margin == "band"
+                else ")"
+            ),
         )
     return TrainSpeed(speed, efficiency, tuple(str(a) for a in notes.frozen()))
 
@@ -224,39 +327,41 @@ def experts_touched(model: ModelCard, batch: int) -> float:
     return moe.experts * (1 - (1 - moe.experts_per_token / moe.experts) ** max(batch, 1))
 
 
+def compute_efficiency(card: CardType, precision: str) -> float:
+    """The share of `card`'s dense peak at `precision` a prefill or compute-bound decode
+    reaches (PREFILL_EFFICIENCY; PREFILL_MFU for families without a measurement)."""
+    share = PREFILL_EFFICIENCY.get(card.architecture.value, PREFILL_MFU)
+    if precision == "fp8" and card.fp8.value:
+        share *= FP8_COMPUTE_SHARE
+    return share
+
+
+def compute_seconds(
+    model: ModelCard, card: CardType, cards: int, setup: ServeSetup, flops: float
+) -> float:
+    """Seconds for `flops` of forward work over a replica's cards at PREFILL_MFU (a layer
+    split computes on one card at a time; tensor parallel on all, less its overhead)."""
+    rate = peak_flops(card, setup.precision) * compute_efficiency(card, setup.precision)
+    if layer_split(setup, cards):
+        return flops / rate
+    return flops / (rate * cards * tp_efficiency(card, cards))
+
+
 def decode_step_seconds(
     model: ModelCard, card: CardType, cards: int, setup: ServeSetup, batch: int
 ) -> float:
     """One decode step of `batch` sequences at full context: bytes read ÷ effective bandwidth,
-    plus two all-reduce latencies per layer under tensor parallelism and one launch per
-    expert touched. Tensor parallel reads each card's share at once; a layer split in turn."""
+    plus two all-reduce latencies per layer under tensor parallelism, or the batch's 2·P
+    FLOPs per token at PREFILL_MFU where that takes longer (large batches are compute
+    bound); plus one launch per expert touched and the engine's step. Tensor parallel reads
+    each card's share at once; a layer split reads them in turn."""
     weights = weights_read_per_step(model, setup, batch) / cards
     kv = batch * kv_bytes_per_sequence(model, setup, cards)
     bandwidth = card.bandwidth_gbs.value * 1e9 * decode_efficiency(setup)
     fixed = model.layers * experts_touched(model, batch) * EXPERT_SECONDS
     fixed += ENGINE_STEP_SECONDS.get(setup.engine, 0.0)
+    compute = compute_seconds(model, card, cards, setup, 2.0 * model.active_params * batch)
     if layer_split(setup, cards):
-        return (weights + kv) * cards / bandwidth + fixed
+        return max((weights + kv) * cards / bandwidth, compute) + fixed
     allreduce = 2 * model.layers * ALLREDUCE_SECONDS[link_kind(card)] if cards > 1 else 0.0
-    return (weights + kv) / bandwidth + allreduce + fixed
-
-
-def max_batch_for_speed(
-    model: ModelCard, card: CardType, cards: int, setup: ServeSetup, min_tokens_per_s: float
-) -> int:
-    """Largest batch whose every request still decodes at `min_tokens_per_s` (0: not even one)."""
-    if decode_step_seconds(model, card, cards, setup, 1) * min_tokens_per_s > 1:
-        return 0
-    low, high = 1, 1
-    while decode_step_seconds(model, card, cards, setup, high * 2) * min_tokens_per_s <= 1:
-        high *= 2
-        if high > 1 << 20:
-            return high
-    high *= 2
-    while high - low > 1:  # step time grows with the batch: bisect
-        mid = (low + high) // 2
-        if decode_step_seconds(model, card, cards, setup, mid) * min_tokens_per_s <= 1:
-            low = mid
-        else:
-            high = mid
-    return low
+    return max((weights + kv) / bandwidth + allreduce, compute) + fixed

@@ -90,6 +90,7 @@ def _options(scenario: Scenario, w: ServeWorkload) -> list[_Option]:
                     engine=w.engine,
                     usable_fraction=fraction,
                     context_tokens=w.context_tokens,
+                    output_tokens=w.output_tokens,
                     margin=scenario.spec.memory_margin,
                     offset_gib=scenario.memory_offset_gib(model.name, card.id, "serve"),
                 )

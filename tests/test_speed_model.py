@@ -1,0 +1,87 @@
+"""Speed terms against hand-worked figures: compute-bound decode at large batches, prefills
+shared out over a request's output, and the training speed margin (planned and checked)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from planner.domain.recipes import recipe_knobs
+from planner.estimate.bands import LOWER, lower_band_for
+from planner.estimate.memory import ServeSetup, TrainSetup
+from planner.estimate.serve import prefill_seconds, replica_capacity, token_seconds
+from planner.estimate.speed import compute_efficiency, decode_step_seconds, peak_flops, train_speed
+from tests.measurements import card, model
+
+
+def test_a_large_batch_decodes_at_its_compute_time() -> None:
+    # Llama-3.1-8B on one H100: a step of 4,096 sequences is 2·P·4096 FLOPs at the prefill
+    # share of the peak, far longer than reading the weights and their short KV caches
+    m, c = model("llama-3.1-8b"), card("h100-80g")
+    setup = ServeSetup(context_tokens=16, engine="gpt-fast")
+    compute = 2 * m.active_params * 4096 / (peak_flops(c, "bf16") * compute_efficiency(c, "bf16"))
+    assert decode_step_seconds(m, c, 1, setup, 4096) == pytest.approx(compute)
+    # and a single sequence is bandwidth bound: well under its compute-time equivalent × 100
+    assert decode_step_seconds(m, c, 1, setup, 1) > 100 * compute / 4096
+
+
+def test_each_request_carries_its_share_of_the_prefills() -> None:
+    # 32 requests of a 1,900-token prompt and 100 output tokens: while one writes its 100
+    # tokens, about 32 others prefill, so each output token waits 32 × prefill ÷ 100 more
+    m, c = model("llama-3.1-8b"), card("h100-80g")
+    setup = ServeSetup(context_tokens=2000, output_tokens=100)
+    step = decode_step_seconds(m, c, 1, setup, 32)
+    prefill = prefill_seconds(m, c, 1, setup, 1900)
+    assert token_seconds(m, c, 1, setup, 32) == pytest.approx(step + 32 * prefill / 100)
+    # without the output length the prefills are not counted
+    assert token_seconds(m, c, 1, replace(setup, output_tokens=None), 32) == step
+
+
+def test_prefills_lower_what_a_replica_carries_at_a_speed_floor() -> None:
+    m, c = model("llama-3.1-8b"), card("h100-80g")
+    plain = ServeSetup(context_tokens=8192)
+    long_prompts = replace(plain, output_tokens=256)
+    alone = replica_capacity(m, c, 1, plain, min_tokens_per_s=30)
+    shared = replica_capacity(m, c, 1, long_prompts, min_tokens_per_s=30)
+    assert shared.by_speed is not None and alone.by_speed is not None
+    assert 1 <= shared.by_speed < alone.by_speed
+    # the answer is the largest batch that keeps 30 tokens/s
+    assert token_seconds(m, c, 1, long_prompts, shared.by_speed) * 30 <= 1
+    assert token_seconds(m, c, 1, long_prompts, shared.by_speed + 1) * 30 > 1
+
+
+def test_speed_margin_plans_slower_than_the_estimate() -> None:
+    m, c = model("llama-3.1-8b"), card("a100-80g")
+    setup = TrainSetup("lora", recipe_knobs("lora", None))
+    estimate = train_speed(m, c, 1, setup).tokens_per_s
+    assert train_speed(m, c, 1, replace(setup, speed_margin=0.2)).tokens_per_s == pytest.approx(
+        0.8 * estimate
+    )
+    band = train_speed(m, c, 1, replace(setup, speed_margin="band"))
+    low = lower_band_for("train_speed:lora")
+    assert low is not None and low[0] == LOWER[low[1]][0]
+    assert band.tokens_per_s == pytest.approx((1 - low[0]) * estimate)
+    assert any("speed margin" in a for a in band.assumptions)
+
+
+def test_a_scenario_speed_margin_lengthens_the_plan_and_the_checker_agrees(
+    make_scenario: Any,
+) -> None:
+    """Half the estimated speed: the job runs twice the hours, on the same card; the checker
+    recomputes the same hours under the same scenario and accepts the plan."""
+    from planner.check import check_plan
+    from tests.planning import job, offer, solved
+
+    offers = [offer("a", card="a100-80g", hourly={"price": 2})]
+    jobs = [job("tune", 10, measured=None, earliest_start="2026-07-01")]
+    plain = solved(make_scenario(offers, jobs, days=5))
+    slow_scenario = make_scenario(offers, jobs, days=5, speed_margin=0.5)
+    slow = solved(slow_scenario)
+    assert plain.plan is not None and slow.plan is not None
+    [a], [b] = plain.plan.train, slow.plan.train
+    hours = (a.end - a.start).total_seconds() / 3600
+    slow_hours = (b.end - b.start).total_seconds() / 3600
+    assert slow_hours == pytest.approx(2 * hours, abs=1.0)  # whole hours
+    assert check_plan(slow_scenario, slow.plan).ok
