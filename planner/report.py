@@ -394,7 +394,7 @@ def _marginal(scenario: Scenario, plan: Plan) -> list[str]:
         if not estimate.fits:
             low = lower_band_for(estimate.kind)
             measured = (
-                f"{estimate.kind}'s estimates have run {low[0]:.0%} high (lower band)"
+                f"{low[1]} estimates have run up to {low[0]:.0%} high (lower band)"
                 if low is not None
                 else "no measured band says it runs"
             )
@@ -408,9 +408,9 @@ def _marginal(scenario: Scenario, plan: Plan) -> list[str]:
             continue
         if verdict(estimate) == "marginal":
             out.append(
-                f"{where}, but would not fit if the estimate is {found[0]:.0%} low "
-                f"({estimate.kind}'s measured error band): measure it (plan probe memory) "
-                "or plan with --memory-margin band"
+                f"{where}, and would not fit if it needed {found[0]:.0%} more ({found[1]} "
+                "estimates have been off by that much): measure it (plan probe memory) or "
+                "plan with --memory-margin band"
             )
     return out
 

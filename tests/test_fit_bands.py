@@ -183,13 +183,13 @@ def test_a_plan_on_a_marginal_config_says_so(make_scenario: Any) -> None:
     plain_scenario = make_scenario(offers, jobs, days=1)
     plain = solved(plain_scenario)
     assert plain.plan is not None
-    [line] = [w for w in headline_warnings(plain_scenario, plain.plan) if "error band" in w]
+    [line] = [w for w in headline_warnings(plain_scenario, plain.plan) if "off by that much" in w]
     assert line.startswith("tune runs on 1 × rtx4090-48g: its memory estimate is ")
     assert "--memory-margin band" in line
     banded_scenario = make_scenario(offers, jobs, days=1, memory_margin="band")
     banded = solved(banded_scenario)
     assert banded.plan is not None
-    assert not [w for w in headline_warnings(banded_scenario, banded.plan) if "error band" in w]
+    assert not [w for w in headline_warnings(banded_scenario, banded.plan) if "off by that much" in w]
 
 
 def test_an_overfilled_card_inside_the_lower_band_is_marginal_not_no() -> None:
