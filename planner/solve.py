@@ -29,6 +29,7 @@ from planner.domain.plan import ForcedPurchase, Plan, SolverInfo
 from planner.domain.scenario import Scenario
 from planner.explain import Conflict
 from planner.forced import Forced, forced_packages
+from planner.parallel import Executor
 from planner.pricing import breakdown
 from planner.problem import Infeasible, Problem, build_problem
 from planner.reference import Reference
@@ -103,6 +104,9 @@ class SolveParams:
     # the share of the search time for the neighbourhood search after CP-SAT's (None: 0 on
     # the full model, LNS_SHARE on a top-K restriction)
     lns_share: float | None = None
+    # where the neighbourhood search runs: None, one neighbourhood at a time here; else
+    # rounds of `jobs` neighbourhoods in local processes or on Ray (planner.parallel)
+    executor: Executor | None = None
 
     def settings(self) -> SolverSettings:
         workers = self.workers or max(physical_cores(), MIN_DEFAULT_WORKERS)
@@ -404,7 +408,7 @@ def _improve(
         progress(objective, bound, outcome.seconds + time.perf_counter() - began)
 
     solution, objective, terms, _ = improve(
-        model, start, cost, replace(settings, time_limit=left), improved
+        model, start, cost, replace(settings, time_limit=left), improved, params.executor
     )
     seconds = outcome.seconds + time.perf_counter() - began
     if outcome.objective is not None and objective >= outcome.objective:

@@ -31,12 +31,14 @@ from planner.cli.common import (
     write_text,
 )
 from planner.domain.costs import REPORTED_UNIT
+from planner.domain.errors import Issue, LoadError
 from planner.domain.money import money
 from planner.domain.plan import Plan, WorkloadMargin, by_use
 from planner.domain.scenario import Scenario
 from planner.domain.timeaxis import TimeAxis
 from planner.export.csvfiles import write_csv
 from planner.margins import margins as workload_margins
+from planner.parallel import Executor, Kind
 from planner.report import annotate, headline_warnings
 from planner.solve import PHASE, Result, SolveParams, default_time_limit, solve
 from planner.views import order_sheet
@@ -95,6 +97,28 @@ def solve_command(
     ] = None,
     memory_margin: MarginOption = None,
     speed_margin: SpeedMarginOption = None,
+    jobs: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Neighbourhoods of the search (--lns) solved at once, each on one core: in "
+            "local processes, or with --executor ray as Ray actors.",
+        ),
+    ] = 1,
+    executor: Annotated[
+        Kind,
+        typer.Option(
+            help="Where --jobs neighbourhoods run: local processes, or Ray (pip install "
+            "'gpuplan\\[ray]'), on this machine or a cluster (--address)."
+        ),
+    ] = Kind.local,
+    address: Annotated[
+        str | None,
+        typer.Option(
+            help="With --executor ray: the cluster to join (e.g. ray://head:10001 or auto).",
+            show_default=False,
+        ),
+    ] = None,
     margins: Annotated[
         bool,
         typer.Option(
@@ -112,7 +136,14 @@ def solve_command(
         )
         if time_limit is None:
             time_limit = default_time_limit(len(loaded.spec.workloads))
-        params = SolveParams(time_limit, workers, seed, deterministic, lns_share=lns)
+        if address is not None and executor is not Kind.ray:
+            raise LoadError(
+                [Issue("--address", None, None, (), "names a Ray cluster: give --executor ray")]
+            )
+        parallel = Executor(executor, jobs, address) if jobs > 1 or executor is Kind.ray else None
+        params = SolveParams(
+            time_limit, workers, seed, deterministic, lns_share=lns, executor=parallel
+        )
         header = (
             f"solving {loaded.name} with {params.settings().workers} "
             f"worker(s), limit {time_limit:g} s …"

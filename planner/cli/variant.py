@@ -12,7 +12,6 @@ from typing import Annotated, Any
 import typer
 
 from planner.check import check_plan
-from planner.cli.executors import Executor
 from planner.cli.solve import Progress
 from planner.domain.errors import Issue, LoadError
 from planner.domain.load import load_scenario
@@ -20,6 +19,7 @@ from planner.domain.plan import Plan
 from planner.domain.scenario import Scenario
 from planner.domain.timeaxis import TimeAxisError
 from planner.domain.yaml_source import Source
+from planner.parallel import Executor
 from planner.pricing import breakdown
 from planner.problem import Infeasible, build_problem
 from planner.report import annotate

@@ -25,7 +25,6 @@ from planner.cli.common import (
     write_json,
     write_text,
 )
-from planner.cli.executors import Executor, Kind
 from planner.cli.variant import (
     Change,
     CommitOption,
@@ -42,6 +41,7 @@ from planner.cli.variant import (
 )
 from planner.domain.errors import Issue, LoadError
 from planner.domain.scenario import Scenario
+from planner.parallel import Executor, Kind
 from planner.whatif.report import compare, sweep_report
 
 # --commit OFFER=A..B:MODE…: a sweep of the commitment level

@@ -15,7 +15,12 @@ Neighbourhoods:
   segments in that week.
 
 The search stops when its budget is spent or when every neighbourhood is proven to hold
-nothing better than the incumbent (a local optimum over them all). Each neighbourhood
+nothing better than the incumbent (a local optimum over them all). With an executor of
+several jobs (local processes or Ray actors, `planner.parallel`) it runs in rounds: each
+round draws that many neighbourhoods of the incumbent and solves them at once, each on one
+thread under a deterministic budget, and keeps the best improvement (the first drawn among
+equals); every worker parses the model once. Under a fixed seed and budget the rounds give
+the same plan wherever they run. Each neighbourhood
 solve is a copy of the full model with fixed domains, so every
 incumbent is a plan of the full problem; the caller checks the final one as always. Which
 neighbourhoods found improvements is counted (`Stats`) for the benchmarks.
@@ -28,11 +33,13 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
-from ortools.sat.python import cp_model
+from ortools.sat.python import cp_model, cp_model_helper
 
 from planner.cpsat.model import CpModel, SolverSettings
 from planner.domain.costs import CostTerm
+from planner.parallel import Executor, Kind
 from planner.solution import Solution
 
 WEEK = 168
@@ -123,10 +130,14 @@ def improve(
     objective: int,
     settings: SolverSettings,
     on_improve: Callable[[int], None] | None = None,
+    executor: Executor | None = None,
 ) -> tuple[Solution, int, dict[CostTerm, int], Stats]:
     """The best plan found within `settings.time_limit` (deterministic units where
     `settings.deterministic`, else seconds), starting from `incumbent` of cost `objective`
-    (money scale); draws neighbourhoods with `settings.seed`."""
+    (money scale); draws neighbourhoods with `settings.seed`. With an executor of more than
+    one job (or Ray), neighbourhoods are solved in rounds of that many (`_rounds`)."""
+    if executor is not None and (executor.kind is Kind.ray or executor.jobs > 1):
+        return _rounds(model, incumbent, objective, settings, on_improve, executor)
     rng = random.Random(settings.seed)
     pool = neighbourhoods(model)
     fixed = decisions(model)
@@ -176,6 +187,146 @@ def improve(
             stats.saved[hood.kind] += objective - found
             incumbent, terms = model._decode(solver)
             objective = found
+            if on_improve is not None:
+                on_improve(objective)
+    return incumbent, objective, terms, stats
+
+
+# --- rounds of neighbourhoods solved at once --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Draw:
+    """One neighbourhood solve as a worker receives it: the incumbent's values, the decision
+    variables the neighbourhood frees, the budget and seed."""
+
+    hint: tuple[tuple[int, int], ...]  # (variable index, value) of the incumbent
+    free: tuple[int, ...]
+    step: float
+    seed: int
+    deterministic: bool
+
+
+@dataclass(frozen=True)
+class Found:
+    """A worker's answer: CP-SAT's status, the objective and every variable's value where a
+    plan was found, and the budget used."""
+
+    status: int
+    objective: int | None
+    values: tuple[int, ...] | None
+    used: float
+
+
+class Worker:
+    """One worker's copy of the model, parsed once from its text form (protos do not pickle),
+    and the decision variables a neighbourhood may pin."""
+
+    def __init__(self, text: str, decisions: frozenset[int]) -> None:
+        self.model = cp_model.CpModel()
+        self.model.proto.parse_text_format(text)
+        self.decisions = decisions
+
+    def solve(self, draw: Draw) -> Found:
+        sub = cp_model.CpModel()
+        sub.proto.copy_from(self.model.proto)
+        hint = dict(draw.hint)
+        sub.proto.solution_hint.vars.extend(list(hint))
+        sub.proto.solution_hint.values.extend(list(hint.values()))
+        for index in self.decisions - set(draw.free):
+            if index in hint:
+                domain = sub.proto.variables[index].domain
+                domain.clear()
+                domain.extend([hint[index], hint[index]])
+        solver = cp_model.CpSolver()
+        params = solver.parameters
+        params.num_workers = 1  # one thread per neighbourhood: deterministic, one core each
+        params.random_seed = draw.seed
+        if draw.deterministic:
+            params.max_deterministic_time = draw.step
+        else:
+            params.max_time_in_seconds = draw.step
+        status = solver.solve(sub)
+        used = solver.deterministic_time if draw.deterministic else solver.wall_time
+        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            return Found(int(status), None, None, used)
+        values = tuple(solver.response_proto.solution)
+        return Found(int(status), round(solver.objective_value), values, used)
+
+
+def _solve(worker: Worker, draw: Draw) -> Found:
+    return worker.solve(draw)
+
+
+class _Values:
+    """A worker's variable values, read as a solver's (for CpModel._decode)."""
+
+    def __init__(self, values: tuple[int, ...]) -> None:
+        self.response = cp_model_helper.CpSolverResponse()
+        self.response.solution.extend(values)
+
+    def value(self, expression: Any) -> int:
+        return int(cp_model_helper.ResponseHelper.value(self.response, expression))
+
+    def boolean_value(self, literal: Any) -> bool:
+        return bool(cp_model_helper.ResponseHelper.boolean_value(self.response, literal))
+
+
+def _rounds(
+    model: CpModel,
+    incumbent: Solution,
+    objective: int,
+    settings: SolverSettings,
+    on_improve: Callable[[int], None] | None,
+    executor: Executor,
+) -> tuple[Solution, int, dict[CostTerm, int], Stats]:
+    rng = random.Random(settings.seed)
+    pool = neighbourhoods(model)
+    fixed = decisions(model)
+    stats = Stats()
+    terms: dict[CostTerm, int] = {}
+    model.model.minimize(model.cost)
+    text = str(model.model.proto)
+    width = max(executor.jobs, 1)
+    left = settings.time_limit
+    started = time.perf_counter()
+    settled: set[Neighbourhood] = set()
+    with executor.workers(Worker, text, frozenset(fixed)) as workers:
+        while left > 0.05 and len(settled) < len(pool):
+            open_ = [h for h in pool if h not in settled]
+            hoods = rng.sample(open_, min(width, len(open_)))
+            model.hint(incumbent)
+            proto = model.model.proto
+            hint = tuple(zip(proto.solution_hint.vars, proto.solution_hint.values, strict=True))
+            step = min(STEP, left)
+            draws = [
+                Draw(hint, tuple(sorted(h.free)), step, settings.seed + i, settings.deterministic)
+                for i, h in enumerate(hoods)
+            ]
+            found = workers.map(_solve, draws)
+            if settings.deterministic:  # the budget is work: every solve of the round counts
+                left -= sum(max(f.used, MIN_STEP) for f in found)
+            else:  # the budget is wall time: the round took as long as its longest solve
+                left -= max(max(f.used, MIN_STEP) for f in found)
+                left = min(left, settings.time_limit - (time.perf_counter() - started))
+            best: tuple[int, Neighbourhood, Found] | None = None
+            for hood, f in zip(hoods, found, strict=True):
+                stats.tried[hood.kind] += 1
+                if f.objective is None:
+                    continue
+                if f.objective >= objective and f.status == cp_model.OPTIMAL:
+                    settled.add(hood)
+                if f.objective < objective and (best is None or f.objective < best[0]):
+                    best = (f.objective, hood, f)
+            if best is None:
+                continue
+            found_objective, hood, f = best
+            assert f.values is not None
+            settled.clear()
+            stats.improved[hood.kind] += 1
+            stats.saved[hood.kind] += objective - found_objective
+            incumbent, terms = model._decode(_Values(f.values))
+            objective = found_objective
             if on_improve is not None:
                 on_improve(objective)
     return incumbent, objective, terms, stats

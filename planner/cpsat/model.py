@@ -6,6 +6,7 @@ import math
 import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
 
 from ortools.sat.python import cp_model, cp_model_helper
 
@@ -17,6 +18,15 @@ from planner.domain.costs import CostTerm
 from planner.problem import Problem
 from planner.reference import Place, Reference
 from planner.solution import Solution
+
+
+class Values(Protocol):
+    """What decoding reads: a solver after a solve, or a worker's values (cpsat.lns)."""
+
+    def value(self, expression: Any) -> int: ...
+
+    def boolean_value(self, literal: Any) -> bool: ...
+
 
 STATUS = {
     cp_model.OPTIMAL: "optimal",
@@ -293,7 +303,7 @@ class CpModel:
             params.max_time_in_seconds = limit
         return solver
 
-    def _decode(self, solver: cp_model.CpSolver) -> tuple[Solution, dict[CostTerm, int]]:
+    def _decode(self, solver: Values) -> tuple[Solution, dict[CostTerm, int]]:
         """The solution the solver holds, and the value of each paid term there."""
         configs = tuple(
             next(k for k, x in enumerate(choose) if solver.boolean_value(x))
