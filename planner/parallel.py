@@ -116,7 +116,7 @@ class _RayWorkers(Workers):
     def __init__(
         self, ray: Any, executor: Executor, make: Callable[..., Any], args: tuple[Any, ...]
     ) -> None:
-        holder = ray.remote(num_cpus=1)(_Holder)
+        holder = ray.remote(num_cpus=max(executor.cpus_per_task, 1))(_Holder)
         refs = tuple(ray.put(a) for a in args)  # shipped once, shared by the actors of a node
         self.ray = ray
         self.actors = [holder.remote(make, *refs) for _ in range(max(executor.jobs, 1))]

@@ -101,8 +101,8 @@ def solve_command(
         int,
         typer.Option(
             min=1,
-            help="Neighbourhoods of the search (--lns) solved at once, each on one core: in "
-            "local processes, or with --executor ray as Ray actors.",
+            help="Neighbourhoods of the search (--lns) solved at once, each with --workers "
+            "threads: in local processes, or with --executor ray as Ray actors.",
         ),
     ] = 1,
     executor: Annotated[

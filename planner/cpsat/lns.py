@@ -17,8 +17,8 @@ Neighbourhoods:
 The search stops when its budget is spent or when every neighbourhood is proven to hold
 nothing better than the incumbent (a local optimum over them all). With an executor of
 several jobs (local processes or Ray actors, `planner.parallel`) it runs in rounds: each
-round draws that many neighbourhoods of the incumbent and solves them at once, each on one
-thread under a deterministic budget, and keeps the best improvement (the first drawn among
+round draws that many neighbourhoods of the incumbent and solves them at once, each with
+the solver's threads, and keeps the best improvement (the first drawn among
 equals); every worker parses the model once. Under a fixed seed and budget the rounds give
 the same plan wherever they run. Each neighbourhood
 solve is a copy of the full model with fixed domains, so every
@@ -37,7 +37,7 @@ from typing import Any
 
 from ortools.sat.python import cp_model, cp_model_helper
 
-from planner.cpsat.model import CpModel, SolverSettings
+from planner.cpsat.model import PORTFOLIO, CpModel, SolverSettings
 from planner.domain.costs import CostTerm
 from planner.parallel import Executor, Kind
 from planner.solution import Solution
@@ -205,6 +205,8 @@ class Draw:
     step: float
     seed: int
     deterministic: bool
+    threads: int = 1
+    portfolio: bool = False
 
 
 @dataclass(frozen=True)
@@ -231,6 +233,7 @@ class Worker:
         sub = cp_model.CpModel()
         sub.proto.copy_from(self.model.proto)
         hint = dict(draw.hint)
+        sub.clear_hints()  # type: ignore[no-untyped-call]
         sub.proto.solution_hint.vars.extend(list(hint))
         sub.proto.solution_hint.values.extend(list(hint.values()))
         for index in self.decisions - set(draw.free):
@@ -240,7 +243,11 @@ class Worker:
                 domain.extend([hint[index], hint[index]])
         solver = cp_model.CpSolver()
         params = solver.parameters
-        params.num_workers = 1  # one thread per neighbourhood: deterministic, one core each
+        params.num_workers = draw.threads
+        # as CpModel._solver: with few threads all subsolvers take turns (deterministic)
+        params.interleave_search = draw.threads < 4
+        if draw.portfolio and not params.interleave_search:
+            params.subsolvers.extend(PORTFOLIO)
         params.random_seed = draw.seed
         if draw.deterministic:
             params.max_deterministic_time = draw.step
@@ -288,6 +295,9 @@ def _rounds(
     model.model.minimize(model.cost)
     text = str(model.model.proto)
     width = max(executor.jobs, 1)
+    # each neighbourhood gets the solver's threads, as one at a time would (fewer find far
+    # less in a step on q3: 1-2 interleaved threads improved 0 of 12 neighbourhoods, 4
+    # threads 3); a Ray actor reserves them (Executor.cpus_per_task)
     left = settings.time_limit
     started = time.perf_counter()
     settled: set[Neighbourhood] = set()
@@ -300,7 +310,15 @@ def _rounds(
             hint = tuple(zip(proto.solution_hint.vars, proto.solution_hint.values, strict=True))
             step = min(STEP, left)
             draws = [
-                Draw(hint, tuple(sorted(h.free)), step, settings.seed + i, settings.deterministic)
+                Draw(
+                    hint,
+                    tuple(sorted(h.free)),
+                    step,
+                    settings.seed + i,
+                    settings.deterministic,
+                    settings.workers,
+                    settings.portfolio,
+                )
                 for i, h in enumerate(hoods)
             ]
             found = workers.map(_solve, draws)
