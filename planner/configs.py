@@ -13,6 +13,7 @@ from decimal import Decimal
 from fractions import Fraction
 
 from planner.domain.catalog import CardType, Offer
+from planner.domain.limits import SERVE_COUNTS, TRAIN_COUNTS
 from planner.domain.scenario import Scenario
 from planner.domain.workload import ServeWorkload, TrainWorkload
 from planner.estimate.memory import ServeSetup, TrainSetup, for_card, train_memory, workload_setup
@@ -28,7 +29,7 @@ from planner.rules import (
     setup_hours,
 )
 
-COUNTS = (1, 2, 4, 8, 16, 32)
+COUNTS = TRAIN_COUNTS  # card counts a train job may take
 
 
 @dataclass(frozen=True)
@@ -241,9 +242,6 @@ def _money(
     instances bill)."""
     billed, rental = (Decimal(0), Fraction(0)) if held else runs_money(offer, mode, units, runs)
     return billed, rental, storage_money(offer, w, DailyRuns(runs).span)
-
-
-SERVE_COUNTS = (1, 2, 4, 8)
 
 
 @dataclass(frozen=True)

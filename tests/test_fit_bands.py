@@ -189,7 +189,9 @@ def test_a_plan_on_a_marginal_config_says_so(make_scenario: Any) -> None:
     banded_scenario = make_scenario(offers, jobs, days=1, memory_margin="band")
     banded = solved(banded_scenario)
     assert banded.plan is not None
-    assert not [w for w in headline_warnings(banded_scenario, banded.plan) if "off by that much" in w]
+    assert not [
+        w for w in headline_warnings(banded_scenario, banded.plan) if "off by that much" in w
+    ]
 
 
 def test_an_overfilled_card_inside_the_lower_band_is_marginal_not_no() -> None:

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from planner.domain.scenario import Horizon
 from tests.conftest import minimal_scenario
-from tests.planning import job, offer
+from tests.planning import job, offer, reserve
 from tests.test_fuzz_regressions import refused
 
 # (name, where in minimal_scenario(), value at the limit, value past it, message past it)
@@ -201,8 +201,9 @@ def test_peak_demand_counts_growth_month_scales_and_littles_law(
 
 
 def test_largest_bill_at_the_money_scale(cli: Any, write: Any) -> None:
-    # One offer at integer prices (money scale 1), 10,000 units in stock, a horizon of 10
-    # days: 240 h + 1 (a fall-back hour) + 720 (a month past the end) = 961 h.
+    # One offer at integer prices (money scale 1), 10,000 units in stock and a reserve of
+    # 10,000 cards that could hold them all, a horizon of 10 days: 240 h + 1 (a fall-back
+    # hour) + 720 (a month past the end) = 961 h.
     # 937,273,595 × 10,000 × 961 = 9,007,199,247,950,000 ≤ 2^53 = 9,007,199,254,740,992;
     # 937,273,596 × 10,000 × 961 = 9,007,199,257,560,000 > 2^53.
     def files(price: int) -> Any:
@@ -215,7 +216,7 @@ def test_largest_bill_at_the_money_scale(cli: Any, write: Any) -> None:
             "timezone": "Asia/Shanghai",
             "horizon": {"start": "2026-07-01", "end": "2026-07-11"},
             "catalog": "catalog.yaml",
-            "workloads": [job("a", 3)],
+            "workloads": [job("a", 3), reserve("desks", cards=10_000, days=9)],
         }
         return write(scenario)
 
@@ -229,3 +230,34 @@ def test_largest_bill_at_the_money_scale(cli: Any, write: Any) -> None:
         "over the limit of 2^53 = 9,007,199,254,740,992",
         "offer o hourly: price 937273596 × 10,000 units × 961 h",
     )
+
+
+def test_a_dear_offer_nobody_could_fill_is_not_refused(cli: Any, write: Any, tmp_path: Any) -> None:
+    """The money limit counts what a plan could hold, not a catalog's worst case: a
+    99,999.9999/h offer at the default (unlimited) stock beside a cheap one, for one job of
+    at most one card, validates and plans (on the cheap offer). Counted at 10,000 units over
+    a quarter (2,208 h + 1 + 720 = 2,929 h) at the money scale of a price in ten-thousandths,
+    its bill would be 999,999,999 × 10,000 × 2,929 ≈ 2.9 × 10^16: over 2^53."""
+    catalog = {"name": "dear", "currency": "CNY", "source": "tests"}
+    catalog["offers"] = [
+        offer("dear", hourly={"price": 99_999.9999}),
+        offer("cheap", hourly={"price": 2}),
+    ]
+    write(catalog, "catalog.yaml")
+    scenario = {
+        "name": "tiny",
+        "currency": "CNY",
+        "timezone": "Asia/Shanghai",
+        "horizon": {"start": "2026-07-01", "end": "2026-10-01"},
+        "catalog": "catalog.yaml",
+        "workloads": [job("a", 3)],
+    }
+    path = write(scenario)
+    assert cli("validate", path).exit_code == 0
+    out = tmp_path / "plan.json"
+    result = cli("solve", path, "--workers", "1", "--deterministic", "--json", out)
+    assert result.exit_code == 0, result.output
+    import json
+
+    plan = json.loads(out.read_text())
+    assert {a["offer"] for a in plan["assignments"]} == {"cheap"}

@@ -82,11 +82,10 @@ def replica_bound(job: ReplicaJob, config: ReplicaConfig, segment: int) -> int:
 
 
 def pool_cap(problem: Problem, key: tuple[str, str]) -> int:
-    """Most units a pool may hold: its stock, else what all its users could use at once
-    plus its commitments."""
+    """Most units a pool may hold: what all its users could use at once plus its
+    commitments, and never more than its stock (more units than its users could fill
+    only add cost, so no optimal plan is lost; the money limit counts the same)."""
     pool = problem.pools[key]
-    if pool.stock is not None:
-        return pool.stock
     users = sum(
         max((c.units for c in j.configs if c.held and c.pool == key), default=0)
         for j in problem.jobs
@@ -98,7 +97,8 @@ def pool_cap(problem: Problem, key: tuple[str, str]) -> int:
         for c in r.configs
         if c.held and (c.offer, c.mode) == key
     )
-    return users + sum(c.units for c in pool.committed)
+    wanted = users + sum(c.units for c in pool.committed)
+    return wanted if pool.stock is None else min(pool.stock, wanted)
 
 
 def estimated_variables(problem: Problem) -> int:

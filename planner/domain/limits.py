@@ -17,9 +17,10 @@ Why each figure:
   an 8-card machine in won is about 3 × 10^8.
 - Money at the solver's scale: the solver counts money in units of the least common
   multiple of the price denominators (the money scale, 100 for prices in fen). The largest
-  bill the horizon can express, every priced mode at its stock (10,000 units where
-  unlimited) in every hour or every day of it plus 30 days, times that scale, must stay
-  under 2^53 ≈ 9.0 × 10^15: a factor of 2^10 inside 2^63 for the sums of many configs and
+  bill a plan could run up, every priced mode at the most units a plan could hold (its
+  stock, capped by what the workloads could use at once plus its commitments; the model's
+  package counts are capped alike) in every hour or every day of it plus 30 days, times
+  that scale, must stay under 2^53 ≈ 9.0 × 10^15: a factor of 2^10 inside 2^63 for the sums of many configs and
   the bounds the solver forms. q3.yaml's is 1.6 × 10^10. Each price at most 10^9 with 6
   decimals alone cannot promise this (10^9 × 10^4 units × 10^4 h × 10^6 is 10^23), so the
   product is checked as such.
@@ -47,6 +48,9 @@ MAX_HORIZON_DAYS = 366
 FIRST_DAY = dt.date(1970, 1, 1)
 LAST_DAY = dt.date(2199, 12, 31)
 MAX_COUNT = 10_000
+# The most cards one train job or one serving replica may take (the counts gpuplan plans).
+TRAIN_COUNTS = (1, 2, 4, 8, 16, 32)
+SERVE_COUNTS = (1, 2, 4, 8)
 MAX_PACKAGES = 366
 MAX_PRICE = Decimal(10**9)
 MAX_SCALED_MONEY = 2**53

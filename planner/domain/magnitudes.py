@@ -17,12 +17,14 @@ from planner.domain.limits import (
     MAX_COUNT,
     MAX_DEMAND,
     MAX_SCALED_MONEY,
+    SERVE_COUNTS,
+    TRAIN_COUNTS,
     over,
     show,
 )
 from planner.domain.scenario import Scenario
 from planner.domain.values import PACKAGE_DAYS, instant_datetime
-from planner.domain.workload import ServeWorkload
+from planner.domain.workload import ReserveWorkload, ServeWorkload, TrainWorkload
 from planner.domain.yaml_source import Source
 
 HOURS_PER_MONTH = 720  # storage is priced per GB-month of 720 h
@@ -94,19 +96,40 @@ class Bill:
         return self.money * self.scale
 
 
+def cards_at_once(scenario: Scenario) -> int:
+    """The most cards any plan holds at one time, whatever the offers: every train job on
+    its most cards, every service's most replicas (one request each at its peak, or its
+    min_replicas) on their most cards, every reserve's cards."""
+    total = 0
+    for w in scenario.spec.workloads:
+        if isinstance(w, TrainWorkload):
+            total += w.max_cards or TRAIN_COUNTS[-1]
+        elif isinstance(w, ServeWorkload):
+            replicas = max(math.ceil(min(peak_demand(w), MAX_DEMAND)), w.min_replicas)
+            total += replicas * (w.max_cards_per_replica or SERVE_COUNTS[-1])
+        elif isinstance(w, ReserveWorkload):
+            total += w.cards
+    return total
+
+
 def largest_bill(scenario: Scenario) -> Bill:
-    """Every priced mode of every offer at its stock (MAX_COUNT units where unlimited) in
-    every hour (hourly, spot) or every day (packages) of the horizon and 30 days past it,
-    plus the largest disk of any workload on every card; and the money scale, a multiple
-    of the solver's (the least common multiple of every price's denominator)."""
+    """Every priced mode of every offer at the most units a plan could hold (its stock, but
+    never more than the workloads could use at once plus its commitments) in every hour
+    (hourly, spot) or every day (packages) of the horizon and 30 days past it, plus the
+    largest disk of any workload on every card; and the money scale, a multiple of the
+    solver's (the least common multiple of every price's denominator)."""
     days = scenario.spec.horizon.days
+    wanted = cards_at_once(scenario)
+    committed: dict[str, int] = {}
+    for c in scenario.spec.commitments:
+        committed[c.offer] = committed.get(c.offer, 0) + c.units
     hours = days * 24 + 1 + HOURS_PAST_HORIZON  # + 1: a fall-back change
     disk_gb = max((w.disk_gb for w in scenario.spec.workloads), default=0)
     parts: list[tuple[Fraction, str]] = []
     denominators: list[int] = [1]
     for offer in scenario.offers.values():
         for mode, billing in offer.modes.items():
-            units = _units(offer, billing.stock)
+            units = _units(offer, billing.stock, wanted, committed.get(offer.id, 0))
             price = Fraction(billing.price)
             if isinstance(billing, HourlyBilling):
                 slots, unit = hours, "h"
@@ -124,7 +147,7 @@ def largest_bill(scenario: Scenario) -> Bill:
             )
         if offer.disk_price_per_gb_month is not None and disk_gb:
             disk = Fraction(offer.disk_price_per_gb_month)
-            cards = _units(offer, None) * offer.unit_cards
+            cards = _units(offer, None, wanted, committed.get(offer.id, 0)) * offer.unit_cards
             parts.append(
                 (
                     disk * disk_gb * cards * hours / HOURS_PER_MONTH,
@@ -138,6 +161,9 @@ def largest_bill(scenario: Scenario) -> Bill:
     return Bill(money, math.lcm(*denominators), largest)
 
 
-def _units(offer: Offer, stock: int | None) -> int:
-    caps: Iterable[int | None] = (stock, offer.max_units, MAX_COUNT)
+def _units(offer: Offer, stock: int | None, cards: int, committed: int) -> int:
+    """Most units of `offer` a plan could hold at once: its stock and caps, and no more than
+    `cards` wanted at once need, plus its commitments."""
+    needed = -(-cards // offer.unit_cards) + committed
+    caps: Iterable[int | None] = (stock, offer.max_units, MAX_COUNT, needed)
     return min(c for c in caps if c is not None)

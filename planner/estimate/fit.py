@@ -8,6 +8,7 @@ from decimal import Decimal
 from typing import Any
 
 from planner.domain.catalog import CardType, Offer
+from planner.domain.limits import SERVE_COUNTS, TRAIN_COUNTS
 from planner.domain.model_card import ModelCard
 from planner.domain.recipes import TrainKnobs
 from planner.estimate.bands import BANDS, band_for, kind_of, lower_band_for
@@ -17,9 +18,6 @@ from planner.estimate.precision import supports
 from planner.estimate.seed_rules import disagreement
 from planner.estimate.serve import replica_capacity, token_seconds
 from planner.estimate.speed import train_speed
-
-SERVE_COUNTS = (1, 2, 4, 8)
-TRAIN_COUNTS = (1, 2, 4, 8, 16, 32)
 
 
 @dataclass(frozen=True)

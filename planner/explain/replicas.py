@@ -11,7 +11,8 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from planner.configs import SERVE_COUNTS, ReplicaConfig, replica_configs, replica_counts
+from planner.configs import ReplicaConfig, replica_configs, replica_counts
+from planner.domain.limits import SERVE_COUNTS
 from planner.domain.scenario import Scenario
 from planner.domain.workload import ReserveWorkload, ServeWorkload
 from planner.estimate.memory import ServeSetup, kv_bytes_per_sequence, serve_memory
