@@ -135,14 +135,20 @@ def _tokens_per_s(
     if measured is None:
         return speed.tokens_per_s, speed.efficiency
     measured_card = scenario.cards[measured.card]
-    measured_eff, _ = scaling_efficiency(model, measured_card, measured.cards, setup)
+    # the trial is costed on this offer's nodes and network (it states neither), so a
+    # trial on the same card and count is carried unchanged; a layer split runs one card
+    # at a time, so it scales with neither count
+    measured_eff, _ = scaling_efficiency(
+        model, measured_card, measured.cards, setup, offer.node_cards, offer.network
+    )
+    one = setup.knobs.pipeline
     tps = scale_measured(
         measured.tokens_per_s,
         measured_card,
-        measured.cards,
+        1 if one else measured.cards,
         measured_eff,
         card,
-        count,
+        1 if one else count,
         speed.efficiency,
         w.precision,
     )

@@ -116,7 +116,15 @@ class _RayWorkers(Workers):
     def __init__(
         self, ray: Any, executor: Executor, make: Callable[..., Any], args: tuple[Any, ...]
     ) -> None:
-        holder = ray.remote(num_cpus=max(executor.cpus_per_task, 1))(_Holder)
+        cpus = max(executor.cpus_per_task, 1)
+        if executor.address is not None:  # never more than a node has (it would wait for ever)
+            largest = max(
+                (n["Resources"].get("CPU", 0) for n in ray.nodes() if n.get("Alive")), default=1
+            )
+            cpus = max(1, min(cpus, int(largest)))
+        else:  # a private instance of `jobs` CPUs: one actor per CPU, as locally
+            cpus = 1
+        holder = ray.remote(num_cpus=cpus)(_Holder)
         refs = tuple(ray.put(a) for a in args)  # shipped once, shared by the actors of a node
         self.ray = ray
         self.actors = [holder.remote(make, *refs) for _ in range(max(executor.jobs, 1))]

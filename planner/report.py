@@ -7,13 +7,14 @@ from decimal import ROUND_HALF_EVEN, Decimal
 from fractions import Fraction
 from typing import Any
 
+from planner.check.contract import serve_capacity
 from planner.domain.calibration import measured_lines
 from planner.domain.catalog import CardType, Catalog, Offer
 from planner.domain.money import money
 from planner.domain.plan import Assignment, CardUse, CheaperAlone, DayUse, NextBest, Plan
 from planner.domain.scenario import Scenario
 from planner.domain.values import PACKAGE_DAYS, BillingMode
-from planner.domain.workload import TrainWorkload
+from planner.domain.workload import ServeWorkload, TrainWorkload
 from planner.estimate.bands import band_for, lower_band_for
 from planner.estimate.core import GIB
 from planner.estimate.fit import verdict
@@ -412,6 +413,37 @@ def _marginal(scenario: Scenario, plan: Plan) -> list[str]:
                 "estimates have been off by that much): measure it (plan probe memory) or "
                 "plan with --memory-margin band"
             )
+    return out + _marginal_replicas(scenario, plan)
+
+
+def _marginal_replicas(scenario: Scenario, plan: Plan) -> list[str]:
+    """Under a negative memory margin, a line per service and config whose replicas carry
+    more requests than the estimate itself allows."""
+    margin = scenario.spec.memory_margin
+    if margin != "-band" and not (isinstance(margin, float) and margin < 0):
+        return []
+    plain = scenario.model_copy(
+        update={"spec": scenario.spec.model_copy(update={"memory_margin": 0.0})}
+    )
+    out = []
+    for r in plan.replica:
+        w = scenario.workload(r.workload)
+        if not isinstance(w, ServeWorkload):
+            continue
+        seen: set[tuple[str, int, str]] = set()
+        for u in r.uses:
+            key = (u.card, u.cards, u.precision)
+            if key in seen:
+                continue
+            seen.add(key)
+            card = scenario.cards[u.card]
+            estimated = serve_capacity(plain, w, card, u.cards, u.precision)
+            if u.capacity > estimated:
+                out.append(
+                    f"{r.workload} replicas on {u.cards} × {u.card} carry {u.capacity} requests "
+                    f"each, {estimated} by the memory estimate itself: planned with the "
+                    f"{margin} memory margin; measure it (plan probe memory) before ordering"
+                )
     return out
 
 

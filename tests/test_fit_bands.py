@@ -244,3 +244,24 @@ def test_margin_flag_refuses_a_margin_past_minus_90_percent() -> None:
 
     with pytest.raises(LoadError, match="from -90% to 100%"):
         parse_margin("-95%")
+
+
+def test_replicas_planned_at_the_low_end_are_named() -> None:
+    """The seeds' 70B service planned 20% below its memory estimate: one H200 replica
+    carries 56 requests where the estimate allows 45 (the weights and workspace shrink,
+    the KV cache does not), and the headline says so; without the margin it does not."""
+    from planner.domain.load import load_scenario
+    from planner.report import headline_warnings
+    from tests.conftest import REPO
+    from tests.planning import solved
+
+    scenario = load_scenario(REPO / "scenarios" / "seed-70b-serving.yaml")
+    low = scenario.model_copy(
+        update={"spec": scenario.spec.model_copy(update={"memory_margin": -0.2})}
+    )
+    plain, banded = solved(scenario), solved(low)
+    assert plain.plan is not None and banded.plan is not None
+    assert not [w for w in headline_warnings(scenario, plain.plan) if "by the memory estimate" in w]
+    [line] = [w for w in headline_warnings(low, banded.plan) if "by the memory estimate" in w]
+    assert line.startswith("chat-70b replicas on 1 × h200-141g carry 56 requests each, 45 ")
+    assert "-0.2 memory margin" in line

@@ -105,3 +105,13 @@ def test_70b_qlora_fits_one_80_gb_card_and_a_48_gb_one_at_short_sequences() -> N
     assert train_memory(m, card("a100-80g"), 1, qlora(2048)).fits
     assert train_memory(m, card("rtx4090-48g"), 1, qlora(512)).fits
     assert not train_memory(m, card("rtx4090"), 1, qlora(512)).fits
+
+
+def test_zero_3_gathers_a_larger_embedding_in_16_bit() -> None:
+    # Llama-3.2-1B: its embedding (128,256 × 2,048 = 263M) outweighs a block (61M) and is
+    # not quantised, so the two gathered units are 16-bit even under QLoRA
+    m = model("llama-3.2-1b")
+    assert m.vocab * m.hidden > block_params(m)
+    setup = qlora(zero=3, lora_precision="bf16")
+    estimate = train_memory(m, card("a100-80g"), 2, setup)
+    assert "gathered units × 263M params × 2 B" in estimate.formulas["weights"]

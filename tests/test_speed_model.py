@@ -85,3 +85,44 @@ def test_a_scenario_speed_margin_lengthens_the_plan_and_the_checker_agrees(
     slow_hours = (b.end - b.start).total_seconds() / 3600
     assert slow_hours == pytest.approx(2 * hours, abs=1.0)  # whole hours
     assert check_plan(slow_scenario, slow.plan).ok
+
+
+def test_a_trial_on_sixteen_cards_plans_as_measured_on_sixteen(make_scenario: Any) -> None:
+    """A trial states its card and count, not its nodes or network: it is costed on the
+    offer's, so the same card and count carry it unchanged (it was inflated five-fold when
+    the trial was assumed to cross a 25 Gb/s network), and more cards only add."""
+    from planner.check.contract import train_rate
+    from tests.planning import job, offer
+
+    trial = {"card": "a800-80g", "cards": 16, "tokens_per_s": 40_000}
+    net = {"kind": "infiniband", "gbps": 400}
+    offers = [offer("o", card="a800-80g", network=net, hourly={"price": 10})]
+    w = job("big", 1, model="llama-3.1-8b", method="full", measured=trial, max_cards=32)
+    w["tokens"] = 1.44e9
+    s = make_scenario(offers, [w], days=2)
+    [workload] = s.spec.workloads
+    o, card = s.offers["o"], s.cards["a800-80g"]
+    hours, _, _ = train_rate(s, workload, o, card, 16, "hourly")  # type: ignore[arg-type]
+    assert float(hours) == pytest.approx(1.44e9 / 40_000 / 3600)
+    more, _, _ = train_rate(s, workload, o, card, 32, "hourly")  # type: ignore[arg-type]
+    assert hours / 2 <= more < hours
+
+
+def test_a_negative_margin_never_shrinks_the_kv_cache() -> None:
+    """Planning at the low end shrinks the estimated weights, workspace and overhead, not
+    the exact KV cache: the budget is usable − (1 + m) × the rest, never more than the card."""
+    from planner.estimate.memory import serve_memory
+
+    m, c = model("llama-3.2-1b"), card("h100-80g")
+    plain, budget = serve_memory(m, c, 1, ServeSetup(engine="hf"))
+    _, low_budget = serve_memory(m, c, 1, ServeSetup(engine="hf", margin=-0.9))
+    others = sum(v for k, v in plain.breakdown.items() if k != "kv_cache")
+    assert budget == pytest.approx(plain.usable - others)
+    assert low_budget == pytest.approx(plain.usable - 0.1 * others)
+    assert low_budget < plain.usable
+
+
+def test_output_tokens_must_leave_a_prompt(cli: Any) -> None:
+    result = cli("fit", "llama-3.1-8b", "--context-tokens", "1000", "--output-tokens", "5000")
+    assert result.exit_code == 1  # an input error, as for every other flag plan fit refuses
+    assert "--output-tokens 5000 must be less than --context-tokens 1000" in result.output

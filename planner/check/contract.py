@@ -83,14 +83,17 @@ def train_rate(
     trial = scenario.measured_speed(w)
     if trial is not None:
         measured = scenario.cards[trial.card]
-        measured_eff, _ = scaling_efficiency(model, measured, trial.cards, setup)
+        measured_eff, _ = scaling_efficiency(
+            model, measured, trial.cards, setup, offer.node_cards, offer.network
+        )
+        one = setup.knobs.pipeline  # a layer split runs one card at a time
         tokens_per_s = scale_measured(
             trial.tokens_per_s,
             measured,
-            trial.cards,
+            1 if one else trial.cards,
             measured_eff,
             card,
-            cards,
+            1 if one else cards,
             speed.efficiency,
             w.precision,
         )

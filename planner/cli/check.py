@@ -7,13 +7,18 @@ import typer
 from planner.check import check_plan
 from planner.cli.common import (
     JsonOption,
+    MarginOption,
     PlanArgument,
     ScenarioArgument,
+    SpeedMarginOption,
     err,
     human,
     input_errors,
     load_planned,
+    parse_margin,
+    parse_speed_margin,
     read_plan,
+    with_margin,
     write_json,
 )
 
@@ -22,10 +27,15 @@ def check_command(
     scenario: ScenarioArgument,
     plan_file: PlanArgument,
     json_path: JsonOption = None,
+    memory_margin: MarginOption = None,
+    speed_margin: SpeedMarginOption = None,
 ) -> None:
-    """Recompute every rule and cost line of a saved plan against its scenario."""
+    """Recompute every rule and cost line of a saved plan against its scenario (with the
+    margins the plan was made with, where `plan solve` was given them as flags)."""
     with input_errors(json_path):
-        loaded = load_planned(scenario)
+        loaded = with_margin(
+            load_planned(scenario), parse_margin(memory_margin), parse_speed_margin(speed_margin)
+        )
         plan = read_plan(plan_file)
     result = check_plan(loaded, plan)  # needs no solvable scenario: it only reads the plan
     console = human(json_path)

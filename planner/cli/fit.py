@@ -176,6 +176,12 @@ def fit(
     with input_errors(json_path):
         margin = parse_margin(memory_margin) or 0.0
         _coherent(task, precision, packed, mean_seq_len)
+        if output_tokens is not None and output_tokens >= context_tokens:
+            message = (
+                f"--output-tokens {output_tokens} must be less than --context-tokens "
+                f"{context_tokens} (prompt + output)"
+            )
+            raise LoadError([Issue("--output-tokens", None, None, (), message)])
         card_model = load_model(model, Path.cwd(), lambda _p, m: Issue(model, None, None, (), m))
         loaded, card_specs = load_catalog(catalog)
         entries = tuple(e for path in calibration or [] for e in load_calibration(path))

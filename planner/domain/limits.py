@@ -20,10 +20,10 @@ Why each figure:
   bill a plan could run up, every priced mode at the most units a plan could hold (its
   stock, capped by what the workloads could use at once plus its commitments; the model's
   package counts are capped alike) in every hour or every day of it plus 30 days, times
-  that scale, must stay under 2^53 ≈ 9.0 × 10^15: a factor of 2^10 inside 2^63 for the sums of many configs and
-  the bounds the solver forms. q3.yaml's is 1.6 × 10^10. Each price at most 10^9 with 6
-  decimals alone cannot promise this (10^9 × 10^4 units × 10^4 h × 10^6 is 10^23), so the
-  product is checked as such.
+  that scale, must stay under 2^53 ≈ 9.0 × 10^15: a factor of 2^10 inside 2^63 for the
+  sums of many configs and the bounds the solver forms. q3.yaml's is 1.6 × 10^10. Each
+  price at most 10^9 with 6 decimals alone cannot promise this (10^9 × 10^4 units × 10^4 h
+  × 10^6 is 10^23), so the product is checked as such.
 - Tokens: 1 to 10^15 per train workload (Llama 3 was pre-trained on 1.5 × 10^13); a
   sequence, a context or an output at most 10^7 tokens (the longest context windows).
 - Demand: at most 10^6 requests in flight at the peak hour, after growth, month scales and

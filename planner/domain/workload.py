@@ -167,6 +167,11 @@ class ServeWorkload(_Workload):
             raise ValueError("give exactly one of concurrency or requests_per_s")
         if self.requests_per_s is not None and self.output_tokens is None:
             raise ValueError("requests_per_s needs output_tokens (tokens generated per request)")
+        if self.output_tokens is not None and self.output_tokens >= self.context_tokens:
+            raise ValueError(
+                f"output_tokens ({self.output_tokens}) must be less than context_tokens "
+                f"({self.context_tokens}): the context holds the prompt and the output"
+            )
         return self
 
 

@@ -155,9 +155,18 @@ def serve_memory(
     kind = kind_of("serve_memory", "serve", setup.engine, False)
     margin = memory_margin(setup.margin, kind)
     estimate = MemoryEstimate(breakdown, usable, notes.frozen(), formulas, margin, kind)
-    kv_budget = usable / (1.0 + margin) - weights - activations - overhead
-    kv_budget -= breakdown.get("calibration", 0.0)
-    return estimate, kv_budget
+    return estimate, kv_budget(usable, margin, weights + activations + overhead, breakdown)
+
+
+def kv_budget(usable: float, margin: float, others: float, breakdown: dict[str, float]) -> float:
+    """Bytes the KV cache may take beside the other terms. A safety margin (> 0) asks the
+    whole, KV included, to fit usable ÷ (1 + margin); a negative one (planning at the low
+    end of the band) shrinks only the estimated terms, never the exact KV cache, and never
+    lends more than the card has."""
+    measured = breakdown.get("calibration", 0.0)
+    if margin >= 0:
+        return usable / (1.0 + margin) - others - measured
+    return usable - others * (1.0 + margin) - measured
 
 
 def _calibration_term(
@@ -295,8 +304,10 @@ def train_memory(model: ModelCard, card: CardType, cards: int, setup: TrainSetup
     if zero == 3 and setup.method != "eval":
         units = 4.0 if setup.method == "full" else 2.0  # frozen weights have no gradients
         unit = max(block_params(model), model.vocab * model.hidden)
-        # A quantised base is gathered packed: its shards are the 4-bit blocks themselves.
-        width = WEIGHT_BYTES[base_format(setup)] if setup.method == "qlora" else 2.0
+        # A quantised base is gathered packed (its shards are the 4-bit blocks themselves),
+        # but the embedding is not quantised: where it is the larger unit it is 16-bit.
+        packed = setup.method == "qlora" and block_params(model) >= model.vocab * model.hidden
+        width = WEIGHT_BYTES[base_format(setup)] if packed else 2.0
         weights += units * unit * width
         formulas["weights"] += (
             f" + {units:g} gathered units × {unit / 1e6:.0f}M params × {width:.3g} B"
@@ -304,7 +315,7 @@ def train_memory(model: ModelCard, card: CardType, cards: int, setup: TrainSetup
         notes.add(
             "zero3",
             "ZeRO-3/FSDP: 2 gathered units (the largest: a block or the embedding) in flight, "
-            + (f"{base_format(setup)} as stored" if setup.method == "qlora" else "16-bit")
+            + (f"{base_format(setup)} as stored" if packed else "16-bit")
             + (" with gradients" if units == 4 else ""),
         )
     split = min(cards, model.layers) if k.pipeline else 1

@@ -90,7 +90,7 @@ FP8_COMPUTE_SHARE = 1.36
 
 def mfu_default(card: CardType, method: str = "full") -> tuple[float, str]:
     """The MFU an estimate uses on `card` for `method`, and where it comes from."""
-    family = card.architecture.value
+    family = card.architecture.value.lower()
     if family in MFU_BY_ARCHITECTURE:
         mfu, source = MFU_BY_ARCHITECTURE[family], f"measured on {family} cards"
     elif family in MFU_ASSUMED:
@@ -330,7 +330,7 @@ def experts_touched(model: ModelCard, batch: int) -> float:
 def compute_efficiency(card: CardType, precision: str) -> float:
     """The share of `card`'s dense peak at `precision` a prefill or compute-bound decode
     reaches (PREFILL_EFFICIENCY; PREFILL_MFU for families without a measurement)."""
-    share = PREFILL_EFFICIENCY.get(card.architecture.value, PREFILL_MFU)
+    share = PREFILL_EFFICIENCY.get(card.architecture.value.lower(), PREFILL_MFU)
     if precision == "fp8" and card.fp8.value:
         share *= FP8_COMPUTE_SHARE
     return share

@@ -17,7 +17,7 @@ from planner.domain.scenario import Scenario
 from planner.domain.workload import ReserveWorkload, ServeWorkload
 from planner.estimate.memory import ServeSetup, kv_bytes_per_sequence, serve_memory
 from planner.estimate.precision import supports
-from planner.estimate.speed import decode_step_seconds
+from planner.estimate.serve import token_seconds
 from planner.explain.conflict import (
     Conflict,
     Relaxation,
@@ -100,10 +100,10 @@ def _options(scenario: Scenario, w: ServeWorkload) -> list[_Option]:
                     card.id,
                     count,
                     precision,
-                    estimate.usable / (1.0 + estimate.margin),  # what the margin leaves
+                    estimate.usable / (1.0 + max(estimate.margin, 0.0)),  # what it leaves
                     budget,
                     kv_bytes_per_sequence(model, setup, count),
-                    1.0 / decode_step_seconds(model, card, count, setup, 1),
+                    1.0 / token_seconds(model, card, count, setup, 1),
                 )
     return list(seen.values())
 
