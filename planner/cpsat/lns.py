@@ -124,6 +124,15 @@ def decisions(model: CpModel) -> set[int]:
     return out
 
 
+def _begin(
+    model: CpModel, settings: SolverSettings
+) -> tuple[random.Random, list[Neighbourhood], set[int], Stats]:
+    """What a search starts from: its seeded draws, the neighbourhoods, the decisions a
+    neighbourhood may pin, empty counts; and the model minimising money."""
+    model.model.minimize(model.cost)
+    return random.Random(settings.seed), neighbourhoods(model), decisions(model), Stats()
+
+
 def improve(
     model: CpModel,
     incumbent: Solution,
@@ -138,12 +147,8 @@ def improve(
     one job (or Ray), neighbourhoods are solved in rounds of that many (`_rounds`)."""
     if executor is not None and (executor.kind is Kind.ray or executor.jobs > 1):
         return _rounds(model, incumbent, objective, settings, on_improve, executor)
-    rng = random.Random(settings.seed)
-    pool = neighbourhoods(model)
-    fixed = decisions(model)
-    stats = Stats()
+    rng, pool, fixed, stats = _begin(model, settings)
     terms: dict[CostTerm, int] = {}
-    model.model.minimize(model.cost)
     left = settings.time_limit
     started = time.perf_counter()
     settled: set[Neighbourhood] = set()  # proven to hold nothing better than the incumbent
@@ -287,12 +292,8 @@ def _rounds(
     on_improve: Callable[[int], None] | None,
     executor: Executor,
 ) -> tuple[Solution, int, dict[CostTerm, int], Stats]:
-    rng = random.Random(settings.seed)
-    pool = neighbourhoods(model)
-    fixed = decisions(model)
-    stats = Stats()
+    rng, pool, fixed, stats = _begin(model, settings)
     terms: dict[CostTerm, int] = {}
-    model.model.minimize(model.cost)
     text = str(model.model.proto)
     width = max(executor.jobs, 1)
     # each neighbourhood gets the solver's threads, as one at a time would (fewer find far
