@@ -22,6 +22,7 @@ from planner.cli.catalog import catalog
 from planner.cli.check import check_command
 from planner.cli.common import err
 from planner.cli.fit import fit
+from planner.cli.import_catalog import import_catalog_command
 from planner.cli.probe import probe
 from planner.cli.quote import quote_command
 from planner.cli.reprice import reprice_command
@@ -40,6 +41,7 @@ app = typer.Typer(
 )
 app.command()(validate)
 app.command()(catalog)
+app.command("import-catalog")(import_catalog_command)
 app.command()(fit)
 app.command("quote")(quote_command)
 app.command("solve")(solve_command)

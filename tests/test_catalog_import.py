@@ -1,0 +1,112 @@
+"""`plan import-catalog`: gpuhunt and SkyPilot price lists read as gpuplan catalogs.
+
+The fixtures (tests/data/import/) are small files in each format's published columns:
+gpuhunt's per-provider CSV (here zipped, as gpuhunt ships its catalog) and SkyPilot's
+`vms.csv`. Prices are examples, not quotes."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from planner.catalog_import import card_for, import_catalog, read_rows
+from planner.domain.load import load_catalogs
+from tests.conftest import REPO
+
+DATA = REPO / "tests" / "data" / "import"
+
+
+def _gpuhunt_zip(tmp_path: Path) -> Path:
+    path = tmp_path / "catalog.zip"
+    with zipfile.ZipFile(path, "w") as z:
+        z.write(DATA / "aws.csv", "aws.csv")
+    return path
+
+
+def test_gpu_names_map_to_cards_by_name_and_memory() -> None:
+    assert card_for("A100", 40) == "a100-40g" and card_for("A100", 80) == "a100-80g"
+    assert card_for("A100-80GB", None) == "a100-80g"
+    assert card_for("NVIDIA H100", 80) == "h100-80g"
+    assert card_for("L4", 24) == "l4" and card_for("T4", None) == "t4"
+    assert card_for("MI300X", 192) is None  # no spec for AMD's Infinity Fabric cards yet
+
+
+def test_a_gpuhunt_zip_imports_to_a_catalog_that_loads(cli: Any, tmp_path: Path) -> None:
+    out = tmp_path / "aws.yaml"
+    result = cli("import-catalog", "gpuhunt", _gpuhunt_zip(tmp_path), "--out", out)
+    assert result.exit_code == 0, result.output
+    catalog = yaml.safe_load(out.read_text())
+    offers = {o["id"]: o for o in catalog["offers"]}
+    # on-demand and spot rows of one instance merge into one offer of 8-card units
+    p4d = offers["aws-p4d-24xlarge-us-east-1"]
+    assert (p4d["card"], p4d["unit_cards"]) == ("a100-40g", 8)
+    assert p4d["hourly"]["price"] == 32.7726 and p4d["spot"]["price"] == 11.5722
+    assert set(p4d["spot"]["assumed"]) >= {"preemptions_per_hour", "restart_minutes"}
+    assert {o["card"] for o in offers.values()} == {"a100-40g", "a10g", "h100-80g", "l4"}
+    # cards the shipped specs lack travel inside the catalog, with their sources
+    assert {c["id"] for c in catalog["cards"]} == {"a10g", "l4"}
+    assert all("source" in c["bf16_tflops"] for c in catalog["cards"])
+    # nothing is dropped silently: the CPU-only and the unmapped rows are listed
+    text = " ".join(result.output.split())
+    assert "2 rows not imported" in text
+    assert "m5.large (0 × ): no GPU" in text
+    assert "p5e.48xlarge (8 × MI300X): no card spec for GPU 'MI300X'" in text
+    catalogs, cards = load_catalogs([out])
+    assert catalogs[0].currency == "USD" and "l4" in cards
+
+
+def test_a_skypilot_file_imports_with_a_region_filter(cli: Any, tmp_path: Path) -> None:
+    out = tmp_path / "gcp.yaml"
+    result = cli(
+        "import-catalog", "skypilot", DATA / "vms.csv", "--out", out, "--region", "us-central1"
+    )
+    assert result.exit_code == 0, result.output
+    catalog = yaml.safe_load(out.read_text())
+    cards = sorted((o["card"], o["unit_cards"]) for o in catalog["offers"])
+    assert cards == [("a100-40g", 1), ("a100-80g", 8), ("l4", 1)]
+    a2 = next(o for o in catalog["offers"] if o["id"] == "skypilot-a2-highgpu-1g-us-central1")
+    assert a2["hourly"]["price"] == 3.6733 and a2["spot"]["price"] == 1.102
+    assert a2["region"] == "us-central1"
+
+
+def test_every_unmappable_row_has_a_reason() -> None:
+    rows = read_rows("skypilot", [DATA / "vms.csv"])
+    result = import_catalog(rows, "gcp", "USD", "tests")
+    reasons = {row.instance: why for row, why in result.skipped}
+    assert reasons == {
+        "n1-standard-4": "no GPU",
+        "tpu-v5e": "no card spec for GPU 'tpu-v5e-8'",
+    }
+    assert len(result.catalog["offers"]) + len(result.skipped) == len(rows)
+
+
+def test_an_imported_catalog_plans_a_quarter_in_its_currency(
+    cli: Any, tmp_path: Path, write: Any
+) -> None:
+    from tests.planning import job
+
+    out = tmp_path / "aws.yaml"
+    assert cli("import-catalog", "gpuhunt", DATA / "aws.csv", "--out", out).exit_code == 0
+    scenario = {
+        "name": "usd",
+        "currency": "USD",
+        "timezone": "UTC",
+        "horizon": {"start": "2026-07-01", "end": "2026-07-11"},
+        "catalog": str(out),
+        "workloads": [job("tune", 20, measured={"card": "a10g", "cards": 1, "tokens_per_s": 500})],
+    }
+    path = write(scenario)
+    plan_path = tmp_path / "plan.json"
+    result = cli("solve", path, "--workers", "1", "--deterministic", "--json", plan_path)
+    assert result.exit_code == 0, result.output
+    checked = cli("check", path, plan_path)
+    assert checked.exit_code == 0, checked.output
+
+
+def test_a_file_of_another_format_is_refused_by_name(cli: Any, tmp_path: Path) -> None:
+    result = cli("import-catalog", "skypilot", DATA / "aws.csv", "--out", tmp_path / "x.yaml")
+    assert result.exit_code != 0
+    assert "not a skypilot file: no column InstanceType" in " ".join(result.output.split())
