@@ -308,8 +308,9 @@ MEASURED = "measured, in place of an estimate: "  # a calibration's line in plan
 
 
 def plan_assumptions(problem: Problem, plan: Plan) -> list[str]:
-    """The assumed price-list figures and low-confidence card figures a plan rests on."""
-    lines: list[str] = []
+    """The assumed price-list figures and low-confidence card figures a plan rests on, and
+    the exchange rates of converted catalogs."""
+    lines: list[str] = [c.converted for c in problem.scenario.catalogs if c.converted]
     for offer_id, mode in sorted({(r.offer, r.mode) for r in plan.rentals}):
         offer = problem.offers[offer_id]
         assumed = sorted(offer.billing(mode).assumed | offer.assumed)

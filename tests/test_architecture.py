@@ -91,6 +91,8 @@ PRICE_READS_ALLOWED = {
     "planner/cli/variant.py": "describes a --price change",
     "planner/serving.py": "asks whether any offer prices disks at all",
     "planner/estimate/fit.py": "plan fit's hourly price of a card count, without a scenario",
+    "planner/catalog_import.py": "reads another tool's price list to write a catalog",
+    "planner/domain/currency.py": "converts a price list at the scenario's stated rate",
 }
 MONEY_PATTERN = re.compile(
     r"\.price\b|disk_price_per_gb_month|/ ?720\b|HOURS_PER_MONTH|held_card_hour_price"

@@ -110,3 +110,63 @@ def test_a_file_of_another_format_is_refused_by_name(cli: Any, tmp_path: Path) -
     result = cli("import-catalog", "skypilot", DATA / "aws.csv", "--out", tmp_path / "x.yaml")
     assert result.exit_code != 0
     assert "not a skypilot file: no column InstanceType" in " ".join(result.output.split())
+
+
+def _mixed(out: Path, rate: dict[str, Any] | None) -> dict[str, Any]:
+    """The seeds' catalog (CNY) and an imported AWS list (USD), one job that runs on
+    either."""
+    from tests.planning import job
+
+    scenario: dict[str, Any] = {
+        "name": "two-currencies",
+        "currency": "CNY",
+        "timezone": "Asia/Shanghai",
+        "horizon": {"start": "2026-10-01", "end": "2026-10-11"},
+        "catalog": ["jizhisuan-2026-09", str(out)],
+        "workloads": [job("tune", 20, measured={"card": "a10g", "cards": 1, "tokens_per_s": 500})],
+    }
+    if rate is not None:
+        scenario["exchange_rates"] = {"USD": rate}
+    return scenario
+
+
+def test_a_usd_catalog_beside_the_seeds_plans_at_the_stated_rate(
+    cli: Any, tmp_path: Path, write: Any
+) -> None:
+    """Offers from the seeds' CNY catalog and an imported USD one in one scenario: the USD
+    prices are converted at the stated rate (g5.xlarge: 1.006 × 7.1 = 7.1426 CNY/h), the
+    plan is in CNY, checks, and lists the rate among the figures it rests on."""
+    from planner.domain.load import load_scenario
+
+    out = tmp_path / "aws.yaml"
+    assert cli("import-catalog", "gpuhunt", DATA / "aws.csv", "--out", out).exit_code == 0
+    rate = {"rate": 7.1, "date": "2026-09-30", "source": "an example rate"}
+    path = write(_mixed(out, rate))
+    scenario = load_scenario(path)
+    g5 = scenario.offers["aws-g5-xlarge-us-east-1"]
+    assert g5.hourly is not None and str(g5.hourly.price) == "7.1426"
+    assert g5.spot is not None and str(g5.spot.price) == "2.14278"
+    plan_path = tmp_path / "plan.json"
+    result = cli("solve", path, "--workers", "1", "--deterministic", "--json", plan_path)
+    assert result.exit_code == 0, result.output
+    plan = yaml.safe_load(plan_path.read_text())
+    assert plan["currency"] == "CNY"
+    assert any(
+        "converted from USD at 7.1 CNY per USD (rate of 2026-09-30" in a
+        for a in plan["assumptions"]
+    )
+    assert cli("check", path, plan_path).exit_code == 0
+
+
+def test_a_catalog_in_another_currency_without_a_rate_is_refused(
+    cli: Any, tmp_path: Path, write: Any
+) -> None:
+    out = tmp_path / "aws.yaml"
+    assert cli("import-catalog", "gpuhunt", DATA / "aws.csv", "--out", out).exit_code == 0
+    result = cli("validate", write(_mixed(out, None)))
+    assert result.exit_code != 0
+    text = " ".join(result.output.split())
+    assert (
+        "scenario currency CNY differs from catalog aws's USD; state its rate as exchange_rates"
+        in text
+    )

@@ -196,6 +196,7 @@ class Catalog(Frozen):
     source: str
     cards: list[CardType] = []  # added to, or replacing, the shipped card specs
     offers: list[Offer]
+    converted: str = ""  # set when its prices were converted into the scenario's currency
 
     @field_validator("currency")
     @classmethod

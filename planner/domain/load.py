@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 
 from planner.domain.calibration import CalibrationFile, Entry, calibrated_cards
 from planner.domain.catalog import CardType, Catalog, Offer
+from planner.domain.currency import convert
 from planner.domain.errors import Issue, LoadError, pydantic_issues, step
 from planner.domain.merge import deep_merge
 from planner.domain.model_card import ModelCard, card_from_hf_config
@@ -379,6 +380,12 @@ def validate_scenario(path: Path, source: Source) -> Scenario:
     for workload in spec.workloads:
         if not isinstance(workload, ReserveWorkload) and isinstance(workload.model, ModelCard):
             models[workload.name] = workload.model
+    catalogs = tuple(
+        convert(c, spec.currency, spec.exchange_rates[c.currency])
+        if c.currency != spec.currency and c.currency in spec.exchange_rates
+        else c
+        for c in catalogs
+    )
     scenario = Scenario(
         path=path,
         spec=spec,

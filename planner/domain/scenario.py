@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import zoneinfo
+from decimal import Decimal
 from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -59,6 +60,14 @@ class OfferPatch(Frozen):
     id: Slug
 
 
+class ExchangeRate(Frozen):
+    """What one unit of another currency is worth in the scenario's, on a date."""
+
+    rate: Annotated[Decimal, Field(gt=0)]
+    date: dt.date
+    source: str = ""
+
+
 class ScenarioFile(Frozen):
     """A scenario as written in YAML; references are still names and paths."""
 
@@ -79,6 +88,9 @@ class ScenarioFile(Frozen):
     # "band" for each estimate's lower band (how far below such estimates speeds were
     # measured). Measured speeds (a workload's `measured`) are planned as measured.
     speed_margin: Annotated[float, Field(ge=0, lt=1)] | Literal["band"] = 0.0
+    # Rates that convert a catalog priced in another currency: {USD: {rate, date, source}},
+    # the scenario's currency per unit of that one (planner.domain.currency).
+    exchange_rates: dict[str, ExchangeRate] = {}
     # Files written by `plan probe … --save`: measured figures that replace estimates.
     calibration: list[str] = []
     workloads: Annotated[list[Workload], Field(min_length=1)]
@@ -94,6 +106,16 @@ class ScenarioFile(Frozen):
         if value not in MINOR_DIGITS:
             raise ValueError(
                 f"unknown currency {value!r}; expected one of {', '.join(MINOR_DIGITS)}"
+            )
+        return value
+
+    @field_validator("exchange_rates")
+    @classmethod
+    def _rate_currencies(cls, value: dict[str, ExchangeRate]) -> dict[str, ExchangeRate]:
+        unknown = sorted(c for c in value if c not in MINOR_DIGITS)
+        if unknown:
+            raise ValueError(
+                f"unknown currency {unknown[0]!r}; expected one of {', '.join(MINOR_DIGITS)}"
             )
         return value
 

@@ -36,19 +36,11 @@ def _duplicates(source: Source, key: str, id_key: str) -> list[Issue]:
 
 
 def catalog_issues(catalogs: Sequence[Catalog], sources: Sequence[Source]) -> list[Issue]:
-    """Unique ids within and across catalogs, one currency."""
+    """Unique ids within and across catalogs (currencies: the scenario converts them)."""
     issues: list[Issue] = []
     owner: dict[str, str] = {}
     for catalog, source in zip(catalogs, sources, strict=True):
         issues += _duplicates(source, "offers", "id") + _duplicates(source, "cards", "id")
-        if catalog.currency != catalogs[0].currency:
-            issues.append(
-                source.issue(
-                    ("currency",),
-                    f"currency {catalog.currency} differs from "
-                    f"{catalogs[0].name}'s {catalogs[0].currency}",
-                )
-            )
         for i, offer in enumerate(catalog.offers):
             if offer.id in owner and owner[offer.id] != catalog.name:
                 issues.append(
@@ -72,7 +64,9 @@ def scenario_issues(scenario: Scenario, source: Source) -> list[Issue]:
                 source.issue(
                     ("currency",),
                     f"scenario currency {spec.currency} differs "
-                    f"from catalog {catalog.name}'s {catalog.currency}",
+                    f"from catalog {catalog.name}'s {catalog.currency}; state its rate as "
+                    f"exchange_rates: {{{catalog.currency}: {{rate: …, date: YYYY-MM-DD}}}} "
+                    f"({spec.currency} per {catalog.currency})",
                 )
             )
     issues += _duplicates(source, "workloads", "name")
