@@ -116,15 +116,7 @@ class _RayWorkers(Workers):
     def __init__(
         self, ray: Any, executor: Executor, make: Callable[..., Any], args: tuple[Any, ...]
     ) -> None:
-        cpus = max(executor.cpus_per_task, 1)
-        if executor.address is not None:  # never more than a node has (it would wait for ever)
-            largest = max(
-                (n["Resources"].get("CPU", 0) for n in ray.nodes() if n.get("Alive")), default=1
-            )
-            cpus = max(1, min(cpus, int(largest)))
-        else:  # a private instance of `jobs` CPUs: one actor per CPU, as locally
-            cpus = 1
-        holder = ray.remote(num_cpus=cpus)(_Holder)
+        holder = ray.remote(num_cpus=_task_cpus(ray, executor))(_Holder)
         refs = tuple(ray.put(a) for a in args)  # shipped once, shared by the actors of a node
         self.ray = ray
         self.actors = [holder.remote(make, *refs) for _ in range(max(executor.jobs, 1))]
@@ -181,15 +173,17 @@ def _ray_session(executor: Executor) -> Iterator[Any]:
             ray.shutdown()
 
 
+def _task_cpus(ray: Any, executor: Executor) -> int:
+    """CPUs a Ray task or actor reserves: on a private instance of `jobs` CPUs one, so that
+    `jobs` run at once as locally; on a cluster the solver's threads, but never more than the
+    largest node has (a task that no node can hold would wait for ever)."""
+    if executor.address is None:
+        return 1
+    largest = max((n["Resources"].get("CPU", 0) for n in ray.nodes() if n.get("Alive")), default=1)
+    return max(1, min(executor.cpus_per_task, int(largest)))
+
+
 def _ray_map(fn: Callable[[T], R], items: Sequence[T], executor: Executor) -> list[R]:
     with _ray_session(executor) as ray:
-        cpus = 1  # on a private instance of `jobs` CPUs: `jobs` tasks at once, as locally
-        if executor.address is not None:
-            # on a cluster a task reserves the solver's threads, but never more CPUs than the
-            # largest node has (a task that no node can hold would wait for ever)
-            largest = max(
-                (n["Resources"].get("CPU", 0) for n in ray.nodes() if n.get("Alive")), default=1
-            )
-            cpus = max(1, min(executor.cpus_per_task, int(largest)))
-        remote = ray.remote(num_cpus=cpus)(_call)  # Ray takes functions, not partials
+        remote = ray.remote(num_cpus=_task_cpus(ray, executor))(_call)  # functions, not partials
         return list(ray.get([remote.remote(fn, item) for item in items]))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Annotated, Any
@@ -140,10 +141,10 @@ def solve_command(
             raise LoadError(
                 [Issue("--address", None, None, (), "names a Ray cluster: give --executor ray")]
             )
-        parallel = Executor(executor, jobs, address) if jobs > 1 or executor is Kind.ray else None
-        params = SolveParams(
-            time_limit, workers, seed, deterministic, lns_share=lns, executor=parallel
-        )
+        params = SolveParams(time_limit, workers, seed, deterministic, lns_share=lns)
+        if jobs > 1 or executor is Kind.ray:  # each neighbourhood takes the solver's threads
+            runner = Executor(executor, jobs, address, params.settings().workers)
+            params = replace(params, executor=runner)
         header = (
             f"solving {loaded.name} with {params.settings().workers} "
             f"worker(s), limit {time_limit:g} s …"
