@@ -366,6 +366,7 @@ def headline_warnings(scenario: Scenario, plan: Plan) -> list[str]:
     out += _idle_packages(scenario, plan)
     out += _unpriced_disks(scenario, plan)
     out += _marginal(scenario, plan)
+    out += _marginal_replicas(scenario, plan)
     assumed = [a for a in plan.assumptions if not a.startswith(MEASURED)]
     if assumed:
         n = len(assumed)
@@ -414,7 +415,7 @@ def _marginal(scenario: Scenario, plan: Plan) -> list[str]:
                 "estimates have been off by that much): measure it (plan probe memory) or "
                 "plan with --memory-margin band"
             )
-    return out + _marginal_replicas(scenario, plan)
+    return out
 
 
 def _marginal_replicas(scenario: Scenario, plan: Plan) -> list[str]:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from decimal import Decimal
 from pathlib import Path
@@ -77,30 +78,26 @@ def parse_margin(text: str | None) -> float | str | None:
     "-5%"); None when not given."""
     if text is None or text in ("band", "-band"):
         return text
-    try:
-        value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
-    except ValueError:
-        value = -2.0
-    if not -0.9 <= value <= 1:
-        message = (
-            "expected 'band', '-band' or a share from -90% to 100% (e.g. 10%, 0.1 or -5%), "
-            f"got {text!r}"
-        )
-        raise LoadError([Issue("--memory-margin", None, None, (), message)])
-    return value
+    expected = "'band', '-band' or a share from -90% to 100% (e.g. 10%, 0.1 or -5%)"
+    return _share("--memory-margin", text, lambda v: -0.9 <= v <= 1, expected)
 
 
 def parse_speed_margin(text: str | None) -> float | str | None:
     """A --speed-margin value: "band", or a share from 0 to under 100% ("20%", "0.2")."""
     if text is None or text == "band":
         return text
+    expected = "'band' or a share from 0 to under 100% (e.g. 20% or 0.2)"
+    return _share("--speed-margin", text, lambda v: 0 <= v < 1, expected)
+
+
+def _share(flag: str, text: str, allowed: Callable[[float], bool], expected: str) -> float:
+    """`text` as a share ("10%" or "0.1"), refused by `flag`'s name unless `allowed`."""
     try:
         value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
     except ValueError:
-        value = -1.0
-    if not 0 <= value < 1:
-        message = f"expected 'band' or a share from 0 to under 100% (e.g. 20% or 0.2), got {text!r}"
-        raise LoadError([Issue("--speed-margin", None, None, (), message)])
+        value = math.nan  # fails every range below
+    if not allowed(value):
+        raise LoadError([Issue(flag, None, None, (), f"expected {expected}, got {text!r}")])
     return value
 
 

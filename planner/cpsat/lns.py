@@ -284,6 +284,13 @@ class _Values:
         return bool(cp_model_helper.ResponseHelper.boolean_value(self.response, literal))
 
 
+def _hint(model: CpModel, incumbent: Solution) -> tuple[tuple[int, int], ...]:
+    """(variable index, value) of every variable the model hints for `incumbent`."""
+    model.hint(incumbent)
+    proto = model.model.proto
+    return tuple(zip(proto.solution_hint.vars, proto.solution_hint.values, strict=True))
+
+
 def _rounds(
     model: CpModel,
     incumbent: Solution,
@@ -302,13 +309,11 @@ def _rounds(
     left = settings.time_limit
     started = time.perf_counter()
     settled: set[Neighbourhood] = set()
+    hint = _hint(model, incumbent)  # the incumbent's values, again only when it changes
     with executor.workers(Worker, text, frozenset(fixed)) as workers:
         while left > 0.05 and len(settled) < len(pool):
             open_ = [h for h in pool if h not in settled]
             hoods = rng.sample(open_, min(width, len(open_)))
-            model.hint(incumbent)
-            proto = model.model.proto
-            hint = tuple(zip(proto.solution_hint.vars, proto.solution_hint.values, strict=True))
             step = min(STEP, left)
             draws = [
                 Draw(
@@ -345,6 +350,7 @@ def _rounds(
             stats.improved[hood.kind] += 1
             stats.saved[hood.kind] += objective - found_objective
             incumbent, terms = model._decode(_Values(f.values))
+            hint = _hint(model, incumbent)
             objective = found_objective
             if on_improve is not None:
                 on_improve(objective)

@@ -163,12 +163,16 @@ def scaling_efficiency(
     setup: TrainSetup,
     cards_per_node: int = 8,
     network: Network | None = None,
+    one_card: float | None = None,
 ) -> tuple[float, str]:
     """Share of linear speed-up kept over `cards` cards (1 for one card), in (0, 1]: a step's
-    compute on one card against its collectives' exposed time."""
+    compute on one card (at `one_card` tokens/s where the caller has it) against its
+    collectives' exposed time."""
     if cards <= 1 or setup.method == "eval":
         return 1.0, ""
-    compute = setup.tokens / single_card_speed(model, card, setup)[0]
+    if one_card is None:
+        one_card = single_card_speed(model, card, setup)[0]
+    compute = setup.tokens / one_card
     volume, what = step_volume(model, setup)
     in_node = min(cards, cards_per_node)
     nodes = math.ceil(cards / cards_per_node)
@@ -239,7 +243,9 @@ def train_speed(
     one, _ = single_card_speed(model, card, setup, notes)
     # A sequential layer split (pipeline) computes on one card at a time.
     parallel = 1 if setup.knobs.pipeline else cards
-    efficiency, eff_text = scaling_efficiency(model, card, parallel, setup, cards_per_node, network)
+    efficiency, eff_text = scaling_efficiency(
+        model, card, parallel, setup, cards_per_node, network, one
+    )
     speed = one * parallel * efficiency
     if parallel > 1:
         notes.add("scaling", f"scaling efficiency {efficiency:.0%} on {cards} cards ({eff_text})")
