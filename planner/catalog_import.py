@@ -32,6 +32,7 @@ from typing import Any
 import yaml
 
 from planner.domain.errors import Issue, LoadError
+from planner.domain.load import load_catalogs
 from planner.paths import data_dir
 
 FORMATS = ("gpuhunt", "skypilot", "csv")
@@ -76,7 +77,7 @@ class Row:
     gpu_name: str
     gpu_count: int
     gpu_memory_gb: float | None
-    price: float
+    price: float | None  # on demand, per instance-hour
     spot_price: float | None
     where: str  # file:line, for messages
 
@@ -146,7 +147,7 @@ def _row(fmt: str, provider: str, r: dict[str, str], where: str) -> Row:
             r["gpu_name"],
             int(float(r["gpu_count"] or 0)),
             _number(r.get("gpu_memory")),
-            float("nan") if spot else price,
+            None if spot else price,
             price if spot else None,
             where,
         )
@@ -158,7 +159,7 @@ def _row(fmt: str, provider: str, r: dict[str, str], where: str) -> Row:
             r["AcceleratorName"],
             int(float(r["AcceleratorCount"] or 0)),
             None,
-            float(r["Price"]) if r["Price"] else float("nan"),
+            _number(r["Price"]),
             _number(r.get("SpotPrice")),
             where,
         )
@@ -169,7 +170,7 @@ def _row(fmt: str, provider: str, r: dict[str, str], where: str) -> Row:
         r["gpu_name"],
         int(float(r["gpu_count"] or 0)),
         _number(r.get("gpu_memory_gb")),
-        float(r["price"]) if r["price"] else float("nan"),
+        _number(r["price"]),
         _number(r.get("spot_price")),
         where,
     )
@@ -195,7 +196,7 @@ def import_catalog(
 ) -> Imported:
     """A catalog of the rows (those of `provider` and `region` where given): on-demand and
     spot rows of one instance and region merge into one offer."""
-    shipped = set(_shipped_cards())
+    _, shipped = load_catalogs([])  # the shipped card specs alone
     extra = _import_cards()
     offers: dict[str, dict[str, Any]] = {}
     used_extra: dict[str, dict[str, Any]] = {}
@@ -207,6 +208,9 @@ def import_catalog(
             continue
         if row.gpu_count <= 0:
             skipped.append((row, "no GPU"))
+            continue
+        if row.price is None and row.spot_price is None:
+            skipped.append((row, "no price"))
             continue
         card = card_for(row.gpu_name, row.gpu_memory_gb)
         if card is None:
@@ -228,7 +232,7 @@ def import_catalog(
                 "notes": f"{row.provider} {row.instance} ({row.where})",
             },
         )
-        if row.price == row.price:  # not NaN: an on-demand price
+        if row.price is not None:
             offer["hourly"] = {"price": round(row.price, 6), "assumed": ["min_hours"]}
         if row.spot_price is not None:
             offer["spot"] = {
@@ -237,7 +241,6 @@ def import_catalog(
                 "restart_minutes": SPOT_RESTART_MINUTES,
                 "assumed": ["preemptions_per_hour", "restart_minutes", "min_hours"],
             }
-    kept = [o for o in offers.values() if "hourly" in o or "spot" in o]
     catalog: dict[str, Any] = {
         "name": _slug(name),
         "currency": currency,
@@ -245,17 +248,12 @@ def import_catalog(
     }
     if used_extra:
         catalog["cards"] = [used_extra[c] for c in sorted(used_extra)]
-    catalog["offers"] = kept
+    catalog["offers"] = list(offers.values())
     return Imported(catalog, skipped)
 
 
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-
-
-def _shipped_cards() -> list[str]:
-    data = yaml.safe_load((data_dir("catalogs") / "cards.yaml").read_text(encoding="utf-8"))
-    return [c["id"] for c in data["cards"]]
 
 
 def _import_cards() -> dict[str, dict[str, Any]]:

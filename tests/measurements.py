@@ -29,6 +29,7 @@ from planner.estimate.serve import generation_tokens_per_s, prefill_seconds, ser
 from planner.estimate.speed import decode_step_seconds, train_speed
 
 HERE = Path(__file__).resolve().parent.parent / "benchmarks" / "measurements"
+IMPORT_CARDS = Path(__file__).resolve().parent.parent / "catalogs" / "import" / "cards.yaml"
 SETS = ("calibration", "evaluation")
 _, CARDS = load_catalog("jizhisuan-2026-09")
 
@@ -39,8 +40,10 @@ def model(name: str) -> ModelCard:
 
 @cache
 def _extra_cards() -> dict[str, CardType]:
-    """Cards measured in the sources but not rented in the seeds' market (datasheets)."""
-    rows = yaml.safe_load((HERE / "cards.yaml").read_text())
+    """Cards measured in the sources but not rented in the seeds' market (datasheets): those
+    imported price lists carry too (catalogs/import/cards.yaml), and the rest."""
+    imported = yaml.safe_load(IMPORT_CARDS.read_text())["cards"]
+    rows = imported + yaml.safe_load((HERE / "cards.yaml").read_text())
     return {row["id"]: CardType.model_validate(row) for row in rows}
 
 

@@ -170,3 +170,34 @@ def test_a_catalog_in_another_currency_without_a_rate_is_refused(
         "scenario currency CNY differs from catalog aws's USD; state its rate as exchange_rates"
         in text
     )
+
+
+def test_a_row_without_any_price_is_listed_not_dropped(tmp_path: Path) -> None:
+    path = tmp_path / "plain.csv"
+    path.write_text(
+        "provider,instance,region,gpu_name,gpu_count,gpu_memory_gb,price,spot_price\n"
+        "acme,box-1,eu,A100,1,80,2.5,\n"
+        "acme,box-2,eu,A100,1,80,,\n"
+    )
+    rows = read_rows("csv", [path])
+    result = import_catalog(rows, "acme", "EUR", "tests")
+    assert [o["id"] for o in result.catalog["offers"]] == ["acme-box-1-eu"]
+    assert [(row.instance, why) for row, why in result.skipped] == [("box-2", "no price")]
+
+
+def test_every_card_an_import_may_add_loads(tmp_path: Path) -> None:
+    """Each card of catalogs/import/cards.yaml, written into an imported catalog, loads (a
+    V100 entry once broke on an unquoted comma and no fixture used it)."""
+    from planner.catalog_import import GPU_CARDS
+
+    path = tmp_path / "plain.csv"
+    lines = ["provider,instance,region,gpu_name,gpu_count,gpu_memory_gb,price,spot_price"]
+    names = sorted(GPU_CARDS, key=lambda k: (k[0], k[1] or 0))
+    lines += [f"acme,box-{i},eu,{n},1,{m or ''},1.0," for i, (n, m) in enumerate(names)]
+    path.write_text("\n".join(lines) + "\n")
+    result = import_catalog(read_rows("csv", [path]), "all", "EUR", "tests")
+    assert not result.skipped
+    out = tmp_path / "all.yaml"
+    out.write_text(yaml.safe_dump(result.catalog, sort_keys=False))
+    _, cards = load_catalogs([out])
+    assert set(GPU_CARDS.values()) <= set(cards)
