@@ -1,4 +1,4 @@
-"""Price lists other tools publish, read as a gpuplan catalog (`plan import-catalog`).
+"""Price lists other tools publish, read as a gpuplan catalog (`plan catalog import`).
 
 Formats, read offline from files as their projects publish them:
 

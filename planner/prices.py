@@ -15,6 +15,7 @@ holds its setup hours before it serves, and pays for them.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -111,6 +112,7 @@ class ReplicaRate:
     hour: Fraction
     disk: Fraction
     setup: int
+    short: Fraction = Fraction(0)  # a rental serving fewer hours pays up to these (minimum)
 
     @property
     def per_hour(self) -> Fraction:
@@ -124,11 +126,40 @@ class ReplicaRate:
 
     def series(self, counts: Sequence[int], segments: Sequence[tuple[int, int]]) -> Fraction:
         """Rental and storage of a count of replicas per segment, alone: held hours plus a
-        start for every replica the count rises by."""
+        start for every replica the count rises by, plus the minimum's round-up."""
         held = sum(n * (b - a) for n, (a, b) in zip(counts, segments, strict=True))
         starts = sum(max(0, n - (counts[s - 1] if s else 0)) for s, n in enumerate(counts))
         rental, storage = self.money(held, starts)
-        return rental + storage
+        return rental + storage + self.hour * self.round_up(counts, segments)
+
+    @property
+    def windows(self) -> tuple[tuple[int, Fraction], ...]:
+        """The minimum as whole-hour windows (W, weight): a rental serving h hours pays
+        Σ weight × max(0, W − h) hours on top of them, which is max(0, short − h) for
+        whole h. One window when `short` is whole, two (its floor and ceiling, weighted
+        by the fraction) otherwise; none when no rental can serve less than `short`."""
+        if self.short <= 1:
+            return ()
+        low, part = divmod(self.short, 1)
+        windows = [(int(low), 1 - part), (int(low) + 1, part)]
+        return tuple((w, weight) for w, weight in windows if weight and w > 1)
+
+    def round_up(self, counts: Sequence[int], segments: Sequence[tuple[int, int]]) -> Fraction:
+        """Hours billed beyond those held by the rentals of a count series (minimum only:
+        the increment divides the hour, so whole held hours are never rounded): each rise
+        starts rentals, each fall ends the oldest, the last end at the series' end, and each
+        rental serving h < short hours pays short − h more. Oldest-first is the cheapest
+        way to pair starts with ends (docs/rules.md, "Minimum billing of replicas")."""
+        if self.short <= 1 or not segments:
+            return Fraction(0)
+        extra = Fraction(0)
+        open_: list[int] = []  # serving since, oldest first
+        for n, (a, _) in zip(counts, segments, strict=True):
+            while len(open_) > n:
+                extra += max(Fraction(0), self.short - (a - open_.pop(0)))
+            open_ += [a] * (n - len(open_))
+        end = segments[-1][1]
+        return extra + sum((max(Fraction(0), self.short - (end - a)) for a in open_), Fraction(0))
 
 
 def replica_rate(
@@ -137,6 +168,14 @@ def replica_rate(
     """The rate of one replica of `units` units (`cards` cards) of `offer` for `workload`:
     on its own hourly rentals where `rented`, else on held cards; `setup` is the ceil(setup
     hours) a rented start holds."""
-    hour = unit_price(offer, "hourly") * units if rented else Fraction(0)
     disks = cards if workload.kind == "reserve" else 1
-    return ReplicaRate(hour, disk_hour(offer, workload, disks), setup if rented else 0)
+    disk = disk_hour(offer, workload, disks)
+    if not rented:
+        return ReplicaRate(Fraction(0), disk, 0)
+    billing = offer.billing("hourly")
+    assert isinstance(billing, HourlyBilling)
+    # held h whole hours (setup included) bill max(h, minimum rounded up to the increment)
+    increment = Fraction(billing.increment_hours)
+    minimum = math.ceil(Fraction(billing.min_hours) / increment) * increment
+    hour = unit_price(offer, "hourly") * units
+    return ReplicaRate(hour, disk, setup, max(Fraction(0), minimum - setup))

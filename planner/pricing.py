@@ -85,6 +85,11 @@ def reported_terms(
             add(CostTerm.SETUP, rise * setup * config.units * offer.unit_cards)
         else:
             _add(used[(config.offer, config.mode)], a, b, count * config.cards)
+    for j, k in sorted({(j, k) for j, k, _ in solution.replicas}):
+        replica_job = problem.replica_jobs[j]
+        rate = problem.replica_rate(replica_job.name, replica_job.configs[k])
+        hours = rate.round_up(solution.series(problem, j, k), problem.segments)
+        add(CostTerm.ROUND_UP, hours * replica_job.configs[k].units, hours * rate.hour)
     for f in problem.fixed:
         if f.mode not in PACKAGE_MODES:
             offer = problem.offers[f.offer]

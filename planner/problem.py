@@ -190,17 +190,22 @@ def build_problem(scenario: Scenario, serving: bool = False) -> Problem:
     # each part the objective turns into an integer on its own (planner.cpsat.objective)
     amounts = [x for j in jobs for c in j.configs for x in (c.rental_cost, c.storage_cost)]
     amounts += [p.unit_price for p in pools.values()] + [f.cost for f in fixed]
-    rates = [_replica_rate(scenario, r.name, c, 1) for r in replicas for c in r.configs]
-    amounts += [x for rate in rates for x in (rate.hour, rate.disk)]
-    scale = math.lcm(*(a.denominator for a in amounts)) if amounts else 1
-    rank = {offer: i for i, offer in enumerate(sorted(scenario.offers))}
     setup = {
         (r.name, c.offer): _replica_setup(scenario, r, c.offer)
         for r in replicas
         for c in r.configs
         if c.rented
     }
-    replicas = [r.with_bounds(segments, _bridge(r.name, setup)) for r in replicas]
+    rates = [
+        _replica_rate(scenario, r.name, c, setup.get((r.name, c.offer), 0))
+        for r in replicas
+        for c in r.configs
+    ]
+    amounts += [x for rate in rates for x in (rate.hour, rate.disk)]
+    amounts += [rate.hour * weight for rate in rates for _, weight in rate.windows]
+    scale = math.lcm(*(a.denominator for a in amounts)) if amounts else 1
+    rank = {offer: i for i, offer in enumerate(sorted(scenario.offers))}
+    replicas = [r.with_bounds(segments, _bridge(scenario, r.name, setup)) for r in replicas]
     return Problem(
         scenario,
         hours,
@@ -215,10 +220,20 @@ def build_problem(scenario: Scenario, serving: bool = False) -> Problem:
     )
 
 
-def _bridge(name: str, setup: dict[tuple[str, str], int]) -> Callable[[ReplicaConfig], int]:
-    """Hours a replica of `name` may be kept through a dip: a start's setup hours on its own
-    rentals (what keeping it saves), none on held cards (starts cost nothing there)."""
-    return lambda c: setup.get((name, c.offer), 0) if c.rented else 0
+def _bridge(
+    scenario: Scenario, name: str, setup: dict[tuple[str, str], int]
+) -> Callable[[ReplicaConfig], int]:
+    """Hours a replica of `name` may be kept through a dip: on its own rentals, what
+    keeping it can save, a start's setup hours plus what the minimum adds to the rentals
+    either side (each under `short` hours); none on held cards (starts cost nothing there)."""
+
+    def reach(c: ReplicaConfig) -> int:
+        if not c.rented:
+            return 0
+        rate = _replica_rate(scenario, name, c, setup.get((name, c.offer), 0))
+        return rate.setup + 2 * math.ceil(rate.short)
+
+    return reach
 
 
 def _replica_rate(
@@ -239,10 +254,10 @@ def _refuse(scenario: Scenario, lines: list[str]) -> LoadError:
 
 def exact_replica_billing(billing: HourlyBilling) -> bool:
     """Replica rentals follow the count of replicas hour by hour, so the model bills each
-    by its held hours: exact when a whole hour is never rounded up (minimum at most 1 h,
-    and an increment that divides the hour exactly as written: 1, 0.5, 0.25, 0.1 h...)."""
-    steps = 1 / Fraction(billing.increment_hours)
-    return billing.min_hours <= 1 and steps.denominator == 1
+    by its held hours plus what its minimum adds (`prices.ReplicaRate.windows`): exact for
+    any minimum when the increment divides the hour exactly as written (1, 0.5, 0.25,
+    0.1 h...), so that whole held hours are never rounded up."""
+    return (1 / Fraction(billing.increment_hours)).denominator == 1
 
 
 def _unbillable(scenario: Scenario, job: ReplicaJob) -> list[str]:
@@ -253,11 +268,10 @@ def _unbillable(scenario: Scenario, job: ReplicaJob) -> list[str]:
         assert isinstance(billing, HourlyBilling)
         if not exact_replica_billing(billing):
             lines.append(
-                f"{job.name} could run replicas on {offer_id} hourly, billed with a minimum of "
-                f"{billing.min_hours:g} h in steps of {billing.increment_hours:g} h; replica "
-                "rentals (rule 6) are planned only for hourly billing with a minimum of at "
-                "most 1 h in steps that divide the hour, so the scenario is refused rather "
-                f"than planned without that offer (to plan without it, add `offers: [{{id: "
+                f"{job.name} could run replicas on {offer_id} hourly, billed in steps of "
+                f"{billing.increment_hours:g} h; replica rentals (rule 6) are planned only "
+                "for steps that divide the hour (any minimum), so the scenario is refused "
+                f"rather than planned without that offer (to plan without it, add `offers: [{{id: "
                 f"{offer_id}, hourly: null}}]` to the scenario, or remove the workload)"
             )
     return lines

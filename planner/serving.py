@@ -47,10 +47,11 @@ class ReplicaJob:
         config's peak need anywhere in the span (a hold keeps replicas no demand needs).
         Otherwise: the most any segment within `bridge(config)` hours before or after
         needs, between the first and last active segments. A replica kept through a dip
-        beyond what the dip needs saves a start only where the dip is no longer than its
-        setup hours (rented: ceil(setup) unit-hours a start; held cards: starts are free,
-        so 0); releasing it in a longer dip and starting it again costs no more money and
-        holds fewer units. So these bounds lose no plan.
+        beyond what the dip needs saves a start only where the dip is shorter than what a
+        start can cost (rented: ceil(setup) unit-hours, plus under a minimum of `short`
+        serving hours at most 2 × short rounded up to the rentals either side; held
+        cards: starts are free, so 0); releasing it in a longer dip and starting it again
+        costs no more money and holds fewer units. So these bounds lose no plan.
         """
         active = [s for s in range(len(self.demand)) if self.active(s)]
         bounds = {}

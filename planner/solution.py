@@ -33,19 +33,26 @@ class Solution:
         return sum(paid_terms(problem, self).values(), Fraction(0))
 
     def replica_money(self, problem: Problem, job: int | None = None) -> tuple[Fraction, Fraction]:
-        """(rental, storage) of the replicas, one replica job's or all: per held hour, and
-        on hourly rentals ceil(setup) hours per start (planner.prices.ReplicaRate)."""
+        """(rental, storage) of the replicas, one replica job's or all: per held hour, on
+        hourly rentals ceil(setup) hours per start, and what a minimum adds to rentals that
+        serve less (planner.prices.ReplicaRate)."""
         rental = storage = Fraction(0)
-        for (j, k, s), count in self.replicas.items():
+        for j, k in sorted({(j, k) for j, k, _ in self.replicas}):
             if job is not None and j != job:
                 continue
             replica_job = problem.replica_jobs[j]
             rate = problem.replica_rate(replica_job.name, replica_job.configs[k])
-            a, b = problem.segments[s]
-            starts = max(0, count - self.replicas.get((j, k, s - 1), 0))
-            paid, disk = rate.money(count * (b - a), starts)
+            series = self.series(problem, j, k)
+            held = sum(n * (b - a) for n, (a, b) in zip(series, problem.segments, strict=True))
+            starts = sum(max(0, n - (series[s - 1] if s else 0)) for s, n in enumerate(series))
+            paid, disk = rate.money(held, starts)
+            paid += rate.hour * rate.round_up(series, problem.segments)
             rental, storage = rental + paid, storage + disk
         return rental, storage
+
+    def series(self, problem: Problem, j: int, k: int) -> list[int]:
+        """Replicas of replica job `j`'s config `k`, per segment."""
+        return [self.replicas.get((j, k, s), 0) for s in range(len(problem.segments))]
 
 
 def to_plan(problem: Problem, solution: Solution, status: PlanStatus) -> Plan:
@@ -119,7 +126,7 @@ def _replica_assignment(
     total = [0] * len(problem.segments)
     last_end: int | None = None  # hour the newest use ends
     for k, config in enumerate(job.configs):
-        series = [solution.replicas.get((j, k, s), 0) for s in range(len(problem.segments))]
+        series = solution.series(problem, j, k)
         if not any(series):
             continue
         offer = problem.offers[config.offer]

@@ -1,4 +1,4 @@
-"""`plan import-catalog`: gpuhunt and SkyPilot price lists read as gpuplan catalogs.
+"""`plan catalog import`: gpuhunt and SkyPilot price lists read as gpuplan catalogs.
 
 The fixtures (tests/data/import/) are small files in each format's published columns:
 gpuhunt's per-provider CSV (here zipped, as gpuhunt ships its catalog) and SkyPilot's
@@ -10,6 +10,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from planner.catalog_import import card_for, import_catalog, read_rows
@@ -36,7 +37,7 @@ def test_gpu_names_map_to_cards_by_name_and_memory() -> None:
 
 def test_a_gpuhunt_zip_imports_to_a_catalog_that_loads(cli: Any, tmp_path: Path) -> None:
     out = tmp_path / "aws.yaml"
-    result = cli("import-catalog", "gpuhunt", _gpuhunt_zip(tmp_path), "--out", out)
+    result = cli("catalog", "import", "gpuhunt", _gpuhunt_zip(tmp_path), "--out", out)
     assert result.exit_code == 0, result.output
     catalog = yaml.safe_load(out.read_text())
     offers = {o["id"]: o for o in catalog["offers"]}
@@ -61,7 +62,7 @@ def test_a_gpuhunt_zip_imports_to_a_catalog_that_loads(cli: Any, tmp_path: Path)
 def test_a_skypilot_file_imports_with_a_region_filter(cli: Any, tmp_path: Path) -> None:
     out = tmp_path / "gcp.yaml"
     result = cli(
-        "import-catalog", "skypilot", DATA / "vms.csv", "--out", out, "--region", "us-central1"
+        "catalog", "import", "skypilot", DATA / "vms.csv", "--out", out, "--region", "us-central1"
     )
     assert result.exit_code == 0, result.output
     catalog = yaml.safe_load(out.read_text())
@@ -89,7 +90,7 @@ def test_an_imported_catalog_plans_a_quarter_in_its_currency(
     from tests.planning import job
 
     out = tmp_path / "aws.yaml"
-    assert cli("import-catalog", "gpuhunt", DATA / "aws.csv", "--out", out).exit_code == 0
+    assert cli("catalog", "import", "gpuhunt", DATA / "aws.csv", "--out", out).exit_code == 0
     scenario = {
         "name": "usd",
         "currency": "USD",
@@ -107,7 +108,7 @@ def test_an_imported_catalog_plans_a_quarter_in_its_currency(
 
 
 def test_a_file_of_another_format_is_refused_by_name(cli: Any, tmp_path: Path) -> None:
-    result = cli("import-catalog", "skypilot", DATA / "aws.csv", "--out", tmp_path / "x.yaml")
+    result = cli("catalog", "import", "skypilot", DATA / "aws.csv", "--out", tmp_path / "x.yaml")
     assert result.exit_code != 0
     assert "not a skypilot file: no column InstanceType" in " ".join(result.output.split())
 
@@ -139,7 +140,7 @@ def test_a_usd_catalog_beside_the_seeds_plans_at_the_stated_rate(
     from planner.domain.load import load_scenario
 
     out = tmp_path / "aws.yaml"
-    assert cli("import-catalog", "gpuhunt", DATA / "aws.csv", "--out", out).exit_code == 0
+    assert cli("catalog", "import", "gpuhunt", DATA / "aws.csv", "--out", out).exit_code == 0
     rate = {"rate": 7.1, "date": "2026-09-30", "source": "an example rate"}
     path = write(_mixed(out, rate))
     scenario = load_scenario(path)
@@ -162,7 +163,7 @@ def test_a_catalog_in_another_currency_without_a_rate_is_refused(
     cli: Any, tmp_path: Path, write: Any
 ) -> None:
     out = tmp_path / "aws.yaml"
-    assert cli("import-catalog", "gpuhunt", DATA / "aws.csv", "--out", out).exit_code == 0
+    assert cli("catalog", "import", "gpuhunt", DATA / "aws.csv", "--out", out).exit_code == 0
     result = cli("validate", write(_mixed(out, None)))
     assert result.exit_code != 0
     text = " ".join(result.output.split())
@@ -170,6 +171,64 @@ def test_a_catalog_in_another_currency_without_a_rate_is_refused(
         "scenario currency CNY differs from catalog aws's USD; state its rate as exchange_rates"
         in text
     )
+
+
+def test_catalogs_and_rates_are_the_same_as_catalog_and_exchange_rates(
+    cli: Any, tmp_path: Path, write: Any
+) -> None:
+    """`catalogs: [a, b]` with `rates: {USD: {CNY: 7.1, as_of: DATE}}` loads exactly as
+    `catalog:` with `exchange_rates:`; a rate into another currency is refused by name."""
+    from planner.domain.errors import LoadError
+    from planner.domain.load import load_scenario
+
+    out = tmp_path / "aws.yaml"
+    assert cli("catalog", "import", "gpuhunt", DATA / "aws.csv", "--out", out).exit_code == 0
+    long = _mixed(out, {"rate": 7.1, "date": "2026-09-30"})
+    short = {k: v for k, v in long.items() if k not in ("catalog", "exchange_rates")}
+    short |= {"catalogs": long["catalog"], "rates": {"USD": {"CNY": 7.1, "as_of": "2026-09-30"}}}
+    assert load_scenario(write(short)).offers == load_scenario(write(long)).offers
+    wrong = {**short, "rates": {"USD": {"EUR": 6.5, "as_of": "2026-09-30"}}}
+    with pytest.raises(LoadError) as caught:
+        load_scenario(write(wrong))
+    assert "rates.USD: expected {CNY: <CNY per USD>, as_of: YYYY-MM-DD}" in str(caught.value)
+
+
+def test_an_offer_id_in_two_catalogs_is_named_by_its_catalog(tmp_path: Path, write: Any) -> None:
+    """Two catalogs that both sell an offer `box`: each is named by its catalog (`east.box`,
+    `west.box`), and a scenario change to the bare id is refused with both names."""
+    from planner.domain.errors import LoadError
+    from planner.domain.load import load_scenario
+    from tests.planning import job
+
+    for name, price in (("east", 2), ("west", 3)):
+        catalog = {
+            "name": name,
+            "currency": "CNY",
+            "date": "2026-10-01",
+            "source": "a test",
+            "offers": [{"id": "box", "card": "a100-80g", "hourly": {"price": price}}],
+        }
+        (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump(catalog))
+    scenario = {
+        "name": "clash",
+        "currency": "CNY",
+        "timezone": "Asia/Shanghai",
+        "horizon": {"start": "2026-10-01", "end": "2026-10-03"},
+        "catalogs": [str(tmp_path / "east.yaml"), str(tmp_path / "west.yaml")],
+        "workloads": [job("tune", 5)],
+    }
+    offers = load_scenario(write(scenario)).offers
+    assert {i: str(o.hourly.price) for i, o in offers.items() if o.hourly} == {
+        "east.box": "2",
+        "west.box": "3",
+    }
+    patched = {**scenario, "offers": [{"id": "west.box", "hourly": {"price": 1}}]}
+    west = load_scenario(write(patched)).offers["west.box"].hourly
+    assert west is not None and str(west.price) == "1"
+    with pytest.raises(LoadError) as caught:
+        load_scenario(write({**scenario, "offers": [{"id": "box", "hourly": {"price": 1}}]}))
+    assert "offer id 'box' is in catalogs east and west" in str(caught.value)
+    assert "east.box or west.box" in str(caught.value)
 
 
 def test_a_row_without_any_price_is_listed_not_dropped(tmp_path: Path) -> None:

@@ -117,20 +117,79 @@ def test_two_reserved_cards_with_one_committed_are_feasible(make_scenario: Any) 
     assert solved(s).status == "infeasible"
 
 
-def test_hourly_billing_the_model_cannot_follow_is_refused_by_name(
-    make_scenario: Any,
-) -> None:
-    # Replica rentals are billed by their held hours; an offer with a 4-hour minimum could
-    # round a 3-hour reserve up to 4 h. Planning without it would drop an option silently,
-    # so the scenario is refused (exit 1), naming the workload, the offer and rule 6.
-    four = offer("four", hourly={"price": 1, "min_hours": 4})
+def _curve(levels: dict[str, int]) -> dict[str, Any]:
+    """`service()` for one day, no replica required where its demand is 0."""
+    return service(concurrency=levels, min_replicas=0, max_cards_per_replica=1)
+
+
+def _round_up(plan: Any) -> Decimal:
+    assert plan.cost_breakdown is not None
+    return Decimal(plan.cost_breakdown.reported[CostTerm.ROUND_UP].amount)
+
+
+def test_one_replica_for_20_hours_on_a_two_hour_minimum(make_scenario: Any) -> None:
+    # One a100 replica carries 100 requests. 50 in flight 02:00-22:00 is one replica for
+    # 20 h: billed 20 h at 10/h = 200.00, nothing rounded up by the 2 h minimum.
+    two = offer("two", hourly={"price": 10, "min_hours": 2})
+    s = make_scenario([two], [_curve({"00-02": 0, "02-22": 50, "22-24": 0})], days=1)
+    plan = solved(s).plan
+    assert plan is not None and plan.total_cost == Decimal("200.00")
+    assert _round_up(plan) == 0
+    # A second replica for one hour at 10:00 and one at 15:00: each rise starts a rental and
+    # each fall ends the oldest, so the 02:00 rental ends at 11:00 (9 h), the 10:00 one at
+    # 16:00 (6 h), the 15:00 one serves to 22:00 (7 h): 22 h billed, 220.00, no round-up.
+    # Billing each hour's extra replica alone would pay 2 + 2 h at the minimum: 240.00.
+    levels = {"00-02": 0, "02-10": 50, "10-11": 150, "11-15": 50, "15-16": 150}
+    s = make_scenario([two], [_curve({**levels, "16-22": 50, "22-24": 0})], days=1)
+    plan = solved(s).plan
+    assert plan is not None and plan.total_cost == Decimal("220.00")
+    assert sorted(r.billed_hours for r in plan.rentals) == [6, 7, 9]
+
+
+def test_a_minimum_is_paid_where_nothing_older_can_stop(make_scenario: Any) -> None:
+    # One replica 10:00-11:00 and one 12:00-13:00 (nothing else) on a 2 h minimum at 10/h:
+    # holding it 10:00-13:00 costs 30.00, two rentals 2 h each would cost 40.00.
+    two = offer("two", hourly={"price": 10, "min_hours": 2})
+    near = {"00-10": 0, "10-11": 50, "11-12": 0, "12-13": 50, "13-24": 0}
+    plan = solved(make_scenario([two], [_curve(near)], days=1)).plan
+    assert plan is not None and plan.total_cost == Decimal("30.00")
+    # 10:00-11:00 and 15:00-16:00: holding through costs 60.00, two rentals billed at the
+    # minimum 40.00, of which 2 h (20.00) is round-up, reported and checked.
+    far = {"00-10": 0, "10-11": 50, "11-15": 0, "15-16": 50, "16-24": 0}
+    plan = solved(make_scenario([two], [_curve(far)], days=1)).plan
+    assert plan is not None and plan.total_cost == Decimal("40.00")
+    assert [r.billed_hours for r in plan.rentals] == [2, 2] and _round_up(plan) == 2
+
+
+def test_a_fractional_minimum_after_setup_is_exact(make_scenario: Any) -> None:
+    # Minimum 2.5 h in 0.5 h steps, setup 60 min held before serving: a card reserved
+    # 09:00-10:00 is rented 08:00-10:00 (2 h held) and billed 2.5 h at 10/h = 25.00.
+    # Against it, an offer billed by the hour at 13/h: 2 h = 26.00. The cheaper is chosen.
+    half = {
+        **offer("half", hourly={"price": 10, "min_hours": 2.5, "increment_hours": 0.5}),
+        "setup_minutes": 60,
+    }
+    dear = {**offer("dear", hourly={"price": 13}), "setup_minutes": 60}
+    plan = solved(make_scenario([half, dear], [_reserve(1, "09:00-10:00")], days=1)).plan
+    assert plan is not None and plan.total_cost == Decimal("25.00")
+    [rental] = plan.rentals
+    assert (rental.offer, rental.billed_hours) == ("half", Decimal("2.5"))
+    # two hours 09:00-11:00: 3 h held, no round-up, 30.00 against 39.00
+    plan = solved(make_scenario([half, dear], [_reserve(1, "09:00-11:00")], days=1)).plan
+    assert plan is not None and plan.total_cost == Decimal("30.00")
+
+
+def test_steps_that_do_not_divide_the_hour_are_refused_by_name(make_scenario: Any) -> None:
+    # Billed in 2-hour steps, a rental's bill depends on its length modulo 2, which the
+    # replica counts do not carry: refused (exit 1), naming the workload, offer and rule 6.
+    steps = offer("steps", hourly={"price": 1, "increment_hours": 2, "min_hours": 2})
     s = make_scenario(
-        [four, offer("o", hourly={"price": 10})], [_reserve(1, "09:00-12:00")], days=1
+        [steps, offer("o", hourly={"price": 10})], [_reserve(1, "09:00-12:00")], days=1
     )
     with pytest.raises(LoadError) as caught:
         solved(s)
     [issue] = caught.value.issues
-    assert "desk could run replicas on four hourly" in issue.message
+    assert "desk could run replicas on steps hourly" in issue.message
     assert "rule 6" in issue.message and "hourly: null" in issue.message
 
 
@@ -143,8 +202,8 @@ def test_billing_in_steps_that_divide_the_hour_is_exact(make_scenario: Any) -> N
 
 
 def test_out_of_scope_billing_through_the_cli_is_bad_input(cli: Any, make_scenario: Any) -> None:
-    four = offer("four", hourly={"price": 1, "min_hours": 4})
-    s = make_scenario([four], [_reserve(1, "09:00-12:00")], days=1)
+    steps = offer("steps", hourly={"price": 1, "increment_hours": 2})
+    s = make_scenario([steps], [_reserve(1, "09:00-12:00")], days=1)
     result = cli("solve", str(s.path))
     assert result.exit_code == 1
     assert "rule 6" in result.stderr and "Traceback" not in result.output

@@ -18,7 +18,7 @@ except ImportError:  # pragma: no cover - older typer
     )
 
 from planner import __version__
-from planner.cli.catalog import catalog
+from planner.cli.catalog import catalog_app
 from planner.cli.check import check_command
 from planner.cli.common import err
 from planner.cli.fit import fit
@@ -40,8 +40,8 @@ app = typer.Typer(
     add_completion=False,
 )
 app.command()(validate)
-app.command()(catalog)
-app.command("import-catalog")(import_catalog_command)
+app.add_typer(catalog_app, name="catalog")
+app.command("import-catalog", hidden=True)(import_catalog_command)  # the earlier name
 app.command()(fit)
 app.command("quote")(quote_command)
 app.command("solve")(solve_command)

@@ -1,4 +1,5 @@
-"""`plan catalog [CATALOG]`: offers with prices per card-hour and per GB-hour, and stock."""
+"""`plan catalog [CATALOG]`: offers with prices per card-hour and per GB-hour, and stock;
+`plan catalog import`: another tool's price list as a catalog."""
 
 from __future__ import annotations
 
@@ -7,14 +8,35 @@ from typing import Annotated, Any
 
 import typer
 from rich.table import Table
+from typer.core import TyperGroup
 
 from planner.cli.common import JsonOption, human, input_errors, write_json
+from planner.cli.import_catalog import import_catalog_command
 from planner.domain.load import catalog_names, load_catalog
 from planner.report import catalog_summary, offer_rows
 
 DEFAULT_CATALOG = "jizhisuan-2026-09"
 
 
+class _ShowByDefault(TyperGroup):
+    """`plan catalog [CATALOG]` shows a catalog; `plan catalog import ...` imports one. A
+    first argument that is not a subcommand (a catalog's name or path, an option, nothing)
+    goes to `show`; `--help` alone describes the group."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h")):
+            args = ["show", *args]
+        return super().parse_args(ctx, args)
+
+
+catalog_app = typer.Typer(
+    cls=_ShowByDefault,
+    help="Show a catalog's offers (`plan catalog [CATALOG]`), or import another tool's price "
+    "list (`plan catalog import FORMAT FILE... --out catalog.yaml`).",
+)
+
+
+@catalog_app.command("show")
 def catalog(
     name: Annotated[
         str,
@@ -84,3 +106,6 @@ def _table(name: str, currency: str, rows: list[dict[str, Any]]) -> Table:
             mark("stock", "∞" if r["stock"] is None else str(r["stock"])),
         )
     return table
+
+
+catalog_app.command("import")(import_catalog_command)

@@ -1,4 +1,4 @@
-"""`plan import-catalog FORMAT FILE...`: another tool's price list as a gpuplan catalog."""
+"""`plan catalog import FORMAT FILE...`: another tool's price list as a gpuplan catalog."""
 
 from __future__ import annotations
 
@@ -31,8 +31,9 @@ def import_catalog_command(
         str | None, typer.Option(help="The prices' date, YYYY-MM-DD (default: the files').")
     ] = None,
 ) -> None:
-    """Read a price list as another tool publishes it (offline) and write a gpuplan catalog:
-    an offer per instance type and region, in units of its GPUs, hourly and spot. Every row
+    """Import another tool's price list, offline, as a gpuplan catalog.
+
+    An offer per instance type and region, in units of its GPUs, hourly and spot. Every row
     that cannot be mapped is listed with the reason."""
     with input_errors(None):
         if fmt not in FORMATS:
@@ -40,7 +41,7 @@ def import_catalog_command(
             raise LoadError([Issue("FORMAT", None, None, (), message)])
         rows = read_rows(fmt, files)
         when = dt.date.fromisoformat(date) if date else _files_date(files)
-        source = f"imported with plan import-catalog from {fmt} files: " + ", ".join(
+        source = f"imported with plan catalog import from {fmt} files: " + ", ".join(
             p.name for p in files
         )
         result = import_catalog(

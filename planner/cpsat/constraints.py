@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import itertools
+from fractions import Fraction
 
 from ortools.sat.python import cp_model
 
 from planner.cpsat.cumulative import Load
-from planner.cpsat.variables import Variables, pool_cap, replica_bound
+from planner.cpsat.variables import Short, Variables, pool_cap, replica_bound
 from planner.problem import Problem
 
 # (start, end, variable demand, its largest value) of a fixed part of a cumulative
@@ -28,6 +29,7 @@ class Constraints:
         self._cover_demand()
         self._replica_starts()
         self._min_hold()
+        self._billed_minimum()
         self._select_one_config()
         self._config_starts()
         self._deadlines()
@@ -75,6 +77,47 @@ class Constraints:
             ]
             if recent:
                 self.model.add(replicas >= sum(recent))
+
+    def _billed_minimum(self) -> None:
+        """Rentals that serve less than their minimum pay up to it (rule 6 as rule 4). For a
+        window of W hours, the rentals ended younger than W at an hour are at least the
+        starts of the last W hours less the replicas held (a count `short`, ≥ 0, paid per
+        hour); ending the oldest first meets that bound at every hour at once, so the sum
+        is exact (docs/rules.md, "Minimum billing of replicas"). Pieces of a segment where
+        the starts in the window stay the same share one count; a virtual segment past the
+        horizon holds no replicas."""
+        segments = [*self.problem.segments]
+        for j, job in enumerate(self.problem.replica_jobs):
+            for k, config in enumerate(job.configs):
+                if not config.rented:
+                    continue
+                rate = self.problem.replica_rate(job.name, config)
+                for window, weight in rate.windows:
+                    end = segments[-1][1]
+                    for s, (a, b) in enumerate([*segments, (end, end + window)]):
+                        self._short_pieces(j, k, s, a, b, window, weight)
+
+    def _short_pieces(
+        self, j: int, k: int, s: int, a: int, b: int, window: int, weight: Fraction
+    ) -> None:
+        segments = self.problem.segments
+        job = self.problem.replica_jobs[j]
+        config = job.configs[k]
+        starts = [
+            u
+            for u in range(min(s, len(segments) - 1), -1, -1)
+            if (j, k, u) in self.v.starts and segments[u][0] > a - window
+        ]
+        held = self.v.replicas.get((j, k, s), 0)
+        cuts = sorted({a, b, *(segments[u][0] + window for u in starts)} & set(range(a, b + 1)))
+        for p, q in itertools.pairwise(cuts):
+            recent = tuple(u for u in starts if segments[u][0] + window > p)
+            if not recent:
+                continue
+            most = sum(replica_bound(job, config, u) for u in recent)
+            count = self.model.new_int_var(0, most, f"short[{j},{k},{s},{window},{p}]")
+            self.model.add(count >= sum(self.v.starts[(j, k, u)] for u in recent) - held)
+            self.v.short.append(Short(count, j, k, s, recent, weight * (q - p)))
 
     def replica_usage(self, key: tuple[str, str], held: bool) -> list[Usage]:
         """Per segment, what replicas hold on one offer and mode: on held cards, cards (rule

@@ -124,6 +124,16 @@ class CpModel:
                 if (j, k, s) in starts:
                     rise = count - solution.replicas.get((j, k, s - 1), 0)
                     self.model.add_hint(starts[(j, k, s)], max(0, rise))
+        for short in self.v.short:  # rentals ended younger than a window, oldest first
+            j, k = short.job, short.config
+            rises = sum(
+                max(
+                    0, solution.replicas.get((j, k, u), 0) - solution.replicas.get((j, k, u - 1), 0)
+                )
+                for u in short.recent
+            )
+            held = solution.replicas.get((j, k, short.segment), 0)
+            self.model.add_hint(short.count, max(0, rises - held))
         segment_index = {a: s for s, (a, _) in enumerate(self.problem.segments)}
         for (key, held, hour), usage in self.v.usage.items():
             s = segment_index[hour]

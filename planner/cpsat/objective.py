@@ -39,6 +39,10 @@ def cost_terms(problem: Problem, v: Variables) -> dict[CostTerm, cp_model.Linear
             terms[CostTerm.HOURLY] += [held * hour, started * hour]
         if disk:  # disks bill while the replica is held, setup hours included
             terms[CostTerm.STORAGE] += [held * disk, started * disk]
+    for short in v.short:  # what minimums add to rentals that serve less
+        replica_job = problem.replica_jobs[short.job]
+        rate = problem.replica_rate(replica_job.name, replica_job.configs[short.config])
+        terms[CostTerm.HOURLY].append(short.count * problem.integer(rate.hour * short.hours))
     for f in problem.fixed:
         terms[CostTerm.COMMITMENT].append(problem.integer(f.cost))
     terms[CostTerm.PACKAGE].append(-problem.integer(problem.bought_commitments))

@@ -3,12 +3,27 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 from ortools.sat.python import cp_model
 
 from planner.configs import ReplicaConfig
 from planner.problem import Problem
 from planner.serving import ReplicaJob
+
+
+@dataclass(frozen=True)
+class Short:
+    """Rentals of a replica config ended younger than a billing window over a piece of a
+    segment: at least the starts of `recent` segments less the replicas of `segment`; paid
+    for `hours` (the piece's length × the window's weight)."""
+
+    count: cp_model.IntVar
+    job: int
+    config: int
+    segment: int
+    recent: tuple[int, ...]
+    hours: Fraction
 
 
 @dataclass
@@ -26,6 +41,8 @@ class Variables:
     starts: dict[tuple[int, int, int], cp_model.IntVar] = field(default_factory=dict)
     # replicas of a held (package) config started per segment, where a min hold needs them
     held_starts: dict[tuple[int, int, int], cp_model.IntVar] = field(default_factory=dict)
+    # replica rentals ended younger than a billing window: added by the constraints
+    short: list[Short] = field(default_factory=list)
     # what replicas hold per (offer, mode), held (cards) or rented (units), and segment
     # start: added by the constraints
     usage: dict[tuple[tuple[str, str], bool, int], cp_model.IntVar] = field(default_factory=dict)

@@ -191,9 +191,20 @@ def load_catalogs(
     cards = {c.id: c for c in _merged_items(collect, CardType, "id", card_layers, [])}
     catalogs = []
     patches = _items(offer_patches, "offers") if offer_patches else []
-    known = {_ident(i) for s in sources for _, _, i in _items(s, "offers")}
+    offer_items, clashes = _prefixed_offers(sources)
+    known = {_ident(i) for items in offer_items for _, _, i in items}
     for source, where, item in patches:
-        if _ident(item) not in known and "card" not in item:
+        if _ident(item) in clashes:
+            ident = str(item.get("id"))
+            collect.issues.append(
+                source.issue(
+                    (*where, "id"),
+                    f"offer id {ident!r} is in catalogs {' and '.join(clashes[ident])}, so "
+                    f"each is named by its catalog: "
+                    f"{' or '.join(f'{p}.{ident}' for p in clashes[ident])}",
+                )
+            )
+        elif _ident(item) not in known and "card" not in item:
             ident = str(item.get("id"))
             ids = sorted(i for i in known if isinstance(i, str))
             collect.issues.append(
@@ -203,15 +214,17 @@ def load_catalogs(
                     "a new offer needs at least card and a billing mode",
                 )
             )
-    patches = [p for p in patches if _ident(p[2]) in known or "card" in p[2]]
-    for source in sources:
-        own_ids = {_ident(item) for _, _, item in _items(source, "offers")}
+    patches = [
+        p
+        for p in patches
+        if _ident(p[2]) not in clashes and (_ident(p[2]) in known or "card" in p[2])
+    ]
+    for source, items in zip(sources, offer_items, strict=True):
+        own_ids = {_ident(item) for _, _, item in items}
         mine = [p for p in patches if _ident(p[2]) in own_ids]
         if source is sources[-1]:  # offers new to every catalog join the last one
             mine += [p for p in patches if _ident(p[2]) not in known]
-        offers = _merged_items(
-            collect, Offer, "id", _items(source, "offers"), mine, _known_card(cards)
-        )
+        offers = _merged_items(collect, Offer, "id", items, mine, _known_card(cards))
         header = {**source.data, "cards": [], "offers": []}
         catalog = collect.validate(Catalog, header, source.issue)
         if catalog is not None:
@@ -221,6 +234,31 @@ def load_catalogs(
     if issues:
         raise LoadError(issues)
     return tuple(catalogs), cards
+
+
+def _prefixed_offers(sources: list[Source]) -> tuple[list[Layers], dict[str, list[str]]]:
+    """Each catalog's offers, an id found in more than one catalog named by its catalog
+    (`aws.g5-xlarge`, the catalog's name in lower case); and those ids with the prefixes."""
+    layers = [_items(source, "offers") for source in sources]
+    owners: dict[str, list[str]] = {}
+    for source, items in zip(sources, layers, strict=True):
+        name = source.data.get("name") if isinstance(source.data, dict) else None
+        prefix = str(name).lower().replace("_", "-")
+        for ident in {i for _, _, item in items if isinstance(i := _ident(item), str)}:
+            owners.setdefault(ident, []).append(prefix)
+    clashes = {i: p for i, p in owners.items() if len(p) > 1}
+    out = []
+    for source, items in zip(sources, layers, strict=True):
+        prefix = str(source.data.get("name")).lower().replace("_", "-")
+        out.append(
+            [
+                (src, where, {**item, "id": f"{prefix}.{item['id']}"})
+                if _ident(item) in clashes
+                else (src, where, item)
+                for src, where, item in items
+            ]
+        )
+    return out, clashes
 
 
 def load_catalog(ref: str) -> tuple[Catalog, dict[str, CardType]]:
@@ -343,13 +381,14 @@ def validate_scenario(path: Path, source: Source) -> Scenario:
     spec = collect.validate(ScenarioFile, data, source.issue)
     catalogs: tuple[Catalog, ...] = ()
     cards: dict[str, CardType] = {}
-    written = data.get("catalog")
+    key = "catalogs" if "catalogs" in data and "catalog" not in data else "catalog"
+    written = data.get(key)
     refs = [written] if isinstance(written, str) else written
     if isinstance(refs, list) and refs and all(isinstance(r, str) for r in refs):
         try:
             paths = []
             for i, ref in enumerate(refs):
-                at: PathKey = ("catalog",) if isinstance(written, str) else ("catalog", i)
+                at: PathKey = (key,) if isinstance(written, str) else (key, i)
                 paths.append(resolve_catalog_path(ref, source.folder(at), _at(source, at)))
             catalogs, cards = load_catalogs(paths, source)
         except LoadError as exc:

@@ -68,6 +68,28 @@ class ExchangeRate(Frozen):
     source: str = ""
 
 
+def _rates(rates: Any, currency: Any) -> Any:
+    """`rates: {USD: {CNY: 7.10, as_of: DATE[, source: S]}}` as exchange_rates entries."""
+    if not isinstance(rates, dict):
+        raise ValueError("rates: expected a map such as {USD: {CNY: 7.10, as_of: 2026-09-24}}")
+    out = {}
+    for origin, entry in rates.items():
+        targets = (
+            sorted(k for k in entry if k not in ("as_of", "source"))
+            if isinstance(entry, dict)
+            else []
+        )
+        if targets != [currency] or "as_of" not in entry:
+            raise ValueError(
+                f"rates.{origin}: expected {{{currency}: <{currency} per {origin}>, as_of: "
+                f"YYYY-MM-DD}} (a rate into the scenario's currency and its date), got {entry!r}"
+            )
+        out[origin] = {"rate": entry[currency], "date": entry["as_of"]} | (
+            {"source": entry["source"]} if "source" in entry else {}
+        )
+    return out
+
+
 class ScenarioFile(Frozen):
     """A scenario as written in YAML; references are still names and paths."""
 
@@ -94,6 +116,24 @@ class ScenarioFile(Frozen):
     # Files written by `plan probe … --save`: measured figures that replace estimates.
     calibration: list[str] = []
     workloads: Annotated[list[Workload], Field(min_length=1)]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _other_spellings(cls, data: Any) -> Any:
+        """`catalogs: [a, b]` is `catalog: [a, b]`; `rates: {USD: {CNY: 7.10, as_of: DATE,
+        source: S}}` is `exchange_rates: {USD: {rate: 7.10, date: DATE, source: S}}`, its
+        target the scenario's currency."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        for short, field in (("catalogs", "catalog"), ("rates", "exchange_rates")):
+            if short in data and field in data:
+                raise ValueError(f"{short} and {field} say the same thing: give one of them")
+        if "catalogs" in data:
+            data["catalog"] = data.pop("catalogs")
+        if "rates" in data:
+            data["exchange_rates"] = _rates(data.pop("rates"), data.get("currency"))
+        return data
 
     @field_validator("catalog", mode="before")
     @classmethod

@@ -1,0 +1,97 @@
+"""Hourly replicas under a billing minimum (rule 6 billed as rule 4), against brute force.
+
+Two claims carry the model's exactness (docs/rules.md, "Minimum billing of replicas"):
+ending the oldest rental at every fall pays the least round-up of all ways to pair a
+count series' starts with its ends; and the plan CP-SAT finds is the cheapest count series
+at or above what each hour needs, priced that way.
+"""
+
+from __future__ import annotations
+
+import itertools
+from decimal import Decimal
+from fractions import Fraction
+from functools import cache
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from planner.prices import ReplicaRate
+from planner.problem import build_problem
+from tests.planning import offer, service, solved
+
+SHORTS = st.sampled_from([Fraction(3, 2), Fraction(2), Fraction(5, 2), Fraction(3), Fraction(4)])
+
+
+def _cheapest_pairing(counts: tuple[int, ...], short: Fraction) -> Fraction:
+    """The least round-up over every way to choose which open rentals end at each fall."""
+    hours = len(counts)
+
+    @cache
+    def best(t: int, open_: tuple[int, ...]) -> Fraction:
+        if t == hours:
+            return sum((max(Fraction(0), short - (hours - a)) for a in open_), Fraction(0))
+        n = counts[t]
+        if n >= len(open_):
+            return best(t + 1, open_ + (t,) * (n - len(open_)))
+        out = None
+        for ending in set(itertools.combinations(range(len(open_)), len(open_) - n)):
+            paid = sum((max(Fraction(0), short - (t - open_[i])) for i in ending), Fraction(0))
+            kept = tuple(a for i, a in enumerate(open_) if i not in ending)
+            total = paid + best(t + 1, kept)
+            out = total if out is None or total < out else out
+        assert out is not None
+        return out
+
+    return best(0, ())
+
+
+@given(st.lists(st.integers(0, 3), min_size=1, max_size=9), SHORTS)
+def test_ending_the_oldest_pays_the_least_round_up(counts: list[int], short: Fraction) -> None:
+    rate = ReplicaRate(hour=Fraction(1), disk=Fraction(0), setup=0, short=short)
+    segments = [(h, h + 1) for h in range(len(counts))]
+    assert rate.round_up(counts, segments) == _cheapest_pairing(tuple(counts), short)
+
+
+LEVELS = st.sampled_from([0, 50, 150])  # one a100 replica carries 100 requests: 0, 1, 2
+
+
+@st.composite
+def curves(draw: st.DrawFn) -> dict[str, int]:
+    cuts = sorted(draw(st.sets(st.integers(1, 23), min_size=2, max_size=6)))
+    return {f"{a:02d}-{b:02d}": draw(LEVELS) for a, b in itertools.pairwise([0, *cuts, 24])}
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    curves(),
+    st.sampled_from([2, 3, 5]),
+    st.sampled_from([0, 60]),
+)
+def test_the_plan_is_the_cheapest_count_series(
+    make_scenario: Any, levels: dict[str, int], minimum: int, setup: int
+) -> None:
+    # One config (one-card a100 replicas on one offer): brute force every count series at
+    # or above each segment's need, up to the peak, priced by held hours, setups and the
+    # minimum's round-up. The checked plan costs exactly the least of them.
+    o = {**offer("o", hourly={"price": 10, "min_hours": minimum}), "setup_minutes": setup}
+    chat = service(concurrency=levels, min_replicas=0, max_cards_per_replica=1)
+    s = make_scenario([o], [chat], days=1)
+    problem = build_problem(s, serving=True)
+    [job] = problem.replica_jobs
+    [config] = job.configs
+    rate = problem.replica_rate(job.name, config)
+    needs = [job.need(config, k) for k in range(len(problem.segments))]
+    active = [k for k, n in enumerate(needs) if n]
+    if not active:
+        return
+    peak = max(needs)
+    inside = range(active[0], active[-1] + 1)  # nothing is held outside the active span
+    choices = [range(n, peak + 1) if k in inside else (0,) for k, n in enumerate(needs)]
+    best = min(rate.series(list(c), problem.segments) for c in itertools.product(*choices))
+    plan = solved(s).plan
+    assert plan is not None
+    assert plan.total_cost == Decimal(round(best.numerator / best.denominator, 2)).quantize(
+        Decimal("0.01")
+    )
