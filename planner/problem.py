@@ -97,6 +97,20 @@ class FixedRental:
 
 
 @dataclass(frozen=True)
+class NoGood:
+    """Work that fits a pool's cards but not its machines (the checker's placement search):
+    no plan may again run these train jobs on these configs from these starts while the
+    pool holds no more units on any of `packages`' days and these replicas no fewer.
+    Holding more, or carrying less, is what could make room, so the cut removes only plans
+    that cannot be placed (planner/placement.py)."""
+
+    pool: tuple[str, str]
+    jobs: tuple[tuple[str, Config, int], ...]  # train job, config, start hour
+    replicas: tuple[tuple[str, ReplicaConfig, int, int], ...]  # job, config, segment, count
+    packages: tuple[tuple[int, int], ...]  # local day, units of the pool bought that day
+
+
+@dataclass(frozen=True)
 class Problem:
     scenario: Scenario
     hours: int
@@ -108,6 +122,7 @@ class Problem:
     segments: tuple[tuple[int, int], ...] = ()  # constant-demand hour ranges of replica jobs
     replica_jobs: tuple[ReplicaJob, ...] = ()
     replica_setup: dict[tuple[str, str], int] = field(default_factory=dict)  # (job, offer) → h
+    nogoods: tuple[NoGood, ...] = ()  # placements learnt impossible (planner.placement)
 
     def rental_money(
         self, mode: str, offer: str, held: int, units: int

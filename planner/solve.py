@@ -20,7 +20,7 @@ from planner.baseline import greedy
 from planner.bound import Bound, lower_bound
 from planner.check import check_plan
 from planner.cpsat.lns import improve
-from planner.cpsat.model import CpModel, Outcome, SolverSettings
+from planner.cpsat.model import CpModel, Outcome, Progress, SolverSettings
 from planner.cpsat.variables import estimated_variables
 from planner.domain.costs import CostTerm
 from planner.domain.errors import Issue, LoadError
@@ -30,10 +30,11 @@ from planner.domain.scenario import Scenario
 from planner.explain import Conflict
 from planner.forced import Forced, forced_packages
 from planner.parallel import Executor
+from planner.placement import nogood, with_nogoods
 from planner.pricing import breakdown
-from planner.problem import Infeasible, Problem, build_problem
+from planner.problem import Infeasible, NoGood, Problem, build_problem
 from planner.reference import Reference
-from planner.restrict import top_k
+from planner.restrict import Restricted, top_k
 from planner.solution import Solution, to_plan
 
 # `what` of a progress report that names the solve's phase rather than a plan
@@ -226,11 +227,6 @@ def solve(
     target_size = estimated_variables(target) if restricted else full_size
     gate = "size-gate" in params.techniques
     too_large = _too_large(target_size, params, started, best is not None) if gate else ""
-    if not too_large:
-        phase("building the CP-SAT model")
-    model = None if too_large else CpModel(target, cuts="cuts" in params.techniques)
-    if model is not None and best is not None:
-        model.hint(restricted.from_full(best) if restricted else best)
     scale = problem.money_scale
 
     def progress(incumbent: int | None, bound: int, elapsed: float) -> None:
@@ -241,36 +237,35 @@ def solve(
             on_progress(found, max(solver_bound, floor), elapsed)
 
     workloads = len(problem.jobs) + len(problem.replica_jobs)
-    settings = replace(params.settings(), time_limit=search_seconds(params, started, workloads))
-    phase("searching")
-    if model is not None and settings.time_limit > 0:
-        keep = None if reference is None else Reference.of(reference, scenario.axis)
-        # the neighbourhood search where CP-SAT's bound is not used anyway (a top-K
-        # restriction's bounds only the restriction); on the full model only when asked
-        # (LNS_SHARE)
-        share = params.lns_share
-        if share is None:
-            share = LNS_SHARE if restricted is not None else 0.0
-        lns = "lns" in params.techniques and best is not None and share > 0
-        main = replace(settings, time_limit=settings.time_limit * (1 - share))
-        outcome = model.solve(main if lns else settings, progress, keep)
-        if lns and best is not None and outcome.status in ("feasible", "unknown"):
-            hinted = restricted.from_full(best) if restricted else best
-            outcome = _improve(
-                model, outcome, hinted, params, share, started, workloads, progress, phase
-            )
-        if restricted is not None and outcome.solution is not None:
-            # a plan of the full problem; optimal only among the configs kept, bound unknown
-            status = "feasible" if outcome.status == "optimal" else outcome.status
-            solution = restricted.to_full(outcome.solution)
-            outcome = replace(outcome, status=status, solution=solution, bound=None)
-    else:  # no model, or building it took the whole limit: the best baseline if any
-        counts = model.size() if model else {"variables": full_size}
-        outcome = Outcome("unknown", None, None, None, 0.0, counts)
-    if outcome.status == "invalid":
-        # CP-SAT refuses a model whose integers overflow: prices or counts far beyond a plan
-        raise _money_too_large(problem)
-    settled = _settle(problem, outcome, checked, floor)
+    learnt: list[NoGood] = []
+    for _ in range(MAX_PLACEMENT_SEARCHES):
+        if learnt:  # the search again, without the placements the machines cannot hold
+            problem = with_nogoods(problem, learnt)
+            if restricted is not None:
+                restricted = replace(restricted, problem=with_nogoods(restricted.problem, learnt))
+            target = restricted.problem if restricted else problem
+            phase(f"searching again without {len(problem.nogoods)} placement(s) that do not fit")
+        outcome, searched = _search(
+            target,
+            restricted,
+            best,
+            bool(too_large),
+            full_size,
+            params,
+            started,
+            workloads,
+            reference,
+            progress,
+            phase,
+        )
+        settled = _settle(problem, outcome, checked, floor)
+        time_left = params.deterministic or search_seconds(params, started, workloads) > 0
+        if not settled.conflicts or outcome.solution is None or not time_left:
+            break
+        learnt = [
+            nogood(problem, outcome.solution, pool, names)
+            for pool, names in sorted(settled.conflicts.items())
+        ]
     if settled.chosen is None:
         if settled.inconsistency:
             return Result(
@@ -282,6 +277,12 @@ def solve(
             )
         none = _no_plan(problem, outcome.status, params, outcome.size, started, too_large)
         refused = [f"the {k} baseline: {v}" for k, v in notes.items() if "checker" in v]
+        refused += [
+            f"{', '.join(name for name, _, _ in cut.jobs)} on {cut.pool[0]} {cut.pool[1]}: "
+            "their cards fit its units at every hour, but not on its machines without moving "
+            "a job between them (the search learnt this placement away)"
+            for cut in problem.nogoods
+        ]
         return replace(none, reasons=none.reasons + refused)
     status, bound, inconsistency = settled.status, settled.bound, settled.inconsistency
     solution, plan, objective = settled.chosen.solution, settled.chosen.plan, settled.chosen.cost
@@ -298,7 +299,7 @@ def solve(
             f"configs of each workload ({kept:,} of {every:,}, top-K); not proven, the gap is "
             "against the relaxation's bound"
         )
-    elif not settings.time_limit > 0:
+    elif not searched:
         notes["solver"] = (
             f"building the model took {time.perf_counter() - started:,.0f} s of the "
             f"{params.time_limit:g} s limit, leaving no time to search: the plan is the best "
@@ -359,6 +360,64 @@ def solve(
         inconsistency=inconsistency or None,
     )
 
+
+def _search(
+    target: Problem,
+    restricted: Restricted | None,
+    best: Solution | None,
+    too_large: bool,
+    full_size: int,
+    params: SolveParams,
+    started: float,
+    workloads: int,
+    reference: Plan | None,
+    progress: Progress,
+    phase: Callable[[str], None],
+) -> tuple[Outcome, bool]:
+    """CP-SAT (and, where it applies, the neighbourhood search) on `target`, hinted with
+    `best`; the outcome in the full problem's indices, and whether any time was left to
+    search. A model not built (`too_large`) or left no time gives an empty outcome."""
+    if not too_large:
+        phase("building the CP-SAT model")
+    model = None if too_large else CpModel(target, cuts="cuts" in params.techniques)
+    if model is not None and best is not None:
+        model.hint(restricted.from_full(best) if restricted else best)
+    settings = replace(params.settings(), time_limit=search_seconds(params, started, workloads))
+    phase("searching")
+    if model is not None and settings.time_limit > 0:
+        keep = None if reference is None else Reference.of(reference, target.scenario.axis)
+        # the neighbourhood search where CP-SAT's bound is not used anyway (a top-K
+        # restriction's bounds only the restriction); on the full model only when asked
+        # (LNS_SHARE)
+        share = params.lns_share
+        if share is None:
+            share = LNS_SHARE if restricted is not None else 0.0
+        lns = "lns" in params.techniques and best is not None and share > 0
+        main = replace(settings, time_limit=settings.time_limit * (1 - share))
+        outcome = model.solve(main if lns else settings, progress, keep)
+        if lns and best is not None and outcome.status in ("feasible", "unknown"):
+            hinted = restricted.from_full(best) if restricted else best
+            outcome = _improve(
+                model, outcome, hinted, params, share, started, workloads, progress, phase
+            )
+        if restricted is not None and outcome.solution is not None:
+            # a plan of the full problem; optimal only among the configs kept, bound unknown
+            status = "feasible" if outcome.status == "optimal" else outcome.status
+            solution = restricted.to_full(outcome.solution)
+            outcome = replace(outcome, status=status, solution=solution, bound=None)
+    else:  # no model, or building it took the whole limit: the best baseline if any
+        counts = model.size() if model else {"variables": full_size}
+        outcome = Outcome("unknown", None, None, None, 0.0, counts)
+    if outcome.status == "invalid":
+        # CP-SAT refuses a model whose integers overflow: prices or counts far beyond a plan
+        raise _money_too_large(target)
+    return outcome, settings.time_limit > 0
+
+
+# Searches at most this many times, each time without the placements the checker found the
+# machines of a pool cannot hold (planner.placement); after that the plan is the cheapest
+# checked one, and the model's rejected plan is named as an inconsistency.
+MAX_PLACEMENT_SEARCHES = 8
 
 # Pools of forced packages are solved for at most this share of the time limit, from when
 # they start (planner/forced.py: one pool takes well under a second on the quarters
@@ -449,6 +508,8 @@ class Settled:
     chosen: Checked | None
     bound: Fraction | None
     inconsistency: str = ""
+    # work the model's plan fits on a pool's cards but not on its machines, per pool
+    conflicts: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
 
 
 def _settle(problem: Problem, outcome: Outcome, checked: list[Checked], floor: Fraction) -> Settled:
@@ -468,6 +529,7 @@ def _settle(problem: Problem, outcome: Outcome, checked: list[Checked], floor: F
             f"({_amount(best.cost, problem)}) passes the checker"
         )
     mine: Checked | None = None
+    conflicts: dict[tuple[str, str], tuple[str, ...]] = {}
     if outcome.solution is not None:
         solution = outcome.solution
         exact = solution.cost(problem)
@@ -479,7 +541,7 @@ def _settle(problem: Problem, outcome: Outcome, checked: list[Checked], floor: F
             )
         plan = to_plan(problem, solution, outcome.status)
         plan = plan.model_copy(update={"cost_breakdown": breakdown(problem, solution, plan)})
-        verdict = _verdict(problem.scenario, plan, exact)
+        verdict, conflicts = _verdict(problem.scenario, plan, exact)
         if verdict:
             faults.append(f"the checker rejects the model's plan: {verdict}")
         else:
@@ -511,7 +573,13 @@ def _settle(problem: Problem, outcome: Outcome, checked: list[Checked], floor: F
             f"model inconsistency: {'; '.join(faults)}. {shown}; please report this line "
             "with the scenario."
         )
-        return Settled(Status.FEASIBLE if chosen else Status.UNKNOWN, chosen, None, line)
+        if conflicts and len(faults) == 1:  # counting cards is not placing them: known
+            line = (
+                f"{faults[0]}; the search learns such placements away and tries again "
+                f"(at most {MAX_PLACEMENT_SEARCHES} times, within the time limit). {shown}."
+            )
+        status = Status.FEASIBLE if chosen else Status.UNKNOWN
+        return Settled(status, chosen, None, line, conflicts)
     bound = max(solver_bound or Fraction(0), floor)
     if mine is None:  # the solver found nothing (in time, or past the size gate)
         if best is None:
@@ -553,20 +621,23 @@ def _bound_note(problem: Problem, forced: dict[tuple[str, str], Forced], relaxat
     )
 
 
-def _verdict(scenario: Scenario, plan: Plan, objective: Fraction) -> str:
-    """The checker's first objection to `plan` priced at `objective`, or "" if none: every
-    rule holds and its total is `objective`."""
+def _verdict(
+    scenario: Scenario, plan: Plan, objective: Fraction
+) -> tuple[str, dict[tuple[str, str], tuple[str, ...]]]:
+    """The checker's first objection to `plan` priced at `objective`, or "" if none (every
+    rule holds and its total is `objective`); and the work it found fits a pool's cards but
+    not its machines."""
     check = check_plan(scenario, plan)
     if not check.ok:
         first = check.violations[0]
         more = len(check.violations) - 1
-        return f"{first}" + (f" (and {more} more)" if more else "")
+        return f"{first}" + (f" (and {more} more)" if more else ""), check.conflicts
     if check.total != objective:
         return (
             f"the checker's total {float(check.total):,.2f} differs from the model's "
             f"{float(objective):,.2f}"
-        )
-    return ""
+        ), {}
+    return "", {}
 
 
 def _amount(value: Fraction, problem: Problem) -> str:
@@ -681,7 +752,10 @@ def checked_solution(
         plan = plan.model_copy(update={"cost_breakdown": breakdown(problem, solution, plan)})
     except ArithmeticError:  # decimal overflow: the same money the solver cannot hold
         raise _money_too_large(problem) from None
-    verdict = _verdict(problem.scenario, plan, cost)
+    verdict, conflicts = _verdict(problem.scenario, plan, cost)
+    if conflicts and verdict.startswith("[machines]"):  # a baseline counts cards only
+        notes[name] = f"its plan fits the cards but not the machines: {verdict}"
+        return None
     if verdict:
         notes[name] = f"its plan failed the independent checker (a bug): {verdict}"
         return None

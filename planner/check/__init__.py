@@ -14,6 +14,7 @@ from decimal import Decimal
 from fractions import Fraction
 
 from planner.check.ledger import Ledger
+from planner.check.machines import check_machines
 from planner.check.rentals import Held, book, card_hour_price, commitments, pools, read_rentals
 from planner.check.rentals import stock as stock_rule
 from planner.check.replicas import check_replicas
@@ -55,6 +56,8 @@ def check_plan(scenario: Scenario, plan: Plan) -> CheckResult:
             result.add("rental", r.id, 1, "", f"{r.mode} rental that no workload run uses")
     stock_rule(scenario, ledger, result)
     pools(scenario, ledger, result)
+    if not any(v.rule == "package" for v in result.violations):  # cards first, then machines
+        check_machines(scenario, plan, rentals, placed, result)
     _train_lines(scenario, placed, held, result)
     result.money = {t: ledger.money.get(t, Fraction(0)) for t in PAID}
     result.amounts = {t: ledger.amount.get(t, Fraction(0)) for t in REPORTED}

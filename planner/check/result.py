@@ -32,6 +32,8 @@ class CheckResult:
     breakdown: CostBreakdown | None = None  # recomputed; None when the plan cannot be priced
     money: dict[CostTerm, Fraction] = field(default_factory=dict)  # exact, per paid term
     amounts: dict[CostTerm, Fraction] = field(default_factory=dict)  # exact, per reported term
+    # per pool (offer, mode): work that fits its cards but not its machines (check.machines)
+    conflicts: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:

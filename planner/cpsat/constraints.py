@@ -39,6 +39,7 @@ class Constraints:
         self._pool_stock()
         self._commitments()
         self._offer_cap()
+        self._nogoods()
 
     def _cover_demand(self) -> None:
         """In every segment, replicas carry the demand and number at least the minimum (rule 6)."""
@@ -77,6 +78,46 @@ class Constraints:
             ]
             if recent:
                 self.model.add(replicas >= sum(recent))
+
+    def _nogoods(self) -> None:
+        """No plan repeats work its pool's machines cannot hold (planner.placement): some
+        listed job on another config or start, some listed replica count lower, or more
+        units bought on some listed day. A cut naming a config this problem does not have
+        (a top-K restriction) already holds."""
+        jobs = {job.name: job for job in self.problem.jobs}
+        replica_jobs = {job.name: j for j, job in enumerate(self.problem.replica_jobs)}
+        for cut in self.problem.nogoods:
+            escapes: list[cp_model.LiteralT] = []
+            for name, config, start in cut.jobs:
+                job = jobs[name]
+                if config not in job.configs:
+                    break
+                k = job.configs.index(config)
+                same = self.model.new_bool_var(f"same[{name}]")
+                self.model.add(self.v.start[job.index] == start).only_enforce_if(same)
+                self.model.add(self.v.start[job.index] != start).only_enforce_if(~same)
+                escapes += [~self.v.choose[job.index][k], ~same]
+            else:
+                for name, replica, s, count in cut.replicas:
+                    j = replica_jobs[name]
+                    configs = self.problem.replica_jobs[j].configs
+                    if replica not in configs:
+                        break
+                    var = self.v.replicas.get((j, configs.index(replica), s))
+                    if var is None:
+                        break
+                    fewer = self.model.new_bool_var(f"fewer[{name},{s}]")
+                    self.model.add(var <= count - 1).only_enforce_if(fewer)
+                    self.model.add(var >= count).only_enforce_if(~fewer)
+                    escapes.append(fewer)
+                else:
+                    bought = self.v.packages.get(cut.pool, {})
+                    for day, count in cut.packages:
+                        more = self.model.new_bool_var(f"more[{cut.pool},{day}]")
+                        self.model.add(bought[day] >= count + 1).only_enforce_if(more)
+                        self.model.add(bought[day] <= count).only_enforce_if(~more)
+                        escapes.append(more)
+                    self.model.add_bool_or(escapes)
 
     def _billed_minimum(self) -> None:
         """Rentals that serve less than their minimum pay up to it (rule 6 as rule 4). For a

@@ -1,0 +1,163 @@
+"""Rule 5 on machines: work on held multi-card units must fit the machines, not only the
+card count (planner/check/machines.py, planner/placement.py)."""
+
+from __future__ import annotations
+
+import itertools
+from decimal import Decimal
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from planner.check import check_plan
+from planner.check.machines import Unit, Work, place
+from planner.cpsat.model import CpModel, SolverSettings
+from planner.pricing import breakdown
+from planner.problem import build_problem
+from planner.solution import to_plan
+from tests.planning import job, offer, solved
+
+
+def _job(name: str, cards: int, a: int, b: int) -> dict[str, Any]:
+    """A job that can only run on exactly `cards` cards from hour a to hour b of 07-01."""
+    return job(
+        name,
+        0,
+        tokens=1000 * 3600 * (b - a),
+        max_cards=cards,
+        earliest_start=f"2026-07-01T{a:02d}:00",
+        deadline=f"2026-07-01T{b:02d}:00",
+        measured={"card": "a100-80g", "cards": cards, "tokens_per_s": 1000},
+    )
+
+
+# Two 8-card machines (a daily package, 100 each). z (8 cards, 00-02) fills one machine, so
+# l1 and p (4 each, from 00) share the other; l2 (4, 05-20) fits only on z's machine, the
+# other being full until 10; at 10 p ends, leaving l1 and l2 on different machines, and
+# c (8 cards, 12-20) has 8 free cards but no free machine. Cards used: 16, 8, 12, 8, 16 in
+# 00-02, 02-05, 05-10, 10-12, 12-20: counting accepts it.
+JOBS = [
+    _job("z", 8, 0, 2),
+    _job("l1", 4, 0, 20),
+    _job("p", 4, 0, 10),
+    _job("l2", 4, 5, 20),
+    _job("c", 8, 12, 20),
+]
+
+
+def _machines(stock: int) -> dict[str, Any]:
+    return offer("m", unit_cards=8, daily={"price": 100, "stock": stock})
+
+
+def test_counting_cards_accepts_a_plan_no_machine_can_run(make_scenario: Any) -> None:
+    s = make_scenario([_machines(2)], JOBS, days=1)
+    problem = build_problem(s, serving=True)
+    outcome = CpModel(problem).solve(SolverSettings(time_limit=10, workers=1))
+    assert outcome.solution is not None  # the count of cards alone fits
+    plan = to_plan(problem, outcome.solution, outcome.status)
+    plan = plan.model_copy(update={"cost_breakdown": breakdown(problem, outcome.solution, plan)})
+    check = check_plan(s, plan)
+    [violation] = check.violations
+    assert violation.rule == "machines" and violation.subject == "m daily"
+    assert set(check.conflicts[("m", "daily")]) == {"z", "l1", "p", "l2", "c"}
+
+
+def test_the_solver_learns_the_placement_away(make_scenario: Any) -> None:
+    # On two machines no plan can be placed: proven infeasible, with the reason.
+    result = solved(make_scenario([_machines(2)], JOBS, days=1))
+    assert result.status == "infeasible"
+    assert any("not on its machines" in r for r in result.reasons)
+    # A third machine places it: three packages, 300.00, checked with its machines.
+    result = solved(make_scenario([_machines(3)], JOBS, days=1))
+    assert result.plan is not None and result.plan.total_cost == Decimal("300.00")
+
+
+def test_a_job_stays_on_its_machine_through_a_renewal(make_scenario: Any) -> None:
+    # 8 cards 20:00 day 1 to 04:00 day 2 on daily packages: one machine held day 1 and
+    # renewed on day 2 carries it (two packages, 200.00); a 4-card job beside it on day 2
+    # 00-10 fits on a second machine bought that day (300.00 in all).
+    jobs = [
+        job(
+            "night",
+            0,
+            tokens=1000 * 3600 * 8,
+            max_cards=8,
+            earliest_start="2026-07-01T20:00",
+            deadline="2026-07-02T04:00",
+            measured={"card": "a100-80g", "cards": 8, "tokens_per_s": 1000},
+        ),
+        {**_job("day", 4, 0, 10), "earliest_start": "2026-07-02T00:00"}
+        | {"deadline": "2026-07-02T10:00"},
+    ]
+    result = solved(make_scenario([_machines(2)], jobs, days=2))
+    assert result.plan is not None and result.plan.total_cost == Decimal("300.00")
+
+
+# --- the placement search against brute force ------------------------------------------
+
+
+def _chains(units: list[tuple[int, int]]) -> list[list[list[int]]]:
+    """Every way to join units into machines: a unit may continue as one that starts when
+    it ends (each at most once); each result is a list of chains of unit indices."""
+    pairs = [
+        (e, s) for e in range(len(units)) for s in range(len(units)) if units[e][1] == units[s][0]
+    ]
+    out = []
+    for chosen in itertools.product([False, True], repeat=len(pairs)):
+        links = [p for p, on in zip(pairs, chosen, strict=True) if on]
+        if len({e for e, _ in links}) < len(links) or len({s for _, s in links}) < len(links):
+            continue
+        nxt = dict(links)
+        heads = [u for u in range(len(units)) if u not in {s for _, s in links}]
+        chains = []
+        for h in heads:
+            chain = [h]
+            while chain[-1] in nxt:
+                chain.append(nxt[chain[-1]])
+            chains.append(chain)
+        out.append(chains)
+    return out
+
+
+def _fits(units: list[tuple[int, int]], jobs: list[tuple[int, int, int]], size: int) -> bool:
+    """Brute force: some joining of units into machines and some machine per job (a job
+    stays on one machine, held all through its hours) keep every machine within its cards."""
+    for chains in _chains(units):
+        spans = [(units[c[0]][0], units[c[-1]][1]) for c in chains]
+        options = [[m for m, (a, b) in enumerate(spans) if a <= x and y <= b] for x, y, _ in jobs]
+        for pick in itertools.product(*options):
+            load: dict[tuple[int, int], int] = {}
+            for (x, y, cards), m in zip(jobs, pick, strict=True):
+                for t in range(x, y):
+                    load[(m, t)] = load.get((m, t), 0) + cards
+            if all(v <= size for v in load.values()):
+                return True
+    return False
+
+
+@st.composite
+def pools(draw: st.DrawFn) -> tuple[list[tuple[int, int]], list[tuple[int, int, int]]]:
+    cuts = [0, 4, 8, 12]
+    units = []
+    for _ in range(draw(st.integers(1, 4))):
+        a = draw(st.sampled_from(cuts[:-1]))
+        units.append((a, draw(st.sampled_from([c for c in cuts if c > a]))))
+    jobs = []
+    for _ in range(draw(st.integers(1, 5))):
+        x = draw(st.integers(0, 11))
+        jobs.append((x, draw(st.integers(x + 1, 12)), draw(st.sampled_from([2, 4, 8]))))
+    return units, jobs
+
+
+@settings(max_examples=150, deadline=None)
+@given(pools())
+def test_the_placement_search_agrees_with_brute_force(
+    pool: tuple[list[tuple[int, int]], list[tuple[int, int, int]]],
+) -> None:
+    units, jobs = pool
+    held = [Unit(a, b) for a, b in units]
+    work = [Work(f"j{i}", ((x, y),), cards, 1, True) for i, (x, y, cards) in enumerate(jobs)]
+    status = place(held, work, 8)
+    expected = _fits(units, jobs, 8)
+    assert (status == "placed") == expected, (status, units, jobs)
