@@ -6,8 +6,8 @@ two different 8-card machines leave 8 cards free that one 8-card job cannot use,
 whose package ends mid-run must move to another machine. Here every held unit (a package's
 or commitment's unit: an 8-card machine, or a 1-card container) is a machine held from its
 start to its end; a unit bought on the day another ends may be its renewal (the same
-machine, held on). The checker searches, with its own CP-SAT feasibility model, for a
-placement in which
+machine, held on). The checker searches, depth-first and exhaustively, for a placement in
+which
 
 - a train job sits on the same unit(s) from its first run to its last (following a unit
   into its renewal), ceil(cards ÷ unit cards) units, each fully if it needs more than one;
@@ -18,17 +18,16 @@ placement in which
 
 No placement is a violation naming a smallest set of the pool's work that cannot be
 placed together (`CheckResult.conflicts`, from which the solver learns). The search is
-exact (CP-SAT proves infeasibility); one that runs out of time is a violation too, so a
-plan is never passed unproven.
+exact; one that runs out of its step budget is a violation too, so a plan is never passed
+unproven.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
-
-from ortools.sat.python import cp_model
 
 from planner.check.rentals import Held
 from planner.check.result import CheckResult
@@ -36,7 +35,7 @@ from planner.check.train import Placed
 from planner.domain.plan import Plan, ReplicaAssignment
 from planner.domain.scenario import Scenario
 
-SECONDS = 30.0  # per pool; far more than the pools of a quarter need (benchmarks/RESULTS.md)
+NODES = 200_000  # search nodes per pool before the answer is "unknown" (a violation)
 
 
 @dataclass(frozen=True)
@@ -90,7 +89,9 @@ def check_machines(
         subject = f"{key[0]} {key[1]}"
         if status == "unknown":
             names = ", ".join(sorted(w.name for w in work[key]))
-            message = f"no placement of {names} on its units was found or refuted in {SECONDS:g} s"
+            message = (
+                f"no placement of {names} on its units was found or refuted in {NODES:,} steps"
+            )
             result.add("machines", subject, 1, "", message)
             continue
         if status.startswith("uncovered"):
@@ -121,74 +122,143 @@ def _conflict(units: list[Unit], work: list[Work], size: int) -> list[Work]:
 
 
 def place(units: list[Unit], work: list[Work], size: int) -> str:
-    """ "placed", "infeasible", "unknown", or "uncovered: why" (work where no unit is held)."""
-    model = cp_model.CpModel()
+    """ "placed", "infeasible", "unknown" (the search's node budget ran out), or
+    "uncovered: why" (work at hours when no unit is held).
+
+    Depth-first over the work in order of start (the largest first among equal starts): a
+    train job (one part per unit it needs) takes a path of units from its first hour to its
+    last, following a unit into a renewal already chosen or choosing one; a stretch of
+    replicas takes, piece by piece between unit starts and ends, a count per unit. Every
+    choice that keeps each unit within its cards at every hour is tried before an answer of
+    "infeasible", so the answer is exact."""
     cuts = sorted({t for u in units for t in (u.start, u.end)})
-    # renewals: a unit may continue as one that starts when it ends, each at most once
-    follow: dict[tuple[int, int], cp_model.IntVar] = {}
-    for e, s in itertools.product(range(len(units)), repeat=2):
-        if units[e].end == units[s].start:
-            follow[(e, s)] = model.new_bool_var(f"renew[{e},{s}]")
-    for e in range(len(units)):
-        model.add(sum(x for (a, _), x in follow.items() if a == e) <= 1)
-        model.add(sum(x for (_, b), x in follow.items() if b == e) <= 1)
-    # a unit's load changes only where a run or a piece starts: its most is at one of those
-    events = sorted({*cuts, *(x for w in work for x, _ in w.runs)})
-    load: dict[tuple[int, int], list[cp_model.LinearExprT]] = defaultdict(list)  # (unit, hour)
+    items: list[Work] = []
     for w in work:
-        need = 1 if w.cards <= size else -(-w.cards // size)
-        each = min(w.cards, size)
         first, last = w.runs[0][0], w.runs[-1][1]
-        bounds = [first, *(t for t in cuts if first < t < last), last]
-        pieces = list(itertools.pairwise(bounds))
-        on: list[dict[int, cp_model.IntVar]] = []
-        for q, (a, b) in enumerate(pieces):
-            cover = [u for u, unit in enumerate(units) if unit.start <= a and b <= unit.end]
-            if not cover:
-                return f"uncovered: {w.name} needs held cards at hours {a}-{b} when no unit is"
-            top = w.count * need
-            here = {u: model.new_int_var(0, top, f"on[{w.name},{q},{u}]") for u in cover}
-            model.add(sum(here.values()) == top)
-            hours = [t for x_, y_ in w.runs for t in events if max(x_, a) <= t < min(y_, b)]
-            for u, x in here.items():
-                if w.fixed:
-                    model.add(x <= 1)
-                for t in hours:
-                    load[(u, t)].append(x * each)
-            if w.fixed and on:
-                _carry(model, on[-1], here, follow, units, a, f"{w.name},{q}")
-            on.append(here)
-    for parts in load.values():
-        model.add(sum(parts) <= size)
-    solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = SECONDS
-    solver.parameters.num_workers = 1
-    status = solver.solve(model)
-    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return "placed"
-    return "infeasible" if status == cp_model.INFEASIBLE else "unknown"
+        for t in [first, *(t for t in cuts if first < t < last)]:
+            if not any(u.start <= t < u.end for u in units):
+                return f"uncovered: {w.name} needs held cards at hour {t} when no unit is"
+        whole = -(-w.cards // size)  # units a part larger than one unit needs, each fully
+        if w.fixed and w.cards > size:  # each unit of the job a part of its own
+            items += [Work(w.name, w.runs, size, 1, True)] * whole
+        elif w.cards > size:
+            items.append(Work(w.name, w.runs, size, w.count * whole, False))
+        else:
+            items.append(w)
+    items.sort(key=lambda w: (w.runs[0][0], -w.cards * w.count))
+    search = _Search(units, size, cuts)
+    try:
+        return "placed" if search.run(items, 0) else "infeasible"
+    except _Budget:
+        return "unknown"
 
 
-def _carry(
-    model: cp_model.CpModel,
-    before: dict[int, cp_model.IntVar],
-    after: dict[int, cp_model.IntVar],
-    follow: dict[tuple[int, int], cp_model.IntVar],
-    units: list[Unit],
-    at: int,
-    name: str,
-) -> None:
-    """A job on unit u before hour `at` is on u after it, or, where u ends at `at`, on the
-    unit u is renewed into."""
-    for u, x in before.items():
-        if units[u].end > at:
-            model.add(after[u] >= x)
-            continue
-        nexts = [(s, f) for (e, s), f in follow.items() if e == u and s in after]
-        moved = []
-        for s, f in nexts:
-            z = model.new_bool_var(f"carry[{name},{u},{s}]")
-            model.add(z <= f)
-            model.add(z <= after[s])
-            moved.append(z)
-        model.add(sum(moved) >= x)
+class _Budget(Exception):
+    pass
+
+
+class _Search:
+    def __init__(self, units: list[Unit], size: int, cuts: list[int]) -> None:
+        self.units, self.size, self.cuts = units, size, cuts
+        self.load: list[dict[int, int]] = [defaultdict(int) for _ in units]
+        self.renewed: dict[int, int] = {}  # unit → the unit it continues as
+        self.nodes = 0
+
+    def run(self, items: list[Work], i: int) -> bool:
+        self.nodes += 1
+        if self.nodes > NODES:
+            raise _Budget
+        if i == len(items):
+            return True
+        w = items[i]
+        options = self._paths(w) if w.fixed else self._spreads(w)
+        for parts in options:
+            if self._add(parts, w.cards):
+                if self.run(items, i + 1):
+                    return True
+                self._remove(parts, w.cards)
+        return False
+
+    def _paths(self, w: Work) -> Iterator[list[tuple[int, int, int, int]]]:
+        """Each path of units (with renewals) holding `w` from its first hour to its last,
+        as (unit, from, to, replicas) parts, new renewals claimed while it is tried."""
+        first, last = w.runs[0][0], w.runs[-1][1]
+        for u, unit in enumerate(self.units):
+            if unit.start <= first < unit.end:
+                for path in self._follow(u, first, last, []):
+                    # the job holds the path all along, and uses its cards in its runs
+                    yield [
+                        (v, max(x, rx), min(y, ry), 1)
+                        for v, x, y, _ in path
+                        for rx, ry in w.runs
+                        if max(x, rx) < min(y, ry)
+                    ]
+
+    def _follow(
+        self, u: int, t: int, last: int, path: list[tuple[int, int, int, int]]
+    ) -> Iterator[list[tuple[int, int, int, int]]]:
+        end = self.units[u].end
+        here = [*path, (u, t, min(end, last), 1)]
+        if end >= last:
+            yield here
+            return
+        if u in self.renewed:
+            yield from self._follow(self.renewed[u], end, last, here)
+            return
+        taken = set(self.renewed.values())
+        for s, unit in enumerate(self.units):
+            if unit.start == end and s not in taken:
+                self.renewed[u] = s
+                yield from self._follow(s, end, last, here)
+                del self.renewed[u]
+
+    def _spreads(self, w: Work) -> Iterator[list[tuple[int, int, int, int]]]:
+        """Each way to spread `w.count` replicas over the units held in each piece."""
+        a, b = w.runs[0]
+        bounds = [a, *(t for t in self.cuts if a < t < b), b]
+        pieces = []
+        for x, y in itertools.pairwise(bounds):
+            cover = [u for u, unit in enumerate(self.units) if unit.start <= x and y <= unit.end]
+            pieces.append([(u, x, y) for u in cover])
+        for choice in itertools.product(*(self._counts(p, w) for p in pieces)):
+            yield [part for parts in choice for part in parts]
+
+    def _counts(
+        self, cover: list[tuple[int, int, int]], w: Work
+    ) -> list[list[tuple[int, int, int, int]]]:
+        """Every count per unit of `cover` adding up to the replicas, within each unit's
+        free cards over the piece."""
+        room = []
+        for u, x, y in cover:
+            free = min(self.size - self.load[u][t] for t in range(x, y))
+            room.append(max(0, free) // w.cards)
+        out: list[list[tuple[int, int, int, int]]] = []
+
+        def spread(k: int, left: int, chosen: list[tuple[int, int, int, int]]) -> None:
+            if k == len(cover):
+                if not left:
+                    out.append(chosen)
+                return
+            u, x, y = cover[k]
+            for n in range(min(left, room[k]), -1, -1):
+                spread(k + 1, left - n, [*chosen, (u, x, y, n)] if n else chosen)
+
+        spread(0, w.count, [])
+        return out
+
+    def _add(self, parts: list[tuple[int, int, int, int]], cards: int) -> bool:
+        """Load the parts' cards onto their units over their hours, if every unit stays
+        within its cards (else load nothing)."""
+        if any(
+            self.load[u][t] + n * cards > self.size for u, x, y, n in parts for t in range(x, y)
+        ):
+            return False
+        for u, x, y, n in parts:
+            for t in range(x, y):
+                self.load[u][t] += n * cards
+        return True
+
+    def _remove(self, parts: list[tuple[int, int, int, int]], cards: int) -> None:
+        for u, x, y, n in parts:
+            for t in range(x, y):
+                self.load[u][t] -= n * cards
