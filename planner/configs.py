@@ -346,7 +346,12 @@ def _best_precision(
             output_tokens=workload.output_tokens,
         )
         replica = replica_capacity(
-            scenario.models[workload.name], card, count, setup, workload.min_tokens_per_s
+            scenario.models[workload.name],
+            card,
+            count,
+            setup,
+            workload.min_tokens_per_s,
+            workload.ttft_s,
         )
         if replica.max_concurrency > best[0]:
             best = (replica.max_concurrency, precision, replica.tokens_per_s)

@@ -34,6 +34,7 @@ def demand_at(workload: ServeWorkload, when: dt.datetime) -> int:
         level *= seconds_per_request(workload)
     first = instant_datetime(workload.start)
     months = (when.year - first.year) * 12 + when.month - first.month
+    level *= workload.demand_share  # a request class's share of its workload's curve
     level *= (1 + workload.growth_per_month) ** months
     level *= workload.month_scale.get(f"{when:%Y-%m}", 1.0)
     return math.ceil(level - ROUNDING_SLACK)

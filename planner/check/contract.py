@@ -123,7 +123,8 @@ def serve_capacity(
         output_tokens=w.output_tokens,
     )
     model = scenario.models[w.name]
-    return replica_capacity(model, card, cards, setup, w.min_tokens_per_s).max_concurrency
+    capacity = replica_capacity(model, card, cards, setup, w.min_tokens_per_s, w.ttft_s)
+    return capacity.max_concurrency
 
 
 def serve_demand(scenario: Scenario, w: ServeWorkload) -> tuple[list[int], list[int]]:
@@ -141,6 +142,7 @@ def serve_demand(scenario: Scenario, w: ServeWorkload) -> tuple[list[int], list[
             # Little's law: arrivals × the time a request holds its slot while decoding
             level = w.requests_per_s.at(when.weekday(), when.hour)
             level *= w.output_tokens / w.min_tokens_per_s
+        level *= w.demand_share  # a request class carries its share of the curve
         level *= (1 + w.growth_per_month) ** (when.year * 12 + when.month - start_month)
         level *= w.month_scale.get(f"{when.year:04d}-{when.month:02d}", 1.0)
         demand[h] = math.ceil(level - DEMAND_SLACK)

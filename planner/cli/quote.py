@@ -35,6 +35,13 @@ def quote_command(
     with input_errors(json_path):
         loaded = load_planned(scenario)
         names = [w.name for w in loaded.spec.workloads]
+        classes = [
+            w.name for w in loaded.spec.workloads if getattr(w, "class_of", None) == workload
+        ]
+        if classes:  # a serve workload with request classes: each class alone
+            documents = [_quote_replicas(loaded, name, json_path) for name in classes]
+            write_json({"workload": workload, "classes": documents}, json_path)
+            return
         if workload not in names:
             raise LoadError(
                 [
@@ -49,7 +56,7 @@ def quote_command(
                 ]
             )
         if loaded.workload(workload).kind != "train":
-            _quote_replicas(loaded, workload, json_path)
+            write_json(_quote_replicas(loaded, workload, json_path), json_path)
             return
         job = quote_job(loaded, workload)
     currency = loaded.spec.currency
@@ -110,7 +117,9 @@ REPLICA_UNITS = {
 }
 
 
-def _document(loaded: Scenario, workload: str, rows: list[dict[str, Any]], units: Any) -> Any:
+def _document(
+    loaded: Scenario, workload: str, rows: list[dict[str, Any]], units: Any
+) -> dict[str, Any]:
     """A quote as JSON that stands alone: whose, in what currency, each number's unit."""
     return {
         "scenario": loaded.name,
@@ -142,7 +151,8 @@ def _packages(loaded: Scenario, job: Job, c: Config) -> int:
     return packages_until(axis, day, PACKAGE_DAYS[c.mode], axis.day_start(day) + c.span)
 
 
-def _quote_replicas(loaded: Any, workload: str, json_path: str | None) -> None:
+def _quote_replicas(loaded: Any, workload: str, json_path: str | None) -> dict[str, Any]:
+    """Print a serve or reserve workload's quote; return its JSON document."""
     currency = loaded.spec.currency
     rows = [
         {
@@ -179,7 +189,7 @@ def _quote_replicas(loaded: Any, workload: str, json_path: str | None) -> None:
             f"{r['cost']:,.2f}",
         )
     human(json_path).print(table)
-    write_json(_document(loaded, workload, rows, REPLICA_UNITS), json_path)
+    return _document(loaded, workload, rows, REPLICA_UNITS)
 
 
 def _table(workload: str, currency: str, rows: list[dict[str, Any]]) -> Table:

@@ -25,7 +25,7 @@ from planner.domain.patch import apply_patch
 from planner.domain.scenario import Scenario, ScenarioFile
 from planner.domain.semantics import catalog_issues, scenario_issues
 from planner.domain.suggest import did_you_mean
-from planner.domain.workload import ReserveWorkload
+from planner.domain.workload import ReserveWorkload, ServeWorkload
 from planner.domain.yaml_source import PathKey, Source, read_text, read_yaml
 from planner.paths import data_dir, shipped_names
 
@@ -373,6 +373,36 @@ def _calibrations(source: Source, written: Any, collect: Collector) -> tuple[Ent
     return tuple(entries)
 
 
+def _per_class(spec: ScenarioFile, models: dict[str, ModelCard], source: Source) -> ScenarioFile:
+    """Each serve workload with request classes replaced by one workload per class,
+    `<name>.<class>`, on the same model (docs/scenarios.md, "Request classes")."""
+    if not any(isinstance(w, ServeWorkload) and w.classes for w in spec.workloads):
+        return spec
+    collect = Collector()
+    workloads: list[Any] = []
+    names = {w.name for w in spec.workloads}
+    for i, w in enumerate(spec.workloads):
+        if not (isinstance(w, ServeWorkload) and w.classes):
+            workloads.append(w)
+            continue
+        try:
+            classes = w.per_class()
+        except ValidationError as exc:
+            for error in exc.errors():
+                message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
+                collect.issues.append(source.issue(("workloads", i, "classes"), message))
+            continue
+        for k, c in enumerate(classes):
+            if c.name in names:
+                at = ("workloads", i, "classes", k, "name")
+                collect.issues.append(source.issue(at, f"{c.name} is also a workload's name"))
+            if w.name in models:
+                models[c.name] = models[w.name]
+        workloads += classes
+    collect.raise_if_any()
+    return spec.model_copy(update={"workloads": workloads})
+
+
 def validate_scenario(path: Path, source: Source) -> Scenario:
     """A read (and perhaps patched) scenario document validated and resolved; relative paths
     resolve from the folder of the file that wrote them."""
@@ -436,4 +466,7 @@ def validate_scenario(path: Path, source: Source) -> Scenario:
     issues = scenario_issues(scenario, source)
     if issues:
         raise LoadError(issues)
-    return scenario
+    per_class = _per_class(spec, models, source)  # after the checks, which read the file
+    if per_class is spec:
+        return scenario
+    return scenario.model_copy(update={"spec": per_class, "models": dict(models)})

@@ -71,6 +71,7 @@ def peak_demand(w: ServeWorkload) -> float:
     if w.concurrency is None:
         assert w.output_tokens is not None
         level *= w.output_tokens / w.min_tokens_per_s  # Little's law
+    level *= w.demand_share
     first = instant_datetime(w.start)
     last = instant_datetime(w.end) - dt.timedelta(hours=1)
     months = (last.year - first.year) * 12 + last.month - first.month

@@ -324,7 +324,7 @@ Curve = Annotated[
 
 
 def _tuple_of(value: Any) -> Any:
-    return tuple(value) if isinstance(value, list) else (value,)
+    return tuple(value) if isinstance(value, list | tuple) else (value,)
 
 
 Precisions = Annotated[tuple[Precision, ...], BeforeValidator(_tuple_of), Field(min_length=1)]

@@ -134,6 +134,40 @@ class TrainWorkload(_Workload, TrainKnobs):
         return value
 
 
+class RequestClass(Frozen):
+    """One kind of request of a serve workload: its share of the workload's curve (or a
+    curve of its own), its lengths and its latency targets. Unset lengths and targets are
+    the workload's."""
+
+    name: Name
+    share: Annotated[float, Field(gt=0, le=1)] | None = None
+    concurrency: Curve | None = None
+    requests_per_s: Curve | None = None
+    context_tokens: Tokens | None = None  # prompt + output
+    output_tokens: Tokens | None = None
+    min_tokens_per_s: PositiveFloat | None = None  # decode speed each request must see
+    tpot_ms: PositiveFloat | None = None  # or: time per output token, 1000 ÷ that speed
+    ttft_s: PositiveFloat | None = None  # time to first token
+    min_replicas: Annotated[int, Field(ge=0), at_most(MAX_COUNT, "replicas")] | None = None
+
+    @model_validator(mode="after")
+    def _one_demand_one_speed(self) -> RequestClass:
+        demands = [x is not None for x in (self.share, self.concurrency, self.requests_per_s)]
+        if sum(demands) != 1:
+            raise ValueError(
+                f"class {self.name}: give exactly one of share (of the workload's curve), "
+                "concurrency or requests_per_s"
+            )
+        if self.min_tokens_per_s is not None and self.tpot_ms is not None:
+            raise ValueError(f"class {self.name}: give min_tokens_per_s or tpot_ms, not both")
+        return self
+
+    @property
+    def speed(self) -> float | None:
+        """The decode speed each request must see, from min_tokens_per_s or tpot_ms."""
+        return self.min_tokens_per_s if self.tpot_ms is None else 1000 / self.tpot_ms
+
+
 class ServeWorkload(_Workload):
     """A model served from `start` to `end` at a demand given per hour of the week."""
 
@@ -158,8 +192,43 @@ class ServeWorkload(_Workload):
     min_hold_hours: Annotated[int, Field(ge=0), at_most(MAX_HORIZON_DAYS * 24, "hours")] | None = (
         None
     )
+    ttft_s: PositiveFloat | None = None  # time to first token each request must see
+    # request classes: each planned as a workload of its own, `<name>.<class>`
+    classes: list[RequestClass] = []
+    # the share of the curve this workload carries (a class's `share`)
+    demand_share: Annotated[float, Field(gt=0, le=1)] = 1.0
+    class_of: Name | None = None  # the workload whose request class this is
 
     _end_after_start = _after("start", "end")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _defaults_from_classes(cls, data: Any) -> Any:
+        """With classes, the workload's own lengths and speed are only defaults: where it
+        gives none, its classes' longest context and slowest speed stand in."""
+        if not isinstance(data, dict) or not isinstance(data.get("classes"), list):
+            return data
+        classes = [c for c in data["classes"] if isinstance(c, dict)]
+        data = dict(data)
+        contexts = [
+            c["context_tokens"] for c in classes if isinstance(c.get("context_tokens"), int)
+        ]
+        if "context_tokens" not in data and contexts and len(contexts) == len(classes):
+            data["context_tokens"] = max(contexts)
+        speeds = [
+            c.get("min_tokens_per_s") or (1000 / c["tpot_ms"] if c.get("tpot_ms") else None)
+            for c in classes
+        ]
+        given = [x for x in speeds if isinstance(x, int | float)]
+        if "min_tokens_per_s" not in data and given and len(given) == len(classes):
+            data["min_tokens_per_s"] = min(given)
+        if (
+            "concurrency" not in data
+            and "requests_per_s" not in data
+            and all(c.get("share") is None for c in classes)
+        ):
+            data["concurrency"] = 0  # every class brings its own curve
+        return data
 
     @model_validator(mode="after")
     def _one_demand(self) -> ServeWorkload:
@@ -172,7 +241,38 @@ class ServeWorkload(_Workload):
                 f"output_tokens ({self.output_tokens}) must be less than context_tokens "
                 f"({self.context_tokens}): the context holds the prompt and the output"
             )
+        names = [c.name for c in self.classes]
+        if len(set(names)) < len(names):
+            raise ValueError(f"request class names repeat: {', '.join(names)}")
+        shares = [c.share for c in self.classes if c.share is not None]
+        if shares and abs(sum(shares) - 1) > 1e-9 and len(shares) == len(self.classes):
+            raise ValueError(f"the classes' shares add up to {sum(shares):g}, not 1")
         return self
+
+    def per_class(self) -> list[ServeWorkload]:
+        """Each request class as a workload of its own (`<name>.<class>`): the class's
+        curve, or this one's times its share; its lengths and targets, else this one's."""
+        out = []
+        for c in self.classes:
+            demand: dict[str, Any] = (
+                {"demand_share": c.share}
+                if c.share is not None
+                else {"concurrency": c.concurrency, "requests_per_s": c.requests_per_s}
+            )
+            update = {
+                "name": f"{self.name}.{c.name}",
+                "classes": [],
+                "class_of": self.name,
+                **demand,
+                "context_tokens": c.context_tokens or self.context_tokens,
+                "output_tokens": c.output_tokens or self.output_tokens,
+                "min_tokens_per_s": c.speed or self.min_tokens_per_s,
+                "ttft_s": c.ttft_s or self.ttft_s,
+                "min_replicas": self.min_replicas if c.min_replicas is None else c.min_replicas,
+            }
+            # validated again: a class's lengths must hold together as a workload's do
+            out.append(ServeWorkload.model_validate({**self.model_dump(), **update}))
+        return out
 
 
 class ReserveWorkload(_Workload):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from planner.domain.catalog import CardType
@@ -20,10 +21,12 @@ class ReplicaCapacity:
     by_speed: int | None  # requests that each still decode at the minimum speed
     tokens_per_s_per_request: float  # at max_concurrency (or 1)
     assumptions: tuple[Assumption, ...]
+    by_ttft: int | None = None  # requests in flight whose next one still starts in time
 
     @property
     def max_concurrency(self) -> int:
-        return self.by_memory if self.by_speed is None else min(self.by_memory, self.by_speed)
+        limits = [x for x in (self.by_speed, self.by_ttft) if x is not None]
+        return min([self.by_memory, *limits])
 
     @property
     def tokens_per_s(self) -> float:
@@ -37,6 +40,7 @@ def replica_capacity(
     cards: int,
     setup: ServeSetup,
     min_tokens_per_s: float | None = None,
+    ttft_s: float | None = None,
 ) -> ReplicaCapacity:
     memory, _ = serve_memory(model, card, cards, setup)
     by_memory = max_concurrency_by_memory(model, card, cards, setup)
@@ -45,7 +49,9 @@ def replica_capacity(
         if min_tokens_per_s is None
         else max_batch_for_speed(model, card, cards, setup, min_tokens_per_s)
     )
-    batch = max(by_memory if by_speed is None else min(by_memory, by_speed), 1)
+    by_ttft = None if ttft_s is None else max_batch_for_ttft(model, card, cards, setup, ttft_s)
+    limits = [x for x in (by_speed, by_ttft) if x is not None]
+    batch = max(min([by_memory, *limits]), 1)
     per_request = 1.0 / token_seconds(model, card, cards, setup, batch)
     prompt = setup.context_tokens - (setup.output_tokens or 0)
     prefills = (
@@ -69,9 +75,34 @@ def replica_capacity(
         ),
         card.bandwidth_gbs.confidence == "low",
     )
-    return ReplicaCapacity(
-        memory, by_memory, by_speed, per_request, (*memory.assumptions, speed_note)
-    )
+    notes = (*memory.assumptions, speed_note)
+    if ttft_s is not None:
+        notes += (
+            Assumption(
+                "ttft",
+                "time to first token: the decode step in flight, then the prompt's prefill "
+                "(no queueing beyond that: a steady state, not a percentile)",
+            ),
+        )
+    return ReplicaCapacity(memory, by_memory, by_speed, per_request, notes, by_ttft)
+
+
+def time_to_first_token(
+    model: ModelCard, card: CardType, cards: int, setup: ServeSetup, batch: int
+) -> float:
+    """Seconds from a request's arrival to its first token with `batch` others decoding:
+    it waits for the decode step in flight, then its prompt is prefilled."""
+    prompt = max(setup.context_tokens - (setup.output_tokens or 0), 1)
+    step = decode_step_seconds(model, card, cards, setup, batch)
+    return step + prefill_seconds(model, card, cards, setup, prompt)
+
+
+def max_batch_for_ttft(
+    model: ModelCard, card: CardType, cards: int, setup: ServeSetup, ttft_s: float
+) -> int:
+    """Largest batch in flight beside which a new request still sees its first token within
+    `ttft_s` (0: not even alone)."""
+    return _largest_batch(lambda b: time_to_first_token(model, card, cards, setup, b) > ttft_s)
 
 
 def token_seconds(
@@ -92,9 +123,14 @@ def max_batch_for_speed(
 ) -> int:
     """Largest batch whose every request still decodes at `min_tokens_per_s` (0: not even one)."""
 
-    def too_slow(batch: int) -> bool:
-        return token_seconds(model, card, cards, setup, batch) * min_tokens_per_s > 1
+    return _largest_batch(
+        lambda b: token_seconds(model, card, cards, setup, b) * min_tokens_per_s > 1
+    )
 
+
+def _largest_batch(too_slow: Callable[[int], bool]) -> int:
+    """The largest batch that is not `too_slow` (slowness grows with the batch); 0 if
+    even 1 is."""
     if too_slow(1):
         return 0
     low, high = 1, 2

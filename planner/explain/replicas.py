@@ -17,7 +17,7 @@ from planner.domain.scenario import Scenario
 from planner.domain.workload import ReserveWorkload, ServeWorkload
 from planner.estimate.memory import ServeSetup, kv_bytes_per_sequence, serve_memory
 from planner.estimate.precision import supports
-from planner.estimate.serve import token_seconds
+from planner.estimate.serve import time_to_first_token, token_seconds
 from planner.explain.conflict import (
     Conflict,
     Relaxation,
@@ -69,6 +69,7 @@ class _Option:
     budget: float  # bytes per card left for KV after weights and workspace
     kv: float  # bytes per card of one request's KV cache
     speed: float  # tokens/s one request decodes alone
+    ttft: float  # seconds to its first token, alone
 
     def label(self) -> str:
         return f"{self.cards}× {self.card}, {self.precision}"
@@ -104,6 +105,7 @@ def _options(scenario: Scenario, w: ServeWorkload) -> list[_Option]:
                     budget,
                     kv_bytes_per_sequence(model, setup, count),
                     1.0 / token_seconds(model, card, count, setup, 1),
+                    time_to_first_token(model, card, count, setup, 1),
                 )
     return list(seen.values())
 
@@ -130,6 +132,27 @@ def serve_fit(scenario: Scenario, w: ServeWorkload) -> Conflict:
             more = best.usable + best.kv - best.budget
             relaxations = [Relaxation(f"a card with at least {gib(more)} usable")]
         return Conflict("memory", (w.name,), needed, available, tuple(relaxations))
+    if w.ttft_s is not None:
+        quick = [o for o in holding if o.ttft <= w.ttft_s]
+        if not quick:
+            first = min(holding, key=lambda o: o.ttft)
+            later = math.ceil(first.ttft * 10) / 10  # rounded up: it must still be met
+            needed = f"the first token within {w.ttft_s:g} s of a request's arrival (ttft_s)"
+            available = (
+                f"{later:g} s for a prompt of {w.context_tokens - (w.output_tokens or 0):,} "
+                f"tokens alone on the quickest replica that holds it ({first.label()})"
+            )
+            target = (
+                f"{w.class_of}, class {w.name.removeprefix(w.class_of + '.')}"
+                if w.class_of
+                else w.name
+            )
+            quicker = Relaxation(
+                f"ttft_s {later:g} for {target} (it asks {w.ttft_s:g})",
+                None if w.class_of else workload_patch(w.name, ttft_s=later),
+            )
+            return Conflict("demand", (w.name,), needed, available, (quicker,))
+        holding = quick
     fastest = max(holding, key=lambda o: o.speed)
     slower = math.floor(fastest.speed * 10) / 10  # rounded down: it must still be met
     needed = f"{w.min_tokens_per_s:g} tokens/s for each request (min_tokens_per_s)"
