@@ -34,6 +34,7 @@ from planner.check.result import CheckResult
 from planner.check.train import Placed
 from planner.domain.plan import Plan, ReplicaAssignment
 from planner.domain.scenario import Scenario
+from planner.domain.timeaxis import TimeAxisError
 
 NODES = 200_000  # search nodes per pool before the answer is "unknown" (a violation)
 
@@ -70,14 +71,19 @@ def check_machines(
     work: dict[tuple[str, str], list[Work]] = defaultdict(list)
     for name, p in placed.items():
         job = p.assignment
-        if job.held and p.runs:
+        if job.held and p.runs and all(x < y for x, y in p.runs):
             work[(job.offer, job.mode)].append(Work(name, tuple(p.runs), job.cards, 1, True))
     for a in plan.assignments:
         if not isinstance(a, ReplicaAssignment):
             continue
         for i, u in enumerate(a.uses):
-            if u.held:
-                span = ((scenario.axis.hour(u.start), scenario.axis.hour(u.end)),)
+            try:
+                start, end = scenario.axis.hour(u.start), scenario.axis.hour(u.end)
+            except TimeAxisError:  # off the hour grid: the replica rules' violation
+                continue
+            # a use that is empty or runs backwards is the replica rules' violation, not this
+            if u.held and u.replicas > 0 and start < end:
+                span = ((start, end),)
                 label = f"{a.workload} replicas #{i + 1}"
                 work[(u.offer, u.mode)].append(Work(label, span, u.cards, u.replicas, False))
     for key in sorted(work):
