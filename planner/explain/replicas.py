@@ -142,15 +142,7 @@ def serve_fit(scenario: Scenario, w: ServeWorkload) -> Conflict:
                 f"{later:g} s for a prompt of {w.context_tokens - (w.output_tokens or 0):,} "
                 f"tokens alone on the quickest replica that holds it ({first.label()})"
             )
-            target = (
-                f"{w.class_of}, class {w.name.removeprefix(w.class_of + '.')}"
-                if w.class_of
-                else w.name
-            )
-            quicker = Relaxation(
-                f"ttft_s {later:g} for {target} (it asks {w.ttft_s:g})",
-                None if w.class_of else workload_patch(w.name, ttft_s=later),
-            )
+            quicker = _relax(w, "ttft_s", later, w.ttft_s)
             return Conflict("demand", (w.name,), needed, available, (quicker,))
         holding = quick
     fastest = max(holding, key=lambda o: o.speed)
@@ -160,13 +152,23 @@ def serve_fit(scenario: Scenario, w: ServeWorkload) -> Conflict:
         f"{slower:,} tokens/s for one request alone on the fastest replica that holds it "
         f"({fastest.label()}, context {w.context_tokens:,} tokens)"
     )
-    patch = workload_patch(w.name, min_tokens_per_s=slower)
     relaxation = (
-        (Relaxation(f"min_tokens_per_s {slower:g} (it asks {w.min_tokens_per_s:g})", patch),)
+        (_relax(w, "min_tokens_per_s", slower, w.min_tokens_per_s),)
         if slower > 0 and _carries(scenario, w, min_tokens_per_s=slower)
         else ()
     )
     return Conflict("demand", (w.name,), needed, available, relaxation)
+
+
+def _relax(w: ServeWorkload, field: str, value: float, asked: float) -> Relaxation:
+    """`field` set to `value`, as a what-if on the workload; a request class is named as
+    its workload's class, with no patch (the file's workload holds it in `classes`)."""
+    if w.class_of is None:
+        return Relaxation(
+            f"{field} {value:g} (it asks {asked:g})", workload_patch(w.name, **{field: value})
+        )
+    target = f"{w.class_of}, class {w.name.removeprefix(w.class_of + '.')}"
+    return Relaxation(f"{field} {value:g} for {target} (it asks {asked:g})")
 
 
 def _kv(w: ServeWorkload, option: _Option) -> str:
