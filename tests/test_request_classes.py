@@ -156,3 +156,26 @@ def test_the_checker_recomputes_a_class_latency(tmp_path: Path) -> None:
     assert any(
         v.rule == "demand" and v.subject.startswith("assistant.long") for v in check.violations
     )
+
+
+def test_a_class_with_buckets_is_planned_bucket_by_bucket(tmp_path: Path) -> None:
+    # The long class as two buckets, 60% at 16k and 40% at 64k context: two workloads,
+    # assistant.long.1 and .2, carrying 0.1 × 0.6 and 0.1 × 0.4 of the curve.
+    data = yaml.safe_load(SPLIT.read_text())
+    long = data["workloads"][0]["classes"][1]
+    long.pop("context_tokens")
+    long["buckets"] = [
+        {"share": 0.6, "context_tokens": 16384},
+        {"share": 0.4, "context_tokens": 65536},
+    ]
+    s = load_scenario(_write(tmp_path, data))
+    parts = [w for w in s.spec.workloads if w.name.startswith("assistant.long")]
+    assert [(w.name, round(w.demand_share, 9), w.context_tokens) for w in parts] == [  # type: ignore[union-attr]
+        ("assistant.long.1", 0.06, 16384),
+        ("assistant.long.2", 0.04, 65536),
+    ]
+    plan = solved(s).plan
+    assert plan is not None and check_plan(s, plan).ok
+    long["buckets"][0]["share"] = 0.5
+    with pytest.raises(LoadError, match=r"buckets' shares add up to 0\.9, not 1"):
+        load_scenario(_write(tmp_path, data))

@@ -134,10 +134,18 @@ class TrainWorkload(_Workload, TrainKnobs):
         return value
 
 
+class Bucket(Frozen):
+    """A share of a request class at one length: a class whose lengths vary lists a few."""
+
+    share: Annotated[float, Field(gt=0, le=1)]
+    context_tokens: Tokens
+    output_tokens: Tokens | None = None
+
+
 class RequestClass(Frozen):
     """One kind of request of a serve workload: its share of the workload's curve (or a
-    curve of its own), its lengths and its latency targets. Unset lengths and targets are
-    the workload's."""
+    curve of its own), its lengths (one, or a few `buckets`) and its latency targets.
+    Unset lengths and targets are the workload's."""
 
     name: Name
     share: Annotated[float, Field(gt=0, le=1)] | None = None
@@ -149,6 +157,7 @@ class RequestClass(Frozen):
     tpot_ms: PositiveFloat | None = None  # or: time per output token, 1000 ÷ that speed
     ttft_s: PositiveFloat | None = None  # time to first token
     min_replicas: Annotated[int, Field(ge=0), at_most(MAX_COUNT, "replicas")] | None = None
+    buckets: list[Bucket] = []  # lengths and their shares of the class, instead of one length
 
     @model_validator(mode="after")
     def _one_demand_one_speed(self) -> RequestClass:
@@ -160,6 +169,11 @@ class RequestClass(Frozen):
             )
         if self.min_tokens_per_s is not None and self.tpot_ms is not None:
             raise ValueError(f"class {self.name}: give min_tokens_per_s or tpot_ms, not both")
+        if self.buckets and self.context_tokens is not None:
+            raise ValueError(f"class {self.name}: give context_tokens or buckets, not both")
+        shares = sum(b.share for b in self.buckets)
+        if self.buckets and abs(shares - 1) > 1e-9:
+            raise ValueError(f"class {self.name}: its buckets' shares add up to {shares:g}, not 1")
         return self
 
     @property
@@ -211,10 +225,16 @@ class ServeWorkload(_Workload):
         classes = [c for c in data["classes"] if isinstance(c, dict)]
         data = dict(data)
         contexts = [
-            c["context_tokens"] for c in classes if isinstance(c.get("context_tokens"), int)
+            c.get("context_tokens")
+            or max(
+                (b.get("context_tokens", 0) for b in c.get("buckets") or [] if isinstance(b, dict)),
+                default=None,
+            )
+            for c in classes
         ]
-        if "context_tokens" not in data and contexts and len(contexts) == len(classes):
-            data["context_tokens"] = max(contexts)
+        known = [x for x in contexts if isinstance(x, int) and x > 0]
+        if "context_tokens" not in data and known and len(known) == len(classes):
+            data["context_tokens"] = max(known)
         speeds = [
             c.get("min_tokens_per_s") or (1000 / c["tpot_ms"] if c.get("tpot_ms") else None)
             for c in classes
@@ -255,23 +275,38 @@ class ServeWorkload(_Workload):
         out = []
         for c in self.classes:
             demand: dict[str, Any] = (
-                {"demand_share": c.share}
+                {}
                 if c.share is not None
                 else {"concurrency": c.concurrency, "requests_per_s": c.requests_per_s}
             )
-            update = {
-                "name": f"{self.name}.{c.name}",
+            common = {
                 "classes": [],
                 "class_of": self.name,
                 **demand,
-                "context_tokens": c.context_tokens or self.context_tokens,
-                "output_tokens": c.output_tokens or self.output_tokens,
                 "min_tokens_per_s": c.speed or self.min_tokens_per_s,
                 "ttft_s": c.ttft_s or self.ttft_s,
                 "min_replicas": self.min_replicas if c.min_replicas is None else c.min_replicas,
             }
-            # validated again: a class's lengths must hold together as a workload's do
-            out.append(ServeWorkload.model_validate({**self.model_dump(), **update}))
+            share = c.share or 1.0
+            lengths: list[tuple[str, float, int | None, int | None]] = [
+                (
+                    f"{self.name}.{c.name}.{i + 1}",
+                    share * b.share,
+                    b.context_tokens,
+                    b.output_tokens,
+                )
+                for i, b in enumerate(c.buckets)
+            ] or [(f"{self.name}.{c.name}", share, c.context_tokens, c.output_tokens)]
+            for name, part, context, output in lengths:
+                update = {
+                    **common,
+                    "name": name,
+                    "demand_share": part,
+                    "context_tokens": context or self.context_tokens,
+                    "output_tokens": output or self.output_tokens,
+                }
+                # validated again: a class's lengths must hold together as a workload's do
+                out.append(ServeWorkload.model_validate({**self.model_dump(), **update}))
         return out
 
 
