@@ -573,11 +573,14 @@ def _settle(problem: Problem, outcome: Outcome, checked: list[Checked], floor: F
             f"model inconsistency: {'; '.join(faults)}. {shown}; please report this line "
             "with the scenario."
         )
-        if conflicts and len(faults) == 1:  # counting cards is not placing them: known
-            line = (
-                f"{faults[0]}; the search learns such placements away and tries again "
-                f"(at most {MAX_PLACEMENT_SEARCHES} times, within the time limit). {shown}."
+        if len(faults) == 1 and "[machines]" in faults[0]:  # counting cards is not placing
+            then = (
+                "the search learns such placements away and tries again (at most "
+                f"{MAX_PLACEMENT_SEARCHES} times, within the time limit)"
+                if conflicts
+                else "the checker's placement search could not decide it"
             )
+            line = f"{faults[0]}; {then}. {shown}."
         status = Status.FEASIBLE if chosen else Status.UNKNOWN
         return Settled(status, chosen, None, line, conflicts)
     bound = max(solver_bound or Fraction(0), floor)

@@ -16,7 +16,7 @@ from planner.cpsat.model import CpModel, SolverSettings
 from planner.pricing import breakdown
 from planner.problem import build_problem
 from planner.solution import to_plan
-from tests.planning import job, offer, solved
+from tests.planning import job, offer, service, solved
 
 
 def _job(name: str, cards: int, a: int, b: int) -> dict[str, Any]:
@@ -120,9 +120,15 @@ def _chains(units: list[tuple[int, int]]) -> list[list[list[int]]]:
     return out
 
 
-def _fits(units: list[tuple[int, int]], jobs: list[tuple[int, int, int]], size: int) -> bool:
+def _fits(
+    units: list[tuple[int, int]],
+    jobs: list[tuple[int, int, int]],
+    size: int,
+    replicas: list[tuple[int, int, int]] = (),  # type: ignore[assignment]
+) -> bool:
     """Brute force: some joining of units into machines and some machine per job (a job
-    stays on one machine, held all through its hours) keep every machine within its cards."""
+    stays on one machine, held all through its hours) keep every machine within its cards,
+    with, at every hour, some machine held then for each replica running then."""
     for chains in _chains(units):
         spans = [(units[c[0]][0], units[c[-1]][1]) for c in chains]
         options = [[m for m, (a, b) in enumerate(spans) if a <= x and y <= b] for x, y, _ in jobs]
@@ -131,13 +137,35 @@ def _fits(units: list[tuple[int, int]], jobs: list[tuple[int, int, int]], size: 
             for (x, y, cards), m in zip(jobs, pick, strict=True):
                 for t in range(x, y):
                     load[(m, t)] = load.get((m, t), 0) + cards
-            if all(v <= size for v in load.values()):
+            if all(v <= size for v in load.values()) and all(
+                _hour_fits(spans, load, [c for x, y, c in replicas if x <= t < y], t, size)
+                for t in range(12)
+            ):
                 return True
     return False
 
 
+def _hour_fits(
+    spans: list[tuple[int, int]],
+    load: dict[tuple[int, int], int],
+    cards: list[int],
+    t: int,
+    size: int,
+) -> bool:
+    held = [m for m, (a, b) in enumerate(spans) if a <= t < b]
+    for pick in itertools.product(held, repeat=len(cards)):
+        used = dict.fromkeys(held, 0)
+        for m, c in zip(pick, cards, strict=True):
+            used[m] += c
+        if all(load.get((m, t), 0) + used[m] <= size for m in held):
+            return True
+    return False
+
+
 @st.composite
-def pools(draw: st.DrawFn) -> tuple[list[tuple[int, int]], list[tuple[int, int, int]]]:
+def pools(
+    draw: st.DrawFn,
+) -> tuple[list[tuple[int, int]], list[tuple[int, int, int]], list[tuple[int, int, int]]]:
     cuts = [0, 4, 8, 12]
     units = []
     for _ in range(draw(st.integers(1, 4))):
@@ -147,17 +175,52 @@ def pools(draw: st.DrawFn) -> tuple[list[tuple[int, int]], list[tuple[int, int, 
     for _ in range(draw(st.integers(1, 5))):
         x = draw(st.integers(0, 11))
         jobs.append((x, draw(st.integers(x + 1, 12)), draw(st.sampled_from([2, 4, 8]))))
-    return units, jobs
+    replicas = []
+    for _ in range(draw(st.integers(0, 3))):
+        x = draw(st.integers(0, 11))
+        replicas.append((x, draw(st.integers(x + 1, 12)), draw(st.sampled_from([1, 2, 4]))))
+    return units, jobs, replicas
 
 
 @settings(max_examples=150, deadline=None)
 @given(pools())
 def test_the_placement_search_agrees_with_brute_force(
-    pool: tuple[list[tuple[int, int]], list[tuple[int, int, int]]],
+    pool: tuple[list[tuple[int, int]], list[tuple[int, int, int]], list[tuple[int, int, int]]],
 ) -> None:
-    units, jobs = pool
+    units, jobs, replicas = pool
     held = [Unit(a, b) for a, b in units]
     work = [Work(f"j{i}", ((x, y),), cards, 1, True) for i, (x, y, cards) in enumerate(jobs)]
+    work += [Work(f"r{i}", ((x, y),), c, 1, False) for i, (x, y, c) in enumerate(replicas)]
     status = place(held, work, 8)
-    expected = _fits(units, jobs, 8)
+    expected = _fits(units, jobs, 8, replicas)
     assert (status == "placed") == expected, (status, units, jobs)
+
+
+def test_replicas_restart_anywhere_so_learnt_placements_never_cut_a_placeable_plan(
+    make_scenario: Any,
+) -> None:
+    # Two 8-card units (a daily package, 100). Pinned jobs: a 8 cards 00-01, l4 4 cards and
+    # l2 2 cards 00-03, b 2 cards 01-03, d 8 cards 02-03; a service needs one 1-card
+    # replica 00-02. At 02-03 d needs a whole unit, so l4, l2 and b share the other; at
+    # 00-01 a fills one unit and l4, l2 and the replica the other; at 01-02 b joins them,
+    # and the replica moves to a's unit, free since 01. Placeable on two units: 200.00.
+    # (When a replica had to stay on its unit, a no-good learnt from a plan with fewer
+    # replicas cut this plan off, and the solver called 300.00 optimal.)
+    chat = service(
+        concurrency={"00-01": 100, "01-02": 50, "02-24": 0},
+        min_replicas=0,
+        max_cards_per_replica=1,
+        end="2026-07-01T02:00",
+    )
+    jobs = [
+        _job("a", 8, 0, 1),
+        _job("l4", 4, 0, 3),
+        _job("l2", 2, 0, 3),
+        _job("b", 2, 1, 3),
+        _job("d", 8, 2, 3),
+        chat,
+    ]
+    for stock in (2, 3):
+        result = solved(make_scenario([_machines(stock)], jobs, days=1))
+        assert result.plan is not None and result.plan.total_cost == Decimal("200.00")
+        assert result.status == "optimal"

@@ -11,9 +11,10 @@ which
 
 - a train job sits on the same unit(s) from its first run to its last (following a unit
   into its renewal), ceil(cards ÷ unit cards) units, each fully if it needs more than one;
-- each replica of a use on held cards (a constant count over a time range) sits on one
-  unit for as long as no unit of the pool starts or ends (it may restart elsewhere then:
-  starts on held cards cost nothing);
+- a replica on held cards sits on one unit between two hours at which anything on the
+  pool starts or ends, and may restart on another then (starts on held cards cost
+  nothing). So more replicas, or fewer units, never make a pool easier to place, which is
+  what makes the solver's learnt no-goods valid (planner/placement.py);
 - at every hour the cards that runs and replicas use on a unit are at most its cards.
 
 No placement is a violation naming a smallest set of the pool's work that cannot be
@@ -36,7 +37,7 @@ from planner.domain.plan import Plan, ReplicaAssignment
 from planner.domain.scenario import Scenario
 from planner.domain.timeaxis import TimeAxisError
 
-NODES = 200_000  # search nodes per pool before the answer is "unknown" (a violation)
+NODES = 1_000_000  # search steps per pool before the answer is "unknown" (a violation)
 
 
 @dataclass(frozen=True)
@@ -128,17 +129,22 @@ def _conflict(units: list[Unit], work: list[Work], size: int) -> list[Work]:
 
 
 def place(units: list[Unit], work: list[Work], size: int) -> str:
-    """ "placed", "infeasible", "unknown" (the search's node budget ran out), or
-    "uncovered: why" (work at hours when no unit is held).
+    """ "placed", "infeasible", "unknown" (the search's step budget ran out, or replica
+    sizes that do not divide one another), or "uncovered: why" (work at hours when no unit
+    is held).
 
-    Depth-first over the work in order of start (the largest first among equal starts): a
-    train job (one part per unit it needs) takes a path of units from its first hour to its
-    last, following a unit into a renewal already chosen or choosing one; a stretch of
-    replicas takes, piece by piece between unit starts and ends, a count per unit. Every
-    choice that keeps each unit within its cards at every hour is tried before an answer of
-    "infeasible", so the answer is exact."""
+    Train jobs, depth-first in order of start (the largest first among equal starts), each
+    part on a path of units from its first hour to its last, following a unit into a
+    renewal already chosen or choosing one; units alike in span, load and renewal are tried
+    once. Replicas may restart on another unit wherever anything on the pool starts or ends
+    (starts on held cards cost nothing), so between two such hours they are packed anew:
+    sizes that divide one another (1, 2, 4, 8 cards) fit exactly when, for each size from
+    the largest, the slots of that size left in the units' free cards hold all replicas of
+    that size and larger. Every train placement is tried before "infeasible", so the answer
+    is exact."""
     cuts = sorted({t for u in units for t in (u.start, u.end)})
-    items: list[Work] = []
+    jobs: list[Work] = []
+    replicas: list[Work] = []
     for w in work:
         first, last = w.runs[0][0], w.runs[-1][1]
         for t in [first, *(t for t in cuts if first < t < last)]:
@@ -146,15 +152,21 @@ def place(units: list[Unit], work: list[Work], size: int) -> str:
                 return f"uncovered: {w.name} needs held cards at hour {t} when no unit is"
         whole = -(-w.cards // size)  # units a part larger than one unit needs, each fully
         if w.fixed and w.cards > size:  # each unit of the job a part of its own
-            items += [Work(w.name, w.runs, size, 1, True)] * whole
+            jobs += [Work(w.name, w.runs, size, 1, True)] * whole
         elif w.cards > size:
-            items.append(Work(w.name, w.runs, size, w.count * whole, False))
+            replicas.append(Work(w.name, w.runs, size, w.count * whole, False))
+        elif w.fixed:
+            jobs.append(w)
         else:
-            items.append(w)
-    items.sort(key=lambda w: (w.runs[0][0], -w.cards * w.count))
-    search = _Search(units, size, cuts)
+            replicas.append(w)
+    sizes = sorted({w.cards for w in replicas}, reverse=True)
+    if any(a % b for a, b in itertools.pairwise(sizes)):
+        return "unknown"
+    jobs.sort(key=lambda w: (w.runs[0][0], -w.cards))
+    events = sorted({*cuts, *(t for w in work for run in w.runs for t in run)})
+    search = _Search(units, size, events, replicas)
     try:
-        return "placed" if search.run(items, 0) else "infeasible"
+        return "placed" if search.run(jobs, 0) else "infeasible"
     except _Budget:
         return "unknown"
 
@@ -164,41 +176,87 @@ class _Budget(Exception):
 
 
 class _Search:
-    def __init__(self, units: list[Unit], size: int, cuts: list[int]) -> None:
-        self.units, self.size, self.cuts = units, size, cuts
+    def __init__(
+        self, units: list[Unit], size: int, events: list[int], replicas: list[Work]
+    ) -> None:
+        self.units, self.size = units, size
         self.load: list[dict[int, int]] = [defaultdict(int) for _ in units]
         self.renewed: dict[int, int] = {}  # unit → the unit it continues as
         self.nodes = 0
+        # the pieces between events where replicas run, with what runs there by size
+        self.pieces: list[tuple[int, int, dict[int, int]]] = []
+        for x, y in itertools.pairwise(events):
+            need: dict[int, int] = defaultdict(int)
+            for w in replicas:
+                if any(a <= x and y <= b for a, b in w.runs):
+                    need[w.cards] += w.count
+            if need:
+                self.pieces.append((x, y, dict(need)))
 
-    def run(self, items: list[Work], i: int) -> bool:
+    def _step(self) -> None:
         self.nodes += 1
         if self.nodes > NODES:
             raise _Budget
-        if i == len(items):
-            return True
-        w = items[i]
-        options = self._paths(w) if w.fixed else self._spreads(w)
-        for parts in options:
+
+    def run(self, jobs: list[Work], i: int) -> bool:
+        self._step()
+        if i == len(jobs):
+            return self._replicas_fit()
+        w = jobs[i]
+        for parts in self._paths(w):
+            self._step()
             if self._add(parts, w.cards):
-                if self.run(items, i + 1):
+                if self.run(jobs, i + 1):
                     return True
                 self._remove(parts, w.cards)
         return False
 
+    def _replicas_fit(self) -> bool:
+        """Whether every piece's replicas pack into the units' free cards there: for sizes
+        that divide one another, exactly when each size's slots hold it and all larger."""
+        for x, y, need in self.pieces:
+            free = [
+                self.size - self.load[u][x]
+                for u, unit in enumerate(self.units)
+                if unit.start <= x and y <= unit.end
+            ]
+            larger = 0  # replicas of the sizes above, in units of the current size
+            previous = None
+            for size in sorted(need, reverse=True):
+                larger = larger * (previous // size) if previous else 0
+                larger += need[size]
+                if sum(f // size for f in free) < larger:
+                    return False
+                previous = size
+        return True
+
     def _paths(self, w: Work) -> Iterator[list[tuple[int, int, int, int]]]:
         """Each path of units (with renewals) holding `w` from its first hour to its last,
-        as (unit, from, to, replicas) parts, new renewals claimed while it is tried."""
+        as (unit, from, to, 1) parts over its runs, new renewals claimed while it is tried.
+        Of units alike (span, load over the job's hours, renewal), only the first."""
         first, last = w.runs[0][0], w.runs[-1][1]
+        seen = set()
         for u, unit in enumerate(self.units):
-            if unit.start <= first < unit.end:
-                for path in self._follow(u, first, last, []):
-                    # the job holds the path all along, and uses its cards in its runs
-                    yield [
-                        (v, max(x, rx), min(y, ry), 1)
-                        for v, x, y, _ in path
-                        for rx, ry in w.runs
-                        if max(x, rx) < min(y, ry)
-                    ]
+            if not unit.start <= first < unit.end:
+                continue
+            alike = (
+                unit.start,
+                unit.end,
+                tuple(self.load[u][t] for t in range(first, min(last, unit.end))),
+                self.renewed.get(u),
+                u in self.renewed.values(),
+            )
+            if alike in seen:
+                continue
+            seen.add(alike)
+            for path in self._follow(u, first, last, []):
+                # the job holds the path all along, and uses its cards in its runs
+                yield [
+                    (v, max(x, rx), min(y, ry), 1)
+                    for v, x, y, _ in path
+                    for rx, ry in w.runs
+                    if max(x, rx) < min(y, ry)
+                ]
 
     def _follow(
         self, u: int, t: int, last: int, path: list[tuple[int, int, int, int]]
@@ -217,40 +275,6 @@ class _Search:
                 self.renewed[u] = s
                 yield from self._follow(s, end, last, here)
                 del self.renewed[u]
-
-    def _spreads(self, w: Work) -> Iterator[list[tuple[int, int, int, int]]]:
-        """Each way to spread `w.count` replicas over the units held in each piece."""
-        a, b = w.runs[0]
-        bounds = [a, *(t for t in self.cuts if a < t < b), b]
-        pieces = []
-        for x, y in itertools.pairwise(bounds):
-            cover = [u for u, unit in enumerate(self.units) if unit.start <= x and y <= unit.end]
-            pieces.append([(u, x, y) for u in cover])
-        for choice in itertools.product(*(self._counts(p, w) for p in pieces)):
-            yield [part for parts in choice for part in parts]
-
-    def _counts(
-        self, cover: list[tuple[int, int, int]], w: Work
-    ) -> list[list[tuple[int, int, int, int]]]:
-        """Every count per unit of `cover` adding up to the replicas, within each unit's
-        free cards over the piece."""
-        room = []
-        for u, x, y in cover:
-            free = min(self.size - self.load[u][t] for t in range(x, y))
-            room.append(max(0, free) // w.cards)
-        out: list[list[tuple[int, int, int, int]]] = []
-
-        def spread(k: int, left: int, chosen: list[tuple[int, int, int, int]]) -> None:
-            if k == len(cover):
-                if not left:
-                    out.append(chosen)
-                return
-            u, x, y = cover[k]
-            for n in range(min(left, room[k]), -1, -1):
-                spread(k + 1, left - n, [*chosen, (u, x, y, n)] if n else chosen)
-
-        spread(0, w.count, [])
-        return out
 
     def _add(self, parts: list[tuple[int, int, int, int]], cards: int) -> bool:
         """Load the parts' cards onto their units over their hours, if every unit stays
