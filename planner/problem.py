@@ -333,7 +333,12 @@ def quote_replicas(scenario: Scenario, name: str) -> list[dict[str, Any]]:
         if c.rented:
             rises = sum(max(0, need[s] - (need[s - 1] if s else 0)) for s in range(len(need)))
             hours = sum(n * (b - a) for n, (a, b) in zip(need, segments, strict=True))
-            billed = {"billed_unit_hours": hours + rate.setup * rises, "packages": None}
+            unit_hours = hours + rate.setup * rises + rate.round_up(need, segments)
+            whole = unit_hours.denominator == 1  # a fractional minimum bills part of an hour
+            billed: dict[str, Any] = {
+                "billed_unit_hours": int(unit_hours) if whole else float(unit_hours),
+                "packages": None,
+            }
         else:
             first = scenario.axis.day_of(segments[active[0]][0])
             count = packages_until(

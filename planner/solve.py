@@ -278,7 +278,8 @@ def solve(
         none = _no_plan(problem, outcome.status, params, outcome.size, started, too_large)
         refused = [f"the {k} baseline: {v}" for k, v in notes.items() if "checker" in v]
         refused += [
-            f"{', '.join(name for name, _, _ in cut.jobs)} on {cut.pool[0]} {cut.pool[1]}: "
+            f"{', '.join([n for n, _, _ in cut.jobs] + sorted({n for n, *_ in cut.replicas}))}"
+            f" on {cut.pool[0]} {cut.pool[1]}: "
             "their cards fit its units at every hour, but not on its machines without moving "
             "a job between them (the search learnt this placement away)"
             for cut in problem.nogoods

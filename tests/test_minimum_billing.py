@@ -95,3 +95,14 @@ def test_the_plan_is_the_cheapest_count_series(
     assert plan.total_cost == Decimal(round(best.numerator / best.denominator, 2)).quantize(
         Decimal("0.01")
     )
+
+
+def test_a_quote_bills_the_minimum_it_charges(make_scenario: Any) -> None:
+    # A card reserved 09:00-10:00 on a 4 h minimum at 10/h: 4 unit-hours billed, 40.00.
+    from planner.problem import quote_replicas
+    from tests.planning import reserve
+
+    four = offer("four", hourly={"price": 10, "min_hours": 4})
+    s = make_scenario([four], [reserve("desk", 1, "09:00-10:00")], days=1)
+    [row] = [r for r in quote_replicas(s, "desk") if r["mode"] == "hourly"]
+    assert (row["billed_unit_hours"], row["exact_cost"]) == (4, 40)

@@ -179,3 +179,61 @@ def test_a_class_with_buckets_is_planned_bucket_by_bucket(tmp_path: Path) -> Non
     long["buckets"][0]["share"] = 0.5
     with pytest.raises(LoadError, match=r"buckets' shares add up to 0\.9, not 1"):
         load_scenario(_write(tmp_path, data))
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        # class "b.1" beside class "b" in buckets: assistant.b.1 twice
+        (
+            {
+                "classes": [
+                    {"name": "b.1", "share": 0.5},
+                    {
+                        "name": "b",
+                        "share": 0.5,
+                        "buckets": [
+                            {"share": 0.5, "context_tokens": 2048},
+                            {"share": 0.5, "context_tokens": 4096},
+                        ],
+                    },
+                ]
+            },
+            "assistant.b.1, a request class's name, is taken already",
+        ),
+        # a class's own curve past the demand limit, checked like a workload's
+        (
+            {"classes": [{"name": "big", "concurrency": 1e12}], "concurrency": None},
+            "big: peak demand",
+        ),
+        # own curves on every class leave the workload's curve to no one
+        ({"classes": [{"name": "a", "concurrency": 5}]}, "would serve no one"),
+    ],
+)
+def test_class_names_limits_and_curves_are_checked(
+    tmp_path: Path, change: dict[str, Any], message: str
+) -> None:
+    data = yaml.safe_load(SPLIT.read_text())
+    w = data["workloads"][0]
+    w |= {"context_tokens": 2048, "min_tokens_per_s": 20}
+    w |= {k: v for k, v in change.items() if v is not None}
+    for k in [k for k, v in change.items() if v is None]:
+        w.pop(k)
+    with pytest.raises(LoadError) as caught:
+        load_scenario(_write(tmp_path, data))
+    assert message in str(caught.value)
+
+
+def test_a_class_minimum_of_replicas_counts_once_over_its_buckets(tmp_path: Path) -> None:
+    data = yaml.safe_load(SPLIT.read_text())
+    long = data["workloads"][0]["classes"][1]
+    long.pop("context_tokens")
+    long |= {
+        "min_replicas": 1,
+        "buckets": [{"share": 0.5, "context_tokens": c} for c in (8192, 16384)],
+    }
+    s = load_scenario(_write(tmp_path, data))
+    minimums = {
+        w.name: w.min_replicas for w in s.spec.workloads if w.name.startswith("assistant.long")
+    }  # type: ignore[union-attr]
+    assert minimums == {"assistant.long.1": 1, "assistant.long.2": 0}

@@ -380,7 +380,7 @@ def _per_class(spec: ScenarioFile, models: dict[str, ModelCard], source: Source)
         return spec
     collect = Collector()
     workloads: list[Any] = []
-    names = {w.name for w in spec.workloads}
+    names = {w.name for w in spec.workloads}  # every name so far, the classes' included
     for i, w in enumerate(spec.workloads):
         if not (isinstance(w, ServeWorkload) and w.classes):
             workloads.append(w)
@@ -392,10 +392,13 @@ def _per_class(spec: ScenarioFile, models: dict[str, ModelCard], source: Source)
                 message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
                 collect.issues.append(source.issue(("workloads", i, "classes"), message))
             continue
-        for k, c in enumerate(classes):
+        for c in classes:
             if c.name in names:
-                at = ("workloads", i, "classes", k, "name")
-                collect.issues.append(source.issue(at, f"{c.name} is also a workload's name"))
+                at = ("workloads", i, "classes")
+                collect.issues.append(
+                    source.issue(at, f"{c.name}, a request class's name, is taken already")
+                )
+            names.add(c.name)
             if w.name in models:
                 models[c.name] = models[w.name]
         workloads += classes

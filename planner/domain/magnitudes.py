@@ -34,14 +34,22 @@ def magnitude_issues(scenario: Scenario, source: Source) -> list[Issue]:
     """Peak demand of every service, and the scenario's largest bill at the money scale."""
     issues = []
     for i, w in enumerate(scenario.spec.workloads):
-        if isinstance(w, ServeWorkload):
-            peak = peak_demand(w)
+        if not isinstance(w, ServeWorkload):
+            continue
+        try:  # each request class is a service of its own (a bad class: reported at loading)
+            parts = [(w, "")] + [(c, c.name) for c in w.per_class()]
+        except ValueError:
+            parts = [(w, "")]
+        for part, name in parts:
+            peak = peak_demand(part)
             if math.ceil(peak - 1e-9) > MAX_DEMAND:  # demand.py's rounding of a level
-                field = "concurrency" if w.concurrency is not None else "requests_per_s"
+                field = "concurrency" if part.concurrency is not None else "requests_per_s"
+                where = ("workloads", i, "classes") if name else ("workloads", i, field)
                 issues.append(
                     source.issue(
-                        ("workloads", i, field),
-                        f"peak demand {over(peak, MAX_DEMAND, 'requests in flight')}; it "
+                        where,
+                        f"{name + ': ' if name else ''}peak demand "
+                        f"{over(peak, MAX_DEMAND, 'requests in flight')}; it "
                         "counts growth, month scales and, for requests_per_s, output_tokens "
                         "÷ min_tokens_per_s seconds per request",
                     )

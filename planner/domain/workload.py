@@ -242,12 +242,13 @@ class ServeWorkload(_Workload):
         given = [x for x in speeds if isinstance(x, int | float)]
         if "min_tokens_per_s" not in data and given and len(given) == len(classes):
             data["min_tokens_per_s"] = min(given)
-        if (
-            "concurrency" not in data
-            and "requests_per_s" not in data
-            and all(c.get("share") is None for c in classes)
-        ):
-            data["concurrency"] = 0  # every class brings its own curve
+        if classes and all(c.get("share") is None for c in classes):  # own curves only
+            if "concurrency" in data or "requests_per_s" in data:
+                raise ValueError(
+                    "every class brings its own curve, so the workload's concurrency or "
+                    "requests_per_s would serve no one: give classes a share of it, or drop it"
+                )
+            data["concurrency"] = 0
         return data
 
     @model_validator(mode="after")
@@ -265,7 +266,7 @@ class ServeWorkload(_Workload):
         if len(set(names)) < len(names):
             raise ValueError(f"request class names repeat: {', '.join(names)}")
         shares = [c.share for c in self.classes if c.share is not None]
-        if shares and abs(sum(shares) - 1) > 1e-9 and len(shares) == len(self.classes):
+        if shares and abs(sum(shares) - 1) > 1e-9:
             raise ValueError(f"the classes' shares add up to {sum(shares):g}, not 1")
         return self
 
@@ -297,9 +298,11 @@ class ServeWorkload(_Workload):
                 )
                 for i, b in enumerate(c.buckets)
             ] or [(f"{self.name}.{c.name}", share, c.context_tokens, c.output_tokens)]
-            for name, part, context, output in lengths:
+            for k, (name, part, context, output) in enumerate(lengths):
                 update = {
                     **common,
+                    # a class's minimum replicas once: on its first bucket
+                    **({"min_replicas": 0} if k else {}),
                     "name": name,
                     "demand_share": part,
                     "context_tokens": context or self.context_tokens,
