@@ -3,6 +3,7 @@ configs that serve its lengths within its targets (docs/scenarios.md, "Request c
 
 from __future__ import annotations
 
+import json
 import math
 from decimal import Decimal
 from fractions import Fraction
@@ -237,3 +238,21 @@ def test_a_class_minimum_of_replicas_counts_once_over_its_buckets(tmp_path: Path
         w.name: w.min_replicas for w in s.spec.workloads if w.name.startswith("assistant.long")
     }  # type: ignore[union-attr]
     assert minimums == {"assistant.long.1": 1, "assistant.long.2": 0}
+
+
+def test_fields_that_classes_set_are_not_written_by_hand(tmp_path: Path) -> None:
+    data = yaml.safe_load(SPLIT.read_text())
+    data["workloads"][0]["demand_share"] = 0.01
+    with pytest.raises(LoadError, match="demand_share is set by request classes"):
+        load_scenario(_write(tmp_path, data))
+
+
+def test_quote_of_a_class_with_buckets_quotes_each_bucket(cli: Any, tmp_path: Path) -> None:
+    data = yaml.safe_load(SPLIT.read_text())
+    long = data["workloads"][0]["classes"][1]
+    long.pop("context_tokens")
+    long["buckets"] = [{"share": 0.5, "context_tokens": c} for c in (8192, 16384)]
+    result = cli("quote", _write(tmp_path, data), "assistant.long", "--json", "-")
+    assert result.exit_code == 0, result.output
+    quoted = json.loads(result.stdout)
+    assert [d["workload"] for d in quoted["classes"]] == ["assistant.long.1", "assistant.long.2"]

@@ -35,8 +35,11 @@ def quote_command(
     with input_errors(json_path):
         loaded = load_planned(scenario)
         names = [w.name for w in loaded.spec.workloads]
-        classes = [
-            w.name for w in loaded.spec.workloads if getattr(w, "class_of", None) == workload
+        classes = [  # a serve workload with request classes, or a class with buckets
+            w.name
+            for w in loaded.spec.workloads
+            if getattr(w, "class_of", None) == workload
+            or (workload not in names and w.name.startswith(workload + ".") and w.kind == "serve")
         ]
         if classes:  # a serve workload with request classes: each class alone
             documents = [_quote_replicas(loaded, name, json_path) for name in classes]

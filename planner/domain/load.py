@@ -411,6 +411,11 @@ def validate_scenario(path: Path, source: Source) -> Scenario:
     resolve from the folder of the file that wrote them."""
     data = _mapping(source, "scenario")
     collect = Collector()
+    for i, raw in enumerate(data.get("workloads") or []):
+        for key in ("demand_share", "class_of"):  # set by request classes, not by files
+            if isinstance(raw, dict) and key in raw:
+                message = f"{key} is set by request classes (classes: [{{name, share}}])"
+                collect.issues.append(source.issue(("workloads", i, key), message))
     spec = collect.validate(ScenarioFile, data, source.issue)
     catalogs: tuple[Catalog, ...] = ()
     cards: dict[str, CardType] = {}
