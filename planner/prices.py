@@ -119,18 +119,25 @@ class ReplicaRate:
         """Rental and storage of one held hour."""
         return self.hour + self.disk
 
-    def money(self, held_hours: int, starts: int) -> tuple[Fraction, Fraction]:
-        """(rental, storage) of `held_hours` replica-hours serving and `starts` starts."""
-        hours = held_hours + starts * self.setup
-        return self.hour * hours, self.disk * hours
+    def held_hours(self, counts: Sequence[int], segments: Sequence[tuple[int, int]]) -> int:
+        """Replica-hours a count of replicas per segment holds: its serving hours, plus the
+        setup hours of a start for every replica the count rises by."""
+        serving = sum(n * (b - a) for n, (a, b) in zip(counts, segments, strict=True))
+        starts = sum(max(0, n - (counts[s - 1] if s else 0)) for s, n in enumerate(counts))
+        return serving + starts * self.setup
+
+    def series_money(
+        self, counts: Sequence[int], segments: Sequence[tuple[int, int]]
+    ) -> tuple[Fraction, Fraction]:
+        """(rental, storage) of a count of replicas per segment: the rental its held hours
+        and the minimum's round-up, the disks its held hours."""
+        held = self.held_hours(counts, segments)
+        return self.hour * (held + self.round_up(counts, segments)), self.disk * held
 
     def series(self, counts: Sequence[int], segments: Sequence[tuple[int, int]]) -> Fraction:
-        """Rental and storage of a count of replicas per segment, alone: held hours plus a
-        start for every replica the count rises by, plus the minimum's round-up."""
-        held = sum(n * (b - a) for n, (a, b) in zip(counts, segments, strict=True))
-        starts = sum(max(0, n - (counts[s - 1] if s else 0)) for s, n in enumerate(counts))
-        rental, storage = self.money(held, starts)
-        return rental + storage + self.hour * self.round_up(counts, segments)
+        """Rental and storage of a count of replicas per segment, alone."""
+        rental, storage = self.series_money(counts, segments)
+        return rental + storage
 
     @property
     def windows(self) -> tuple[tuple[int, Fraction], ...]:

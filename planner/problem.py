@@ -211,16 +211,16 @@ def build_problem(scenario: Scenario, serving: bool = False) -> Problem:
         for c in r.configs
         if c.rented
     }
-    rates = [
-        _replica_rate(scenario, r.name, c, setup.get((r.name, c.offer), 0))
+    rates = {
+        (r.name, c): _replica_rate(scenario, r.name, c, setup.get((r.name, c.offer), 0))
         for r in replicas
         for c in r.configs
-    ]
-    amounts += [x for rate in rates for x in (rate.hour, rate.disk)]
-    amounts += [rate.hour * weight for rate in rates for _, weight in rate.windows]
+    }
+    amounts += [x for rate in rates.values() for x in (rate.hour, rate.disk)]
+    amounts += [rate.hour * weight for rate in rates.values() for _, weight in rate.windows]
     scale = math.lcm(*(a.denominator for a in amounts)) if amounts else 1
     rank = {offer: i for i, offer in enumerate(sorted(scenario.offers))}
-    replicas = [r.with_bounds(segments, _bridge(scenario, r.name, setup)) for r in replicas]
+    replicas = [r.with_bounds(segments, _bridge(r.name, rates)) for r in replicas]
     return Problem(
         scenario,
         hours,
@@ -236,16 +236,14 @@ def build_problem(scenario: Scenario, serving: bool = False) -> Problem:
 
 
 def _bridge(
-    scenario: Scenario, name: str, setup: dict[tuple[str, str], int]
+    name: str, rates: dict[tuple[str, ReplicaConfig], prices.ReplicaRate]
 ) -> Callable[[ReplicaConfig], int]:
     """Hours a replica of `name` may be kept through a dip: on its own rentals, what
     keeping it can save, a start's setup hours plus what the minimum adds to the rentals
     either side (each under `short` hours); none on held cards (starts cost nothing there)."""
 
-    def reach(c: ReplicaConfig) -> int:
-        if not c.rented:
-            return 0
-        rate = _replica_rate(scenario, name, c, setup.get((name, c.offer), 0))
+    def reach(c: ReplicaConfig) -> int:  # held cards' rates have no setup and no minimum
+        rate = rates[(name, c)]
         return rate.setup + 2 * math.ceil(rate.short)
 
     return reach
@@ -331,9 +329,7 @@ def quote_replicas(scenario: Scenario, name: str) -> list[dict[str, Any]]:
         # rented: the replicas' rentals and disks; held: their disks (packages below)
         cost = rate.series(need, segments)
         if c.rented:
-            rises = sum(max(0, need[s] - (need[s - 1] if s else 0)) for s in range(len(need)))
-            hours = sum(n * (b - a) for n, (a, b) in zip(need, segments, strict=True))
-            unit_hours = hours + rate.setup * rises + rate.round_up(need, segments)
+            unit_hours = rate.held_hours(need, segments) + rate.round_up(need, segments)
             whole = unit_hours.denominator == 1  # a fractional minimum bills part of an hour
             billed: dict[str, Any] = {
                 "billed_unit_hours": int(unit_hours) if whole else float(unit_hours),

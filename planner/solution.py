@@ -42,11 +42,7 @@ class Solution:
                 continue
             replica_job = problem.replica_jobs[j]
             rate = problem.replica_rate(replica_job.name, replica_job.configs[k])
-            series = self.series(problem, j, k)
-            held = sum(n * (b - a) for n, (a, b) in zip(series, problem.segments, strict=True))
-            starts = sum(max(0, n - (series[s - 1] if s else 0)) for s, n in enumerate(series))
-            paid, disk = rate.money(held, starts)
-            paid += rate.hour * rate.round_up(series, problem.segments)
+            paid, disk = rate.series_money(self.series(problem, j, k), problem.segments)
             rental, storage = rental + paid, storage + disk
         return rental, storage
 

@@ -208,7 +208,7 @@ class _Search:
             if self._add(parts, w.cards):
                 if self.run(jobs, i + 1):
                     return True
-                self._remove(parts, w.cards)
+                self._load(parts, -w.cards)
         return False
 
     def _replicas_fit(self) -> bool:
@@ -230,9 +230,9 @@ class _Search:
                 previous = size
         return True
 
-    def _paths(self, w: Work) -> Iterator[list[tuple[int, int, int, int]]]:
+    def _paths(self, w: Work) -> Iterator[list[tuple[int, int, int]]]:
         """Each path of units (with renewals) holding `w` from its first hour to its last,
-        as (unit, from, to, 1) parts over its runs, new renewals claimed while it is tried.
+        as (unit, from, to) parts over its runs, new renewals claimed while it is tried.
         Of units alike (span, load over the job's hours, renewal), only the first."""
         first, last = w.runs[0][0], w.runs[-1][1]
         seen = set()
@@ -252,17 +252,17 @@ class _Search:
             for path in self._follow(u, first, last, []):
                 # the job holds the path all along, and uses its cards in its runs
                 yield [
-                    (v, max(x, rx), min(y, ry), 1)
-                    for v, x, y, _ in path
+                    (v, max(x, rx), min(y, ry))
+                    for v, x, y in path
                     for rx, ry in w.runs
                     if max(x, rx) < min(y, ry)
                 ]
 
     def _follow(
-        self, u: int, t: int, last: int, path: list[tuple[int, int, int, int]]
-    ) -> Iterator[list[tuple[int, int, int, int]]]:
+        self, u: int, t: int, last: int, path: list[tuple[int, int, int]]
+    ) -> Iterator[list[tuple[int, int, int]]]:
         end = self.units[u].end
-        here = [*path, (u, t, min(end, last), 1)]
+        here = [*path, (u, t, min(end, last))]
         if end >= last:
             yield here
             return
@@ -276,19 +276,15 @@ class _Search:
                 yield from self._follow(s, end, last, here)
                 del self.renewed[u]
 
-    def _add(self, parts: list[tuple[int, int, int, int]], cards: int) -> bool:
-        """Load the parts' cards onto their units over their hours, if every unit stays
-        within its cards (else load nothing)."""
-        if any(
-            self.load[u][t] + n * cards > self.size for u, x, y, n in parts for t in range(x, y)
-        ):
+    def _add(self, parts: list[tuple[int, int, int]], cards: int) -> bool:
+        """Load `cards` onto the parts' units over their hours, if every unit stays within
+        its cards (else load nothing)."""
+        if any(self.load[u][t] + cards > self.size for u, x, y in parts for t in range(x, y)):
             return False
-        for u, x, y, n in parts:
-            for t in range(x, y):
-                self.load[u][t] += n * cards
+        self._load(parts, cards)
         return True
 
-    def _remove(self, parts: list[tuple[int, int, int, int]], cards: int) -> None:
-        for u, x, y, n in parts:
+    def _load(self, parts: list[tuple[int, int, int]], cards: int) -> None:
+        for u, x, y in parts:
             for t in range(x, y):
-                self.load[u][t] -= n * cards
+                self.load[u][t] += cards

@@ -127,14 +127,14 @@ class Constraints:
         is exact (docs/rules.md, "Minimum billing of replicas"). Pieces of a segment where
         the starts in the window stay the same share one count; a virtual segment past the
         horizon holds no replicas."""
-        segments = [*self.problem.segments]
+        segments = self.problem.segments
+        end = segments[-1][1] if segments else 0
         for j, job in enumerate(self.problem.replica_jobs):
             for k, config in enumerate(job.configs):
                 if not config.rented:
                     continue
                 rate = self.problem.replica_rate(job.name, config)
                 for window, weight in rate.windows:
-                    end = segments[-1][1]
                     for s, (a, b) in enumerate([*segments, (end, end + window)]):
                         self._short_pieces(j, k, s, a, b, window, weight)
 

@@ -240,16 +240,17 @@ def _prefixed_offers(sources: list[Source]) -> tuple[list[Layers], dict[str, lis
     """Each catalog's offers, an id found in more than one catalog named by its catalog
     (`aws.g5-xlarge`, the catalog's name in lower case); and those ids with the prefixes."""
     layers = [_items(source, "offers") for source in sources]
+    prefixes = [
+        str(s.data.get("name") if isinstance(s.data, dict) else None).lower().replace("_", "-")
+        for s in sources
+    ]
     owners: dict[str, list[str]] = {}
-    for source, items in zip(sources, layers, strict=True):
-        name = source.data.get("name") if isinstance(source.data, dict) else None
-        prefix = str(name).lower().replace("_", "-")
+    for prefix, items in zip(prefixes, layers, strict=True):
         for ident in {i for _, _, item in items if isinstance(i := _ident(item), str)}:
             owners.setdefault(ident, []).append(prefix)
     clashes = {i: p for i, p in owners.items() if len(p) > 1}
     out = []
-    for source, items in zip(sources, layers, strict=True):
-        prefix = str(source.data.get("name")).lower().replace("_", "-")
+    for prefix, items in zip(prefixes, layers, strict=True):
         out.append(
             [
                 (src, where, {**item, "id": f"{prefix}.{item['id']}"})

@@ -53,7 +53,7 @@ def replica_capacity(
     limits = [x for x in (by_speed, by_ttft) if x is not None]
     batch = max(min([by_memory, *limits]), 1)
     per_request = 1.0 / token_seconds(model, card, cards, setup, batch)
-    prompt = setup.context_tokens - (setup.output_tokens or 0)
+    prompt = prompt_tokens(setup)
     prefills = (
         f"; each request also waits for the prefills of the {prompt}-token prompts that "
         f"start while it writes its {setup.output_tokens} tokens"
@@ -87,14 +87,18 @@ def replica_capacity(
     return ReplicaCapacity(memory, by_memory, by_speed, per_request, notes, by_ttft)
 
 
+def prompt_tokens(setup: ServeSetup) -> int:
+    """A request's prompt: its context less its output (at least one token)."""
+    return max(setup.context_tokens - (setup.output_tokens or 0), 1)
+
+
 def time_to_first_token(
     model: ModelCard, card: CardType, cards: int, setup: ServeSetup, batch: int
 ) -> float:
     """Seconds from a request's arrival to its first token with `batch` others decoding:
     it waits for the decode step in flight, then its prompt is prefilled."""
-    prompt = max(setup.context_tokens - (setup.output_tokens or 0), 1)
     step = decode_step_seconds(model, card, cards, setup, batch)
-    return step + prefill_seconds(model, card, cards, setup, prompt)
+    return step + prefill_seconds(model, card, cards, setup, prompt_tokens(setup))
 
 
 def max_batch_for_ttft(
@@ -114,8 +118,8 @@ def token_seconds(
     step = decode_step_seconds(model, card, cards, setup, batch)
     if not setup.output_tokens:
         return step
-    prompt = max(setup.context_tokens - setup.output_tokens, 1)
-    return step + batch * prefill_seconds(model, card, cards, setup, prompt) / setup.output_tokens
+    prefill = prefill_seconds(model, card, cards, setup, prompt_tokens(setup))
+    return step + batch * prefill / setup.output_tokens
 
 
 def max_batch_for_speed(
