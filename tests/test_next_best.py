@@ -1,4 +1,4 @@
-"""Issue 9 item 11: the next-best config never reads as a cheaper option skipped."""
+"""The next-best config never reads as a cheaper option skipped."""
 
 from __future__ import annotations
 
