@@ -1,12 +1,13 @@
-"""Machine placement and billing minimums on planned quarters.
+"""Machine placement, billing minimums and billing steps on planned quarters.
 
     python benchmarks/placement.py [--mix 30] [--seeds 0 1] [--time-limit 60]
 
-For q3 as shipped, q3 with every hourly offer billed with a 2 h minimum, and generated
-mix quarters (benchmarks/generate_mix.py: 8-card machines sold daily, weekly and monthly),
-it prints the plan's total and gap, the model's size, how many placements the checker
-refuted and the solver learnt away (planner/placement.py), and the seconds the checker's
-machine search took on the plan shown.
+For q3 as shipped, q3 with every hourly offer billed with a 2 h minimum, per 2 h, and per
+0.75 h (with a 1 h minimum), and generated mix quarters (benchmarks/generate_mix.py:
+8-card machines sold daily, weekly and monthly), it prints the plan's total and gap, the
+model's size, how many placements the checker refuted and the solver learnt away
+(planner/placement.py), and the seconds the checker's machine search took on the plan
+shown.
 """
 
 from __future__ import annotations
@@ -31,14 +32,12 @@ from planner.domain.load import load_scenario  # noqa: E402
 from planner.solve import SolveParams, solve  # noqa: E402
 
 
-def _minimum(folder: Path, hours: int) -> Path:
-    """q3 with every hourly offer billed with a minimum of `hours`."""
+def _billing(folder: Path, name: str, **hourly: float) -> Path:
+    """q3 with every hourly offer's billing terms changed to `hourly`."""
     data = yaml.safe_load((ROOT / "scenarios" / "q3.yaml").read_text())
     catalog = load_scenario(ROOT / "scenarios" / "q3.yaml").catalogs[0]
-    data["offers"] = [
-        {"id": o.id, "hourly": {"min_hours": hours}} for o in catalog.offers if o.hourly
-    ]
-    path = folder / f"q3-min-{hours}h.yaml"
+    data["offers"] = [{"id": o.id, "hourly": hourly} for o in catalog.offers if o.hourly]
+    path = folder / f"q3-{name}.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     return path
 
@@ -53,7 +52,12 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        paths = [ROOT / "scenarios" / "q3.yaml", _minimum(folder, 2)]
+        paths = [
+            ROOT / "scenarios" / "q3.yaml",
+            _billing(folder, "min-2h", min_hours=2),
+            _billing(folder, "per-2h", min_hours=2, increment_hours=2),
+            _billing(folder, "per-0.75h", min_hours=1, increment_hours=0.75),
+        ]
         for seed in args.seeds:
             data = generate_mix.generate(args.mix, seed)
             paths.append(base.write(data, folder / f"mix-{args.mix}-s{seed}.yaml"))

@@ -17,8 +17,7 @@ import networkx as nx
 
 from planner import prices
 from planner.configs import Config, ReplicaConfig, train_configs
-from planner.domain.catalog import HourlyBilling, Offer
-from planner.domain.errors import Issue, LoadError
+from planner.domain.catalog import Offer
 from planner.domain.scenario import Scenario
 from planner.domain.timeaxis import TimeAxis
 from planner.domain.values import PACKAGE_DAYS
@@ -198,9 +197,6 @@ def build_problem(scenario: Scenario, serving: bool = False) -> Problem:
     if empty:
         raise Infeasible(empty, jobs)
     segments, replicas = replica_jobs(scenario) if others else ([], [])
-    refused = [why for r in replicas for why in _unbillable(scenario, r)]
-    if refused:
-        raise _refuse(scenario, refused)
     pools = _pools(scenario, jobs, committed, replicas)
     # each part the objective turns into an integer on its own (planner.cpsat.objective)
     amounts = [x for j in jobs for c in j.configs for x in (c.rental_cost, c.storage_cost)]
@@ -218,6 +214,8 @@ def build_problem(scenario: Scenario, serving: bool = False) -> Problem:
     }
     amounts += [x for rate in rates.values() for x in (rate.hour, rate.disk)]
     amounts += [rate.hour * weight for rate in rates.values() for _, weight in rate.windows]
+    # a stepped rental's round-up is a whole multiple of 1/denominator of the step's hours
+    amounts += [rate.hour / rate.step.denominator for rate in rates.values() if rate.stepped]
     scale = math.lcm(*(a.denominator for a in amounts)) if amounts else 1
     rank = {offer: i for i, offer in enumerate(sorted(scenario.offers))}
     replicas = [r.with_bounds(segments, _bridge(r.name, rates)) for r in replicas]
@@ -239,12 +237,14 @@ def _bridge(
     name: str, rates: dict[tuple[str, ReplicaConfig], prices.ReplicaRate]
 ) -> Callable[[ReplicaConfig], int]:
     """Hours a replica of `name` may be kept through a dip: on its own rentals, what
-    keeping it can save, a start's setup hours plus what the minimum adds to the rentals
-    either side (each under `short` hours); none on held cards (starts cost nothing there)."""
+    keeping it can save, a start's setup hours plus what billing adds to the rentals either
+    side (each under `short` hours, or under one step where the step does not divide the
+    hour); none on held cards (starts cost nothing there)."""
 
     def reach(c: ReplicaConfig) -> int:  # held cards' rates have no setup and no minimum
         rate = rates[(name, c)]
-        return rate.setup + 2 * math.ceil(rate.short)
+        most = max(rate.short, rate.step) if rate.stepped else rate.short
+        return rate.setup + 2 * math.ceil(most)
 
     return reach
 
@@ -256,38 +256,6 @@ def _replica_rate(
     workload = scenario.workload(job)
     assert not isinstance(workload, TrainWorkload)
     return prices.replica_rate(offer, workload, config.units, config.cards, config.rented, setup)
-
-
-def _refuse(scenario: Scenario, lines: list[str]) -> LoadError:
-    """A scenario asking for what the model does not plan exactly is bad input (exit 1),
-    never planned without it: one issue per case, naming the rule."""
-    where = str(scenario.path or scenario.name)
-    return LoadError([Issue(where, None, None, (), line) for line in lines])
-
-
-def exact_replica_billing(billing: HourlyBilling) -> bool:
-    """Replica rentals follow the count of replicas hour by hour, so the model bills each
-    by its held hours plus what its minimum adds (`prices.ReplicaRate.windows`): exact for
-    any minimum when the increment divides the hour exactly as written (1, 0.5, 0.25,
-    0.1 h...), so that whole held hours are never rounded up."""
-    return (1 / Fraction(billing.increment_hours)).denominator == 1
-
-
-def _unbillable(scenario: Scenario, job: ReplicaJob) -> list[str]:
-    """Why a replica job may not use an hourly offer the model cannot bill exactly."""
-    lines = []
-    for offer_id in sorted({c.offer for c in job.configs if c.rented}):
-        billing = scenario.offers[offer_id].billing("hourly")
-        assert isinstance(billing, HourlyBilling)
-        if not exact_replica_billing(billing):
-            lines.append(
-                f"{job.name} could run replicas on {offer_id} hourly, billed in steps of "
-                f"{billing.increment_hours:g} h; replica rentals (rule 6) are planned only "
-                "for steps that divide the hour (any minimum), so the scenario is refused "
-                f"rather than planned without that offer (to plan without it, add `offers: [{{id: "
-                f"{offer_id}, hourly: null}}]` to the scenario, or remove the workload)"
-            )
-    return lines
 
 
 def _replica_setup(scenario: Scenario, job: ReplicaJob, offer_id: str) -> int:
@@ -314,9 +282,6 @@ def quote_replicas(scenario: Scenario, name: str) -> list[dict[str, Any]]:
     count from the first active day to the last. Exact money, unsorted."""
     segments, jobs = replica_jobs(scenario)
     job = next(j for j in jobs if j.name == name)
-    refused = _unbillable(scenario, job)
-    if refused:
-        raise _refuse(scenario, refused)
     active = [s for s in range(len(segments)) if job.active(s)]
     rows: list[dict[str, Any]] = []
     for c in job.configs:

@@ -112,7 +112,8 @@ def _replica_assignment(
     problem: Problem, solution: Solution, j: int
 ) -> tuple[ReplicaAssignment, list[Rental]]:
     """A replica job's uses (constant runs of replicas per config) and its hourly rentals:
-    each rise in a config's replica count starts rentals, each fall ends the oldest ones."""
+    each rise in a config's replica count starts rentals, each fall ends those that bill the
+    least (`prices.ReplicaRate.rentals`)."""
     job = problem.replica_jobs[j]
     currency = problem.scenario.spec.currency
     uses: list[ReplicaUse] = []
@@ -127,7 +128,6 @@ def _replica_assignment(
             continue
         offer = problem.offers[config.offer]
         held = config.held
-        open_rentals: list[int] = []  # start hours, oldest first
         for s, (a, b) in enumerate(problem.segments):
             total[s] += series[s]
             # hour indices, not datetimes: aware times of one zone compare by wall clock
@@ -158,33 +158,20 @@ def _replica_assignment(
                 last_end = b
             if held:
                 share += series[s] * config.cards * (b - a) * card_hour_price(offer, config.mode)
-                continue
-            while len(open_rentals) < series[s]:
-                # held from ceil(setup) hours before it serves (rules 6-7: setup is held)
-                open_rentals.append(a - problem.replica_setup[(job.name, config.offer)])
-            while len(open_rentals) > series[s]:
-                rental = _rental(
-                    problem,
-                    f"{job.name}#{len(rentals) + 1}",
-                    config.offer,
-                    "hourly",
-                    config.units,
-                    open_rentals.pop(0),  # the oldest: a newer one may still be held
-                    a,
-                    job.name,
-                )
-                own += rental[1]
-                rentals.append(rental[0])
-        end = problem.segments[-1][1]
-        while open_rentals:
+        if held:
+            continue
+        # held from ceil(setup) hours before it serves (rules 6-7: setup is held)
+        setup = problem.replica_setup[(job.name, config.offer)]
+        rate = problem.replica_rate(job.name, config)
+        for a, b in rate.rentals(series, problem.segments):
             rental = _rental(
                 problem,
                 f"{job.name}#{len(rentals) + 1}",
                 config.offer,
                 "hourly",
                 config.units,
-                open_rentals.pop(),
-                end,
+                a - setup,
+                b,
                 job.name,
             )
             own += rental[1]

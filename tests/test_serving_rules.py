@@ -179,34 +179,12 @@ def test_a_fractional_minimum_after_setup_is_exact(make_scenario: Any) -> None:
     assert plan is not None and plan.total_cost == Decimal("30.00")
 
 
-def test_steps_that_do_not_divide_the_hour_are_refused_by_name(make_scenario: Any) -> None:
-    # Billed in 2-hour steps, a rental's bill depends on its length modulo 2, which the
-    # replica counts do not carry: refused (exit 1), naming the workload, offer and rule 6.
-    steps = offer("steps", hourly={"price": 1, "increment_hours": 2, "min_hours": 2})
-    s = make_scenario(
-        [steps, offer("o", hourly={"price": 10})], [_reserve(1, "09:00-12:00")], days=1
-    )
-    with pytest.raises(LoadError) as caught:
-        solved(s)
-    [issue] = caught.value.issues
-    assert "desk could run replicas on steps hourly" in issue.message
-    assert "rule 6" in issue.message and "hourly: null" in issue.message
-
-
 def test_billing_in_steps_that_divide_the_hour_is_exact(make_scenario: Any) -> None:
     # Billing by 6 minutes (increment 0.1 h, minimum 0.1 h) of whole held hours bills those
     # hours: 09:00-12:00 on one card at 10/h = 30.00, checked.
     tenth = offer("m", hourly={"price": 10, "min_hours": 0.1, "increment_hours": 0.1})
     result = solved(make_scenario([tenth], [_reserve(1, "09:00-12:00")], days=1))
     assert result.plan is not None and result.plan.total_cost == Decimal("30.00")
-
-
-def test_out_of_scope_billing_through_the_cli_is_bad_input(cli: Any, make_scenario: Any) -> None:
-    steps = offer("steps", hourly={"price": 1, "increment_hours": 2})
-    s = make_scenario([steps], [_reserve(1, "09:00-12:00")], days=1)
-    result = cli("solve", str(s.path))
-    assert result.exit_code == 1
-    assert "rule 6" in result.stderr and "Traceback" not in result.output
 
 
 def test_a_pool_with_no_stock_does_not_make_a_feasible_plan_infeasible(

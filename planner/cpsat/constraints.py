@@ -8,6 +8,7 @@ from fractions import Fraction
 from ortools.sat.python import cp_model
 
 from planner.cpsat.cumulative import Load
+from planner.cpsat.steps import bill_steps
 from planner.cpsat.variables import Short, Variables, pool_cap, replica_bound
 from planner.problem import Problem
 
@@ -30,6 +31,7 @@ class Constraints:
         self._replica_starts()
         self._min_hold()
         self._billed_minimum()
+        bill_steps(self.model, self.problem, self.v)
         self._select_one_config()
         self._config_starts()
         self._deadlines()

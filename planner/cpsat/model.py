@@ -13,6 +13,7 @@ from ortools.sat.python import cp_model, cp_model_helper
 from planner.cpsat.constraints import Constraints
 from planner.cpsat.cuts import cover_cuts, package_cuts
 from planner.cpsat.objective import cost_terms, tie_levels
+from planner.cpsat.steps import hint as hint_steps
 from planner.cpsat.variables import make_variables, pool_cap
 from planner.domain.costs import CostTerm
 from planner.problem import Problem
@@ -134,6 +135,7 @@ class CpModel:
             )
             held = solution.replicas.get((j, k, short.segment), 0)
             self.model.add_hint(short.count, max(0, rises - held))
+        hint_steps(self.model, self.problem, self.v, solution)
         segment_index = {a: s for s, (a, _) in enumerate(self.problem.segments)}
         for (key, held, hour), usage in self.v.usage.items():
             s = segment_index[hour]

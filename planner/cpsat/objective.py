@@ -43,6 +43,10 @@ def cost_terms(problem: Problem, v: Variables) -> dict[CostTerm, cp_model.Linear
         replica_job = problem.replica_jobs[short.job]
         rate = problem.replica_rate(replica_job.name, replica_job.configs[short.config])
         terms[CostTerm.HOURLY].append(short.count * problem.integer(rate.hour * short.hours))
+    for ends in v.ends:  # what steps and minimums add to stepped rentals as they end
+        replica_job = problem.replica_jobs[ends.job]
+        rate = problem.replica_rate(replica_job.name, replica_job.configs[ends.config])
+        terms[CostTerm.HOURLY].append(ends.count * problem.integer(rate.hour * ends.hours))
     for f in problem.fixed:
         terms[CostTerm.COMMITMENT].append(problem.integer(f.cost))
     terms[CostTerm.PACKAGE].append(-problem.integer(problem.bought_commitments))

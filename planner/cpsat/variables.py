@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -26,6 +27,29 @@ class Short:
     hours: Fraction
 
 
+@dataclass(frozen=True)
+class Ends:
+    """Rentals of a replica config that end at one hour, each billed `hours` beyond those
+    it held (planner.cpsat.steps)."""
+
+    count: cp_model.LinearExprT
+    job: int
+    config: int
+    hours: Fraction
+
+
+@dataclass
+class Pools:
+    """One stepped config's counts: `cohorts[(u, s)]` rentals started at segment u < s held
+    in segment s (within the minimum, or joining their pool at s), `survivors[(phase, s)]`
+    rentals of a pool held in segment s - 1 and still in s."""
+
+    job: int
+    config: int
+    cohorts: dict[tuple[int, int], cp_model.IntVar] = field(default_factory=dict)
+    survivors: dict[tuple[int, int], cp_model.IntVar] = field(default_factory=dict)
+
+
 @dataclass
 class Variables:
     present: list[cp_model.IntVar] = field(default_factory=list)  # one per job
@@ -43,6 +67,9 @@ class Variables:
     held_starts: dict[tuple[int, int, int], cp_model.IntVar] = field(default_factory=dict)
     # replica rentals ended younger than a billing window: added by the constraints
     short: list[Short] = field(default_factory=list)
+    # stepped rentals' cohorts and pools (planner.cpsat.steps.Pools), and their billed ends
+    steps: list[Pools] = field(default_factory=list)
+    ends: list[Ends] = field(default_factory=list)
     # what replicas hold per (offer, mode), held (cards) or rented (units), and segment
     # start: added by the constraints
     usage: dict[tuple[tuple[str, str], bool, int], cp_model.IntVar] = field(default_factory=dict)
@@ -121,13 +148,17 @@ def pool_cap(problem: Problem, key: tuple[str, str]) -> int:
 def estimated_variables(problem: Problem) -> int:
     """About how many variables `make_variables` and the constraints will create, counted
     before building anything: replica counts (and rental starts) per config and segment,
-    a choice, start and run intervals per train config, purchases and free units per pool
-    and day, and the pools' per-segment usage."""
+    cohorts and pools per stepped config and segment, a choice, start and run intervals
+    per train config, purchases and free units per pool and day, and the pools'
+    per-segment usage."""
     count = 0
     for job in problem.replica_jobs:
         for config in job.configs:
             active = sum(1 for most in job.bounds[config] if most)
             count += active * (2 if config.rented or job.hold else 1)
+            rate = problem.replica_rate(job.name, config)
+            if config.rented and rate.stepped:  # cohorts and pools (planner.cpsat.steps)
+                count += active * (min(rate.phases, active) + math.ceil(rate.short) + 1)
     for train in problem.jobs:
         count += 2 + sum(1 + len(c.runs) for c in train.configs)
     count += 2 * len(problem.pools) * problem.axis.days

@@ -1,0 +1,212 @@
+"""Hourly replicas billed in steps that do not divide the hour (2 h, 0.75 h, 1.5 h), with or
+without a minimum, against brute force (docs/rules.md, "Billing steps of replicas").
+
+Past its minimum, a rental's round-up depends on its length modulo the step's numerator,
+so which open rental ends at a fall matters and no fixed order is always cheapest. The
+pricing pairs starts with ends by a min-cost flow, the CP-SAT model by start-phase pools;
+both must bill what the cheapest of every pairing bills.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from decimal import Decimal
+from fractions import Fraction
+from functools import cache
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from planner.domain.costs import CostTerm
+from planner.prices import ReplicaRate
+from planner.problem import build_problem
+from tests.planning import day_curves, offer, reserve, service, solved
+
+# (step, minimum) in hours, as an offer writes them
+BILLINGS = st.sampled_from(
+    [
+        (Fraction(2), Fraction(0)),
+        (Fraction(2), Fraction(4)),
+        (Fraction(3, 4), Fraction(0)),
+        (Fraction(3, 4), Fraction(2)),
+        (Fraction(3, 2), Fraction(3)),
+        (Fraction(3), Fraction(1)),
+        (Fraction(1, 2), Fraction(5, 2)),  # divides the hour: oldest first, as before
+    ]
+)
+
+
+def _billed(held: int, step: Fraction, minimum: Fraction) -> Fraction:
+    """The rule itself: ceil(max(held, minimum) ÷ step) × step."""
+    return math.ceil(max(Fraction(held), minimum) / step) * step
+
+
+def _rate(step: Fraction, minimum: Fraction, setup: int) -> ReplicaRate:
+    rounded = math.ceil(minimum / step) * step
+    return ReplicaRate(Fraction(1), Fraction(0), setup, max(Fraction(0), rounded - setup), step)
+
+
+def _cheapest_pairing(
+    counts: tuple[int, ...], step: Fraction, minimum: Fraction, setup: int
+) -> Fraction:
+    """The least round-up over every way to choose which open rentals end at each fall."""
+    hours = len(counts)
+
+    def extra(serving: int) -> Fraction:
+        return _billed(setup + serving, step, minimum) - (setup + serving)
+
+    @cache
+    def best(t: int, open_: tuple[int, ...]) -> Fraction:
+        if t == hours:
+            return sum((extra(hours - a) for a in open_), Fraction(0))
+        n = counts[t]
+        if n >= len(open_):
+            return best(t + 1, open_ + (t,) * (n - len(open_)))
+        out = None
+        for ending in set(itertools.combinations(range(len(open_)), len(open_) - n)):
+            paid = sum((extra(t - open_[i]) for i in ending), Fraction(0))
+            kept = tuple(a for i, a in enumerate(open_) if i not in ending)
+            total = paid + best(t + 1, kept)
+            out = total if out is None or total < out else out
+        assert out is not None
+        return out
+
+    return best(0, ())
+
+
+@settings(max_examples=300)
+@given(st.lists(st.integers(0, 3), min_size=1, max_size=9), BILLINGS, st.sampled_from([0, 1]))
+def test_the_pricing_pays_the_least_round_up_of_every_pairing(
+    counts: list[int], billing: tuple[Fraction, Fraction], setup: int
+) -> None:
+    step, minimum = billing
+    rate = _rate(step, minimum, setup)
+    segments = [(h, h + 1) for h in range(len(counts))]
+    assert rate.round_up(counts, segments) == _cheapest_pairing(tuple(counts), step, minimum, setup)
+    # its rentals are a pairing of the series: every hour holds exactly its count
+    held = [0] * len(counts)
+    for a, b in rate.rentals(counts, segments):
+        assert a < b
+        for h in range(a, b):
+            held[h] += 1
+    assert held == counts
+
+
+def _chat(curve: int | dict[str, int]) -> dict[str, Any]:
+    # one-card a100 replicas: 50 requests need one, 150 need two
+    return service(concurrency=curve, min_replicas=0, max_cards_per_replica=1)
+
+
+def test_the_newer_rental_ends_first_where_that_bills_less(make_scenario: Any) -> None:
+    # Billed per 2 h at 10/h. Replicas 1, 2, 2, 1 from 09:00: ending the older rental at
+    # 12:00 bills 4 + 4 h (09-12 and 10-13, 3 h each); ending the newer bills 4 + 2 h
+    # (09-13 and 10-12), which is exactly the 6 h held: 60.00, no round-up.
+    steps = offer("steps", hourly={"price": 10, "increment_hours": 2})
+    curve = {"00-09": 0, "09-10": 50, "10-12": 150, "12-13": 50, "13-24": 0}
+    plan = solved(make_scenario([steps], [_chat(curve)], days=1)).plan
+    assert plan is not None and plan.total_cost == Decimal("60.00")
+    assert sorted((r.start.hour, r.end.hour, r.billed_hours) for r in plan.rentals) == [
+        (9, 13, 4),
+        (10, 12, 2),
+    ]
+
+
+def test_the_older_rental_ends_first_where_that_bills_less(make_scenario: Any) -> None:
+    # Replicas 1, 2, 1, 1, 1 from 09:00: older first bills 2 + 4 h (09-11, 10-14), newer
+    # first 6 + 2 h (09-14 is 5 h, billed 6; 10-11 billed 2). 60.00.
+    steps = offer("steps", hourly={"price": 10, "increment_hours": 2})
+    curve = {"00-09": 0, "09-10": 50, "10-11": 150, "11-14": 50, "14-24": 0}
+    plan = solved(make_scenario([steps], [_chat(curve)], days=1)).plan
+    assert plan is not None and plan.total_cost == Decimal("60.00")
+    assert sorted((r.start.hour, r.end.hour, r.billed_hours) for r in plan.rentals) == [
+        (9, 11, 2),
+        (10, 14, 4),
+    ]
+
+
+def test_an_odd_length_pays_its_last_step_and_the_dearer_offer_can_win(
+    make_scenario: Any,
+) -> None:
+    # A card reserved 09:00-12:00 (3 h). Per 2 h at 10/h it bills 4 h = 40.00, with a 1 h
+    # round-up reported; an offer at 12/h billed per hour costs 36.00 and is chosen.
+    steps = offer("steps", hourly={"price": 10, "increment_hours": 2})
+    plan = solved(make_scenario([steps], [reserve("desk", 1, "09:00-12:00")], days=1)).plan
+    assert plan is not None and plan.total_cost == Decimal("40.00")
+    assert plan.cost_breakdown is not None
+    assert plan.cost_breakdown.reported[CostTerm.ROUND_UP].amount == 1
+    hourly = offer("hourly", hourly={"price": 12})
+    s = make_scenario([steps, hourly], [reserve("desk", 1, "09:00-12:00")], days=1)
+    plan = solved(s).plan
+    assert plan is not None and plan.total_cost == Decimal("36.00")
+    assert {r.offer for r in plan.rentals} == {"hourly"}
+
+
+def test_a_step_of_three_quarters_of_an_hour_with_setup(make_scenario: Any) -> None:
+    # Per 0.75 h at 10/h, 30 min setup (one whole hour held): 09:00-11:00 serving holds
+    # 08:00-11:00, 3 h = 4 steps, billed 3 h: 30.00. Serving 09:00-12:00 holds 4 h, billed
+    # 4.5 h: 45.00.
+    quarter = {**offer("q", hourly={"price": 10, "increment_hours": 0.75}), "setup_minutes": 30}
+    for hours, cost in (("09:00-11:00", "30.00"), ("09:00-12:00", "45.00")):
+        plan = solved(make_scenario([quarter], [reserve("desk", 1, hours)], days=1)).plan
+        assert plan is not None and plan.total_cost == Decimal(cost)
+
+
+def test_a_quote_bills_the_steps_it_charges(make_scenario: Any) -> None:
+    # 09:00-12:00 per 2 h: 4 unit-hours billed, 40.00.
+    from planner.problem import quote_replicas
+
+    steps = offer("steps", hourly={"price": 10, "increment_hours": 2})
+    s = make_scenario([steps], [reserve("desk", 1, "09:00-12:00")], days=1)
+    [row] = [r for r in quote_replicas(s, "desk") if r["mode"] == "hourly"]
+    assert (row["billed_unit_hours"], row["exact_cost"]) == (4, 40)
+
+
+def test_plan_solve_plans_a_stepped_offer(cli: Any, make_scenario: Any, tmp_path: Any) -> None:
+    steps = offer("steps", hourly={"price": 1, "increment_hours": 2})
+    s = make_scenario([steps], [reserve("desk", 1, "09:00-12:00")], days=1)
+    out = tmp_path / "plan.json"
+    result = cli("solve", str(s.path), "--json", str(out))
+    assert result.exit_code == 0, result.output
+    assert json.loads(out.read_text())["total_cost"] == 4  # 3 h billed as 4
+
+
+STEPPED = [
+    {"increment_hours": 2},
+    {"increment_hours": 2, "min_hours": 4},
+    {"increment_hours": 0.75, "min_hours": 2},
+    {"increment_hours": 1.5},
+]
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    day_curves(st.sampled_from([0, 50, 150]), max_ranges=7),
+    st.sampled_from(STEPPED),
+    st.sampled_from([0, 60]),
+)
+def test_the_plan_is_the_cheapest_count_series(
+    make_scenario: Any, levels: int | dict[str, int], billing: dict[str, float], setup: int
+) -> None:
+    # One config (one-card a100 replicas on one offer): brute force every count series at
+    # or above each segment's need, up to the peak, each priced by its cheapest pairing
+    # (checked against every pairing above). The checked plan costs exactly the least.
+    o = {**offer("o", hourly={"price": 10, **billing}), "setup_minutes": setup}
+    s = make_scenario([o], [_chat(levels)], days=1)
+    problem = build_problem(s, serving=True)
+    [job] = problem.replica_jobs
+    [config] = job.configs
+    rate = problem.replica_rate(job.name, config)
+    needs = [job.need(config, k) for k in range(len(problem.segments))]
+    active = [k for k, n in enumerate(needs) if n]
+    if not active:
+        return
+    peak = max(needs)
+    inside = range(active[0], active[-1] + 1)  # nothing is held outside the active span
+    choices = [range(n, peak + 1) if k in inside else (0,) for k, n in enumerate(needs)]
+    best = min(rate.series(list(c), problem.segments) for c in itertools.product(*choices))
+    plan = solved(s).plan
+    assert plan is not None
+    assert plan.total_cost == Decimal(best.numerator) / Decimal(best.denominator)
