@@ -19,7 +19,9 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from ortools.sat.python import cp_model
 
+from planner.cpsat.model import CpModel
 from planner.domain.costs import CostTerm
 from planner.prices import ReplicaRate
 from planner.problem import build_problem
@@ -210,3 +212,33 @@ def test_the_plan_is_the_cheapest_count_series(
     plan = solved(s).plan
     assert plan is not None
     assert plan.total_cost == Decimal(best.numerator) / Decimal(best.denominator)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    day_curves(st.sampled_from([0, 50, 150, 250]), max_ranges=8),
+    st.sampled_from(STEPPED),
+    st.sampled_from([0, 60]),
+)
+def test_the_hinted_cohorts_and_pools_are_the_plans_own_rentals(
+    make_scenario: Any, levels: int | dict[str, int], billing: dict[str, float], setup: int
+) -> None:
+    # The model is hinted from a known plan's cheapest rentals: pinning every hinted
+    # variable to its hint must be feasible and cost exactly the plan's price (a wrong
+    # hint would be refused, or pay another pairing's round-up).
+    o = {**offer("o", hourly={"price": 10, **billing}), "setup_minutes": setup}
+    result = solved(make_scenario([o], [_chat(levels)], days=1))
+    assert result.plan is not None and result.solution is not None and result.problem is not None
+    model = CpModel(result.problem)
+    model.hint(result.solution)
+    proto = model.model.proto
+    for var, value in zip(proto.solution_hint.vars, proto.solution_hint.values, strict=True):
+        domain = proto.variables[var].domain
+        domain.clear()
+        domain.extend([value, value])
+    model.model.minimize(model.cost)
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    assert solver.solve(model.model) == cp_model.OPTIMAL
+    scale = result.problem.money_scale
+    assert Fraction(round(solver.objective_value), scale) == result.solution.cost(result.problem)
