@@ -152,6 +152,14 @@ class ReplicaRate:
         floor = math.floor(self.short)
         return self.extra(floor + 1 + (serving - floor - 1) % self.phases)
 
+    def joins(self, segments: Sequence[tuple[int, int]], u: int) -> int:
+        """The first segment whose end a rental started at segment u would serve past the
+        minimum to (len(segments) when none): from there its round-up depends only on its
+        start phase (planner.cpsat.steps)."""
+        a = segments[u][0]
+        late = (s for s in range(u, len(segments)) if segments[s][1] - a > self.short)
+        return next(late, len(segments))
+
     def held_hours(self, counts: Sequence[int], segments: Sequence[tuple[int, int]]) -> int:
         """Replica-hours a count of replicas per segment holds: its serving hours, plus the
         setup hours of a start for every replica the count rises by."""

@@ -19,7 +19,6 @@ from fractions import Fraction
 from ortools.sat.python import cp_model
 
 from planner.cpsat.variables import Ends, Pools, Variables, replica_bound
-from planner.prices import ReplicaRate
 from planner.problem import Problem
 from planner.solution import Solution
 
@@ -32,15 +31,6 @@ def bill_steps(model: cp_model.CpModel, problem: Problem, v: Variables) -> None:
         for k, config in enumerate(job.configs):
             if config.rented and problem.replica_rate(job.name, config).stepped:
                 v.steps.append(_pools(model, problem, v, j, k))
-
-
-def joins(rate: ReplicaRate, segments: tuple[tuple[int, int], ...], u: int) -> int:
-    """The segment at which rentals started at segment u join their pool: the first whose
-    end is past the minimum (len(segments) when none is)."""
-    a = segments[u][0]
-    return next(
-        (s for s in range(u, len(segments)) if segments[s][1] - a > rate.short), len(segments)
-    )
 
 
 def _pools(model: cp_model.CpModel, problem: Problem, v: Variables, j: int, k: int) -> Pools:
@@ -71,7 +61,7 @@ def _pools(model: cp_model.CpModel, problem: Problem, v: Variables, j: int, k: i
         if up is None:
             continue
         a = segments[u][0]
-        joined = joins(rate, segments, u)
+        joined = rate.joins(segments, u)
         cohort: Count = up  # its starts: hinted as such
         for s in range(u, min(joined, last + 1)):
             parts[s].append(cohort)
@@ -122,7 +112,7 @@ def hint(model: cp_model.CpModel, problem: Problem, v: Variables, solution: Solu
                     1
                     for a, b in rentals
                     if a % rate.phases == phase
-                    and joins(rate, segments, index[a]) < s
+                    and rate.joins(segments, index[a]) < s
                     and b > segments[s][0]
                 ),
             )

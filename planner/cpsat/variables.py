@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -158,7 +157,10 @@ def estimated_variables(problem: Problem) -> int:
             count += active * (2 if config.rented or job.hold else 1)
             rate = problem.replica_rate(job.name, config)
             if config.rented and rate.stepped:  # cohorts and pools (planner.cpsat.steps)
-                count += active * (min(rate.phases, active) + math.ceil(rate.short) + 1)
+                starts = [s for s, most in enumerate(job.bounds[config]) if most]
+                phases = {problem.segments[s][0] % rate.phases for s in starts}
+                count += len(phases) * active
+                count += sum(rate.joins(problem.segments, s) - s for s in starts)
     for train in problem.jobs:
         count += 2 + sum(1 + len(c.runs) for c in train.configs)
     count += 2 * len(problem.pools) * problem.axis.days
