@@ -17,13 +17,15 @@ falls of its count series so that they bill the least.
 from __future__ import annotations
 
 import functools
-import itertools
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
+from typing import Any
 
+import numpy as np
 from ortools.graph.python import min_cost_flow
 
 from planner.domain.catalog import HourlyBilling, Offer
@@ -122,6 +124,8 @@ class ReplicaRate:
     setup: int
     short: Fraction = Fraction(0)  # a rental serving fewer hours pays up to these (minimum)
     step: Fraction = Fraction(1)  # billing increment, hours
+    hold: int = 0  # a rental serves at least these hours (min_hold_hours) ...
+    until: int = 0  # ... unless it ends at or after this hour (its workload's end)
 
     @property
     def per_hour(self) -> Fraction:
@@ -152,12 +156,22 @@ class ReplicaRate:
         floor = math.floor(self.short)
         return self.extra(floor + 1 + (serving - floor - 1) % self.phases)
 
+    @property
+    def young(self) -> Fraction:
+        """Serving this long or less, a rental's bill depends on its exact length (the
+        minimum) or it may not end yet (the hold): past it, only on its length's residue."""
+        return max(self.short, Fraction(self.hold - 1))
+
+    def may_end(self, start: int, end: int) -> bool:
+        """Whether a rental serving from `start` may end at `end` under the min hold."""
+        return end - start >= self.hold or end >= self.until
+
     def joins(self, segments: Sequence[tuple[int, int]], u: int) -> int:
-        """The first segment whose end a rental started at segment u would serve past the
-        minimum to (len(segments) when none): from there its round-up depends only on its
+        """The first segment whose end a rental started at segment u would serve past
+        `young` to (len(segments) when none): from there its round-up depends only on its
         start phase (planner.cpsat.steps)."""
         a = segments[u][0]
-        late = (s for s in range(u, len(segments)) if segments[s][1] - a > self.short)
+        late = (s for s in range(u, len(segments)) if segments[s][1] - a > self.young)
         return next(late, len(segments))
 
     def held_hours(self, counts: Sequence[int], segments: Sequence[tuple[int, int]]) -> int:
@@ -205,8 +219,9 @@ class ReplicaRate:
         """The rentals (serving from, to) of a count series that bill the least: each rise
         starts rentals and each fall ends some, the last at the series' end; in the order
         they end. Where the step divides the hour, ending the oldest first is cheapest
-        (docs/rules.md, "Minimum billing of replicas"); otherwise a min-cost flow pairs
-        them (`_cheapest_rentals`)."""
+        (docs/rules.md, "Minimum billing of replicas") and keeps every min hold a series
+        keeps; otherwise a min-cost flow pairs them, each rental held its `hold`
+        (`_cheapest_rentals`)."""
         if self.stepped:
             return list(_cheapest_rentals(self, tuple(counts), tuple(segments)))
         done: list[tuple[int, int]] = []
@@ -224,11 +239,12 @@ def _cheapest_rentals(
     rate: ReplicaRate, counts: tuple[int, ...], segments: tuple[tuple[int, int], ...]
 ) -> tuple[tuple[int, int], ...]:
     """The cheapest pairing of a count series' starts with its ends under a stepped rate,
-    as a min-cost flow (OR-Tools' network simplex): each start hour's rentals end at a
-    later fall directly while they are within the minimum (`extra` of their exact length),
-    or join the pool of their start phase (start hour modulo `phases`), whose ends cost
-    `settled` of their residue. Ends in a pool are paired oldest first, which costs the
-    same (docs/rules.md, "Billing steps of replicas")."""
+    as a min-cost flow (OR-Tools' network simplex): each start's rentals end at a later
+    fall directly while `young` (at the `extra` of their exact length, where the hold lets
+    them), or join the pool of their start phase (start hour modulo `phases`), whose ends
+    cost `settled` of their residue. Ends in a pool are paired oldest first, which costs
+    the same (docs/rules.md, "Billing steps of replicas"). Arcs are built as arrays, so a
+    quarter's series with hundreds of phases prices in seconds."""
     end = segments[-1][1] if segments else 0
     rises: list[tuple[int, int]] = []  # (hour, rentals started)
     falls: dict[int, int] = {}  # hour → rentals ended
@@ -243,63 +259,105 @@ def _cheapest_rentals(
         falls[end] = falls.get(end, 0) + before
     if not rises:
         return ()
-    scale = rate.step.denominator  # every `extra` is a whole multiple of 1/scale hours
-    flow = min_cost_flow.SimpleMinCostFlow()
-    nodes: dict[tuple[int, ...], int] = {}  # (0, t): ends at t; (1, φ, t): pool; (2, a): starts
+    times = np.array(sorted(falls), dtype=np.int64)  # end node i is times[i]
     total = sum(n for _, n in rises)
+    young = math.floor(rate.young)
+    flow = min_cost_flow.SimpleMinCostFlow()
 
-    def arc(tail: tuple[int, ...], head: tuple[int, ...], hours: Fraction) -> int:
-        ids = [nodes.setdefault(key, len(nodes)) for key in (tail, head)]
-        return int(flow.add_arc_with_capacity_and_unit_cost(*ids, total, int(hours * scale)))
+    def arcs(tails: Any, heads: Any, costs: Any) -> Any:
+        size = len(tails)
+        capacity = np.full(size, total, dtype=np.int64)
+        return flow.add_arcs_with_capacity_and_unit_cost(tails, heads, capacity, costs)
 
-    times = sorted(falls)
-    direct: list[tuple[int, int, int]] = []  # (arc, start, end) within the minimum
-    joining: list[tuple[int, int, int, int]] = []  # (arc, start, phase, hour it joins)
-    pool_ends: list[tuple[int, int, int]] = []  # (arc, phase, end)
-    first: dict[int, int] = {}  # phase → the hour its first rentals start
+    # pools: a chain of nodes per phase two or more starts share, one per later fall (a
+    # phase of one start ends straight from it: the same costs, fewer nodes)
+    shared = Counter(a % rate.phases for a, _ in rises)
+    pools: dict[int, tuple[int, int, Any]] = {}  # phase → (first node, first fall, end arcs)
+    node = len(times) + len(rises)  # ends, then starts, then pools
     for a, _ in rises:
-        first.setdefault(a % rate.phases, a)
-    settled: dict[int, Fraction] = {}  # residue → round-up past the minimum
-    for phase, since in first.items():  # a pool per phase some rental starts in
-        later = [t for t in times if t > since]
-        for t in later:
-            residue = (t - phase) % rate.phases
-            hours = settled.setdefault(residue, rate.settled(residue))
-            pool_ends.append((arc((1, phase, t), (0, t), hours), phase, t))
-        for t, u in itertools.pairwise(later):
-            arc((1, phase, t), (1, phase, u), Fraction(0))
-    for a, _ in rises:
-        for t in (t for t in times if t > a):
-            if t - a > rate.short:  # past the minimum: into the pool of its phase
-                phase = a % rate.phases
-                joining.append((arc((2, a), (1, phase, t), Fraction(0)), a, phase, t))
-                break
-            direct.append((arc((2, a), (0, t), rate.extra(t - a)), a, t))
-    for a, n in rises:
-        flow.set_node_supply(nodes[(2, a)], n)
-    for t, n in falls.items():
-        flow.set_node_supply(nodes[(0, t)], -n)
+        phase = a % rate.phases
+        if phase in pools or shared[phase] == 1:
+            continue
+        first = int(np.searchsorted(times, a, side="right"))
+        chain = node + np.arange(len(times) - first, dtype=np.int64)
+        node += len(chain)
+        if not len(chain):
+            continue  # no fall after it: nothing of this phase can join
+        ends = arcs(chain, np.arange(first, len(times)), _settled(rate, times[first:] - phase))
+        arcs(chain[:-1], chain[1:], np.zeros(len(chain) - 1, dtype=np.int64))
+        pools[phase] = (int(chain[0]), first, ends)
+    # starts: to each later fall while young, then into the pool of their phase
+    direct: list[tuple[int, Any, Any]] = []  # (start, arcs, end hours)
+    joining: list[tuple[int, int, int, int]] = []  # (start, arc, phase, fall index)
+    for r, (a, _) in enumerate(rises):
+        first = int(np.searchsorted(times, a, side="right"))
+        later = times[first:]
+        old = int(np.searchsorted(later - a, young, side="right"))  # first past `young`
+        if shared[a % rate.phases] == 1:
+            old = len(later)  # past `young`, `extra` is `settled` and every end is allowed
+        ages = later[:old] - a
+        allowed = (ages >= rate.hold) | (later[:old] >= rate.until)
+        hours = later[:old][allowed]
+        heads = first + np.nonzero(allowed)[0]
+        tail = len(times) + r
+        direct.append((a, arcs(np.full(len(heads), tail), heads, _extra(rate, hours - a)), hours))
+        if old < len(later):
+            phase = a % rate.phases
+            start, since, _ = pools[phase]
+            head = start + first + old - since
+            join = arcs(np.array([tail]), np.array([head]), np.zeros(1, dtype=np.int64))
+            joining.append((a, int(join[0]), phase, first + old))
+    flow.set_nodes_supplies(
+        np.arange(len(times) + len(rises)),
+        np.array([-falls[int(t)] for t in times] + [n for _, n in rises], dtype=np.int64),
+    )
     status = flow.solve()
-    assert status == flow.OPTIMAL, status  # ending the oldest first is a pairing: one exists
-    done = [(a, t) for i, a, t in direct for _ in range(flow.flow(i))]
-    pooled: dict[tuple[int, int], list[int]] = {}  # (phase, hour it joins) → start hours
-    for i, a, phase, t in joining:
-        pooled.setdefault((phase, t), []).extend([a] * flow.flow(i))
-    waiting: dict[int, list[int]] = {phase: [] for phase in first}  # oldest first
-    for i, phase, t in sorted(pool_ends, key=lambda e: e[2]):
-        waiting[phase] += pooled.pop((phase, t), [])
-        ending = flow.flow(i)
-        done += [(a, t) for a in waiting[phase][:ending]]
-        del waiting[phase][:ending]
+    # ending the oldest first is a pairing that keeps every hold the counts keep
+    assert status == flow.OPTIMAL, f"no pairing of {counts}: status {status}"
+    done: list[tuple[int, int]] = []
+    for a, ids, hours in direct:
+        carried = flow.flows(ids)
+        for used in np.nonzero(carried)[0]:
+            done += [(a, int(hours[used]))] * int(carried[used])
+    pooled: dict[tuple[int, int], list[int]] = {}  # (phase, fall index it joins) → starts
+    for a, arc, phase, fall in joining:
+        pooled.setdefault((phase, fall), []).extend([a] * int(flow.flow(arc)))
+    for phase, (_, since, ends) in pools.items():
+        waiting: list[int] = []  # start hours, oldest first
+        for i, ending in enumerate(flow.flows(ends)):
+            waiting += pooled.get((phase, since + i), [])
+            done += [(a, int(times[since + i])) for a in waiting[: int(ending)]]
+            del waiting[: int(ending)]
     return tuple(sorted(done, key=lambda r: (r[1], r[0])))
 
 
+def _extra(rate: ReplicaRate, serving: Any) -> Any:
+    """`ReplicaRate.extra` of an array of serving lengths, in units of 1/denominator of
+    the step's hours (integers)."""
+    q, p = rate.step.denominator, rate.step.numerator
+    held = (serving + rate.setup) * q
+    least = int((rate.setup + rate.short) * q)  # the minimum, in the same units
+    return np.maximum(least - held, (-held) % p)
+
+
+def _settled(rate: ReplicaRate, serving: Any) -> Any:
+    """`ReplicaRate.settled` of an array of serving lengths (units as `_extra`)."""
+    floor = math.floor(rate.short)
+    return _extra(rate, floor + 1 + (serving - floor - 1) % rate.phases)
+
+
 def replica_rate(
-    offer: Offer, workload: Workload, units: int, cards: int, rented: bool, setup: int
+    offer: Offer,
+    workload: Workload,
+    units: int,
+    cards: int,
+    rented: bool,
+    setup: int,
+    hold: tuple[int, int] = (0, 0),
 ) -> ReplicaRate:
     """The rate of one replica of `units` units (`cards` cards) of `offer` for `workload`:
     on its own hourly rentals where `rented`, else on held cards; `setup` is the ceil(setup
-    hours) a rented start holds."""
+    hours) a rented start holds; `hold` its min hold hours and the hour it binds until."""
     disks = cards if workload.kind == "reserve" else 1
     disk = disk_hour(offer, workload, disks)
     if not rented:
@@ -310,4 +368,5 @@ def replica_rate(
     increment = Fraction(billing.increment_hours)
     minimum = math.ceil(Fraction(billing.min_hours) / increment) * increment
     hour = unit_price(offer, "hourly") * units
-    return ReplicaRate(hour, disk, setup, max(Fraction(0), minimum - setup), increment)
+    short = max(Fraction(0), minimum - setup)
+    return ReplicaRate(hour, disk, setup, short, increment, *hold)

@@ -6,6 +6,7 @@ Knows nothing of the solver: the CP-SAT model, the baselines and the checker all
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -133,7 +134,11 @@ class Problem:
         """The money of one replica of `config` for replica job `job`, per held hour and per
         start (planner.prices.ReplicaRate)."""
         setup = self.replica_setup.get((job, config.offer), 0)
-        return _replica_rate(self.scenario, job, config, setup)
+        return _replica_rate(self.scenario, self._replica_job[job], config, setup, self.segments)
+
+    @functools.cached_property
+    def _replica_job(self) -> dict[str, ReplicaJob]:
+        return {job.name: job for job in self.replica_jobs}
 
     @property
     def offers(self) -> dict[str, Offer]:
@@ -208,7 +213,7 @@ def build_problem(scenario: Scenario, serving: bool = False) -> Problem:
         if c.rented
     }
     rates = {
-        (r.name, c): _replica_rate(scenario, r.name, c, setup.get((r.name, c.offer), 0))
+        (r.name, c): _replica_rate(scenario, r, c, setup.get((r.name, c.offer), 0), segments)
         for r in replicas
         for c in r.configs
     }
@@ -250,12 +255,22 @@ def _bridge(
 
 
 def _replica_rate(
-    scenario: Scenario, job: str, config: ReplicaConfig, setup: int
+    scenario: Scenario,
+    job: ReplicaJob,
+    config: ReplicaConfig,
+    setup: int,
+    segments: Sequence[tuple[int, int]],
 ) -> prices.ReplicaRate:
     offer = scenario.offers[config.offer]
-    workload = scenario.workload(job)
+    workload = scenario.workload(job.name)
     assert not isinstance(workload, TrainWorkload)
-    return prices.replica_rate(offer, workload, config.units, config.cards, config.rented, setup)
+    # a min hold binds a rental until the workload's end (its last segment's)
+    until = max(
+        (b for (_, b), inside in zip(segments, job.within, strict=True) if inside), default=0
+    )
+    return prices.replica_rate(
+        offer, workload, config.units, config.cards, config.rented, setup, (job.hold, until)
+    )
 
 
 def _replica_setup(scenario: Scenario, job: ReplicaJob, offer_id: str) -> int:
@@ -290,7 +305,7 @@ def quote_replicas(scenario: Scenario, name: str) -> list[dict[str, Any]]:
         offer = scenario.offers[c.offer]
         need = [max(job.minimum[s], -(-job.demand[s] // c.capacity)) for s in range(len(segments))]
         need = job.kept(tuple(segments), need)  # under a min hold, replicas stay held
-        rate = _replica_rate(scenario, name, c, _replica_setup(scenario, job, c.offer))
+        rate = _replica_rate(scenario, job, c, _replica_setup(scenario, job, c.offer), segments)
         # rented: the replicas' rentals and disks; held: their disks (packages below)
         cost = rate.series(need, segments)
         if c.rented:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+from dataclasses import replace
 from decimal import Decimal
 from fractions import Fraction
 from functools import cache
@@ -52,46 +53,70 @@ def _rate(step: Fraction, minimum: Fraction, setup: int) -> ReplicaRate:
 
 
 def _cheapest_pairing(
-    counts: tuple[int, ...], step: Fraction, minimum: Fraction, setup: int
-) -> Fraction:
-    """The least round-up over every way to choose which open rentals end at each fall."""
+    counts: tuple[int, ...], step: Fraction, minimum: Fraction, setup: int, hold: int = 0
+) -> Fraction | None:
+    """The least round-up over every way to choose which open rentals end at each fall,
+    none ending before it has served `hold` hours (None: no way does)."""
     hours = len(counts)
 
     def extra(serving: int) -> Fraction:
         return _billed(setup + serving, step, minimum) - (setup + serving)
 
     @cache
-    def best(t: int, open_: tuple[int, ...]) -> Fraction:
-        if t == hours:
+    def best(t: int, open_: tuple[int, ...]) -> Fraction | None:
+        if t == hours:  # the series' end: every rental may end
             return sum((extra(hours - a) for a in open_), Fraction(0))
         n = counts[t]
         if n >= len(open_):
             return best(t + 1, open_ + (t,) * (n - len(open_)))
         out = None
         for ending in set(itertools.combinations(range(len(open_)), len(open_) - n)):
-            paid = sum((extra(t - open_[i]) for i in ending), Fraction(0))
-            kept = tuple(a for i, a in enumerate(open_) if i not in ending)
-            total = paid + best(t + 1, kept)
+            if any(t - open_[i] < hold for i in ending):
+                continue
+            rest = best(t + 1, tuple(a for i, a in enumerate(open_) if i not in ending))
+            if rest is None:
+                continue
+            total = sum((extra(t - open_[i]) for i in ending), Fraction(0)) + rest
             out = total if out is None or total < out else out
-        assert out is not None
         return out
 
     return best(0, ())
 
 
+def _kept(counts: list[int], hold: int) -> list[int]:
+    """Counts raised until every replica started has served `hold` hours (or the end)."""
+    kept: list[int] = []
+    started: list[int] = []
+    for t, n in enumerate(counts):
+        n = max(n, sum(started[max(0, t - hold + 1) : t]))
+        started.append(max(0, n - (kept[-1] if kept else 0)))
+        kept.append(n)
+    return kept
+
+
 @settings(max_examples=300)
-@given(st.lists(st.integers(0, 3), min_size=1, max_size=9), BILLINGS, st.sampled_from([0, 1]))
+@given(
+    st.lists(st.integers(0, 3), min_size=1, max_size=9),
+    BILLINGS,
+    st.sampled_from([0, 1]),
+    st.sampled_from([0, 0, 2, 3]),
+)
 def test_the_pricing_pays_the_least_round_up_of_every_pairing(
-    counts: list[int], billing: tuple[Fraction, Fraction], setup: int
+    counts: list[int], billing: tuple[Fraction, Fraction], setup: int, hold: int
 ) -> None:
+    # under a min hold of `hold` hours (binding until the series' end), over counts that
+    # keep it: no rental of the pricing's may end younger, and none of the brute force's
     step, minimum = billing
-    rate = _rate(step, minimum, setup)
+    counts = _kept(counts, hold)
+    rate = replace(_rate(step, minimum, setup), hold=hold, until=len(counts))
     segments = [(h, h + 1) for h in range(len(counts))]
-    assert rate.round_up(counts, segments) == _cheapest_pairing(tuple(counts), step, minimum, setup)
+    least = _cheapest_pairing(tuple(counts), step, minimum, setup, hold)
+    assert least is not None  # oldest first keeps every hold the counts keep
+    assert rate.round_up(counts, segments) == least
     # its rentals are a pairing of the series: every hour holds exactly its count
     held = [0] * len(counts)
     for a, b in rate.rentals(counts, segments):
-        assert a < b
+        assert a < b and (b - a >= hold or b == len(counts))
         for h in range(a, b):
             held[h] += 1
     assert held == counts
@@ -127,6 +152,20 @@ def test_the_older_rental_ends_first_where_that_bills_less(make_scenario: Any) -
         (9, 11, 2),
         (10, 14, 4),
     ]
+
+
+def test_a_min_hold_keeps_every_rental_its_hours(make_scenario: Any) -> None:
+    # Replicas 1, 2, 2, 1 from 09:00 under min_hold_hours 3: ending the 10:00 rental at
+    # 12:00 (the 60.00 pairing above) would serve it 2 h. Every pairing that holds each
+    # rental 3 h bills 8 h: 80.00, each rental at least 3 h.
+    steps = offer("steps", hourly={"price": 10, "increment_hours": 2})
+    curve = {"00-09": 0, "09-10": 50, "10-12": 150, "12-13": 50, "13-24": 0}
+    chat = {**_chat(curve), "min_hold_hours": 3}
+    result = solved(make_scenario([steps], [chat], days=1))
+    plan = result.plan
+    assert plan is not None and plan.total_cost == Decimal("80.00")
+    assert result.status == "optimal"  # the model prices what the plan's rentals bill
+    assert all((r.end - r.start).total_seconds() >= 3 * 3600 for r in plan.rentals)
 
 
 def test_an_odd_length_pays_its_last_step_and_the_dearer_offer_can_win(
@@ -209,9 +248,9 @@ def test_the_plan_is_the_cheapest_count_series(
     inside = range(active[0], active[-1] + 1)  # nothing is held outside the active span
     choices = [range(n, peak + 1) if k in inside else (0,) for k, n in enumerate(needs)]
     best = min(rate.series(list(c), problem.segments) for c in itertools.product(*choices))
-    plan = solved(s).plan
-    assert plan is not None
-    assert plan.total_cost == Decimal(best.numerator) / Decimal(best.denominator)
+    result = solved(s)
+    assert result.plan is not None and result.status == "optimal"
+    assert result.plan.total_cost == Decimal(best.numerator) / Decimal(best.denominator)
 
 
 @settings(max_examples=25, deadline=None)
@@ -242,3 +281,44 @@ def test_the_hinted_cohorts_and_pools_are_the_plans_own_rentals(
     assert solver.solve(model.model) == cp_model.OPTIMAL
     scale = result.problem.money_scale
     assert Fraction(round(solver.objective_value), scale) == result.solution.cost(result.problem)
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    day_curves(st.sampled_from([0, 50, 150]), max_ranges=5),
+    st.sampled_from(STEPPED),
+    st.sampled_from([2, 3, 5]),
+)
+def test_the_plan_under_a_min_hold_is_the_cheapest_count_series(
+    make_scenario: Any, levels: int | dict[str, int], billing: dict[str, float], hold: int
+) -> None:
+    # As above, over count series that keep the hold (each segment holds at least the
+    # replicas started in the last `hold` hours, within the workload), each priced by its
+    # cheapest pairing that holds every rental `hold` hours. One replica needed 01-02 under
+    # a 2 h hold is cheapest started at 00:00 and ended at 02:00 (20.00), not held to 03:00
+    # on a segment that runs to 24:00.
+    o = offer("o", hourly={"price": 10, **billing})
+    s = make_scenario([o], [{**_chat(levels), "min_hold_hours": hold}], days=1)
+    problem = build_problem(s, serving=True)
+    [job] = problem.replica_jobs
+    [config] = job.configs
+    rate = problem.replica_rate(job.name, config)
+    segments = problem.segments
+    needs = [job.need(config, k) for k in range(len(segments))]
+    active = [k for k, n in enumerate(needs) if n]
+    if not active:
+        return
+    peak = max(needs)  # under a hold, starting before the demand can be cheapest
+    choices = [range(n, peak + 1) if job.within[k] else (0,) for k, n in enumerate(needs)]
+
+    def keeps(series: tuple[int, ...]) -> bool:
+        rises = [max(0, n - (series[k - 1] if k else 0)) for k, n in enumerate(series)]
+        return all(
+            series[k] >= sum(rises[u] for u in job.held_from(segments, k))
+            for k in range(len(series))
+        )
+
+    best = min(rate.series(list(c), segments) for c in itertools.product(*choices) if keeps(c))
+    result = solved(s)
+    assert result.plan is not None and result.status == "optimal"
+    assert result.plan.total_cost == Decimal(best.numerator) / Decimal(best.denominator)

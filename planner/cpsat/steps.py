@@ -3,8 +3,9 @@ exactly: a rental's round-up depends on its length, so the model follows where e
 rental started (docs/rules.md, "Billing steps of replicas").
 
 Per rented config with a stepped rate, the replicas held in a segment are split into
-*cohorts* (the rentals started at one segment, while ending would still pay the minimum)
-and *pools* (the older ones, one per start phase: start hour modulo the step's numerator).
+*cohorts* (the rentals started at one segment, while ending would still pay the minimum
+or break a min hold) and *pools* (the older ones, one per start phase: start hour modulo
+the step's numerator).
 A cohort's ends cost `ReplicaRate.extra` of their exact length; a pool's ends at an hour
 cost `ReplicaRate.settled` of their residue, the same for every rental in the pool. Every
 pairing of starts with ends is one assignment of these counts and back, so the cheapest
@@ -71,6 +72,8 @@ def _pools(model: cp_model.CpModel, problem: Problem, v: Variables, j: int, k: i
             after = held(s + 1, "cohort", cohort)
             if not isinstance(after, int):
                 pools.cohorts[(u, s + 1)] = after
+            if not rate.may_end(a, segments[s + 1][0]):  # under its min hold
+                model.add(after == cohort)
             end(cohort - after, rate.extra(segments[s + 1][0] - a))
             cohort = after
         else:

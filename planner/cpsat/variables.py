@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -157,10 +158,14 @@ def estimated_variables(problem: Problem) -> int:
             count += active * (2 if config.rented or job.hold else 1)
             rate = problem.replica_rate(job.name, config)
             if config.rented and rate.stepped:  # cohorts and pools (planner.cpsat.steps)
-                starts = [s for s, most in enumerate(job.bounds[config]) if most]
-                phases = {problem.segments[s][0] % rate.phases for s in starts}
-                count += len(phases) * active
-                count += sum(rate.joins(problem.segments, s) - s for s in starts)
+                held = [s for s, most in enumerate(job.bounds[config]) if most]
+                joined: dict[int, int] = {}  # phase → the first segment its pool holds
+                for s in held:
+                    phase = problem.segments[s][0] % rate.phases
+                    first = rate.joins(problem.segments, s)
+                    joined[phase] = min(joined.get(phase, first), first)
+                    count += first - s  # the cohort's counts
+                count += sum(len(held) - bisect.bisect_right(held, j) for j in joined.values())
     for train in problem.jobs:
         count += 2 + sum(1 + len(c.runs) for c in train.configs)
     count += 2 * len(problem.pools) * problem.axis.days
