@@ -8,7 +8,10 @@ Setup is 0 unless an offer or job says otherwise.
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 from dataclasses import replace
+from decimal import Decimal
+from fractions import Fraction
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -19,6 +22,7 @@ from hypothesis import strategies as st
 from planner.domain.load import load_scenario
 from planner.domain.plan import Assignment, Plan
 from planner.domain.scenario import Scenario
+from planner.problem import build_problem
 from planner.report import annotate
 from planner.solve import Result, SolveParams, solve
 
@@ -220,3 +224,54 @@ def solved(s: Scenario, seconds: float = 20.0) -> Result:
         return result
     assert result.problem is not None and result.solution is not None
     return replace(result, plan=annotate(result.problem, result.solution, result.plan))
+
+
+def assert_plans_the_cheapest_count_series(s: Scenario) -> None:
+    """The scenario (one replica workload on one config) plans, proven optimal, at exactly
+    the brute force's least price (`cheapest_count_series`)."""
+    best = cheapest_count_series(s)
+    if best is None:
+        return
+    result = solved(s)
+    assert result.plan is not None and result.status == "optimal"
+    assert result.plan.total_cost == best
+
+
+def cheapest_count_series(s: Scenario) -> Decimal | None:
+    """Brute force for a scenario of one replica workload on one config: the least price
+    of every count series at or above each segment's need, up to the peak, that keeps the
+    workload's min hold, each priced by `ReplicaRate.series` (held hours, setups and the
+    cheapest pairing's round-up); in cents. None when nothing is needed.
+
+    Without a hold nothing is held outside the span of needed segments (it only adds
+    hours); under one, starting before the need can be cheapest, so the whole workload's
+    span is tried."""
+    problem = build_problem(s, serving=True)
+    [job] = problem.replica_jobs
+    [config] = job.configs
+    rate = problem.replica_rate(job.name, config)
+    segments = problem.segments
+    needs = [job.need(config, k) for k in range(len(segments))]
+    active = [k for k, n in enumerate(needs) if n]
+    if not active:
+        return None
+    span = (
+        [k for k in range(len(segments)) if job.within[k]]
+        if job.hold
+        else range(active[0], active[-1] + 1)
+    )
+    peak = max(needs)
+    choices = [range(n, peak + 1) if k in span else (0,) for k, n in enumerate(needs)]
+
+    def keeps(series: tuple[int, ...]) -> bool:
+        rises = [max(0, n - (series[k - 1] if k else 0)) for k, n in enumerate(series)]
+        return all(
+            n >= sum(rises[u] for u in job.held_from(segments, k)) for k, n in enumerate(series)
+        )
+
+    best = min(rate.series(list(c), segments) for c in itertools.product(*choices) if keeps(c))
+    return cents(best)
+
+
+def cents(amount: Fraction) -> Decimal:
+    return (Decimal(amount.numerator) / Decimal(amount.denominator)).quantize(Decimal("0.01"))

@@ -9,7 +9,6 @@ at or above what each hour needs, priced that way.
 from __future__ import annotations
 
 import itertools
-from decimal import Decimal
 from fractions import Fraction
 from functools import cache
 from typing import Any
@@ -18,8 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from planner.prices import ReplicaRate
-from planner.problem import build_problem
-from tests.planning import offer, service, solved
+from tests.planning import assert_plans_the_cheapest_count_series, offer, service
 
 SHORTS = st.sampled_from([Fraction(3, 2), Fraction(2), Fraction(5, 2), Fraction(3), Fraction(4)])
 
@@ -77,24 +75,7 @@ def test_the_plan_is_the_cheapest_count_series(
     # minimum's round-up. The checked plan costs exactly the least of them.
     o = {**offer("o", hourly={"price": 10, "min_hours": minimum}), "setup_minutes": setup}
     chat = service(concurrency=levels, min_replicas=0, max_cards_per_replica=1)
-    s = make_scenario([o], [chat], days=1)
-    problem = build_problem(s, serving=True)
-    [job] = problem.replica_jobs
-    [config] = job.configs
-    rate = problem.replica_rate(job.name, config)
-    needs = [job.need(config, k) for k in range(len(problem.segments))]
-    active = [k for k, n in enumerate(needs) if n]
-    if not active:
-        return
-    peak = max(needs)
-    inside = range(active[0], active[-1] + 1)  # nothing is held outside the active span
-    choices = [range(n, peak + 1) if k in inside else (0,) for k, n in enumerate(needs)]
-    best = min(rate.series(list(c), problem.segments) for c in itertools.product(*choices))
-    plan = solved(s).plan
-    assert plan is not None
-    assert plan.total_cost == Decimal(round(best.numerator / best.denominator, 2)).quantize(
-        Decimal("0.01")
-    )
+    assert_plans_the_cheapest_count_series(make_scenario([o], [chat], days=1))
 
 
 def test_a_quote_bills_the_minimum_it_charges(make_scenario: Any) -> None:
