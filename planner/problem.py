@@ -133,12 +133,17 @@ class Problem:
     def replica_rate(self, job: str, config: ReplicaConfig) -> prices.ReplicaRate:
         """The money of one replica of `config` for replica job `job`, per held hour and per
         start (planner.prices.ReplicaRate)."""
-        setup = self.replica_setup.get((job, config.offer), 0)
-        return _replica_rate(self.scenario, self._replica_job[job], config, setup, self.segments)
+        rate = self._rates.get((job, config))
+        if rate is None:  # asked per variable while a model is built: worked out once
+            setup = self.replica_setup.get((job, config.offer), 0)
+            replica_job = next(r for r in self.replica_jobs if r.name == job)
+            rate = _replica_rate(self.scenario, replica_job, config, setup, self.segments)
+            self._rates[(job, config)] = rate
+        return rate
 
     @functools.cached_property
-    def _replica_job(self) -> dict[str, ReplicaJob]:
-        return {job.name: job for job in self.replica_jobs}
+    def _rates(self) -> dict[tuple[str, ReplicaConfig], prices.ReplicaRate]:
+        return {}
 
     @property
     def offers(self) -> dict[str, Offer]:

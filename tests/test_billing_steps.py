@@ -23,6 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from ortools.sat.python import cp_model
 
+from planner.check import check_plan
 from planner.cpsat.model import CpModel
 from planner.domain.costs import CostTerm
 from planner.prices import ReplicaRate
@@ -171,11 +172,25 @@ def test_a_min_hold_keeps_every_rental_its_hours(make_scenario: Any) -> None:
     steps = offer("steps", hourly={"price": 10, "increment_hours": 2})
     curve = {"00-09": 0, "09-10": 50, "10-12": 150, "12-13": 50, "13-24": 0}
     chat = {**_chat(curve), "min_hold_hours": 3}
-    result = solved(make_scenario([steps], [chat], days=1))
+    s = make_scenario([steps], [chat], days=1)
+    result = solved(s)
     plan = result.plan
     assert plan is not None and plan.total_cost == Decimal("80.00")
     assert result.status == "optimal"  # the model prices what the plan's rentals bill
     assert all((r.end - r.start).total_seconds() >= 3 * 3600 for r in plan.rentals)
+    # the checker holds each rental to it: swap the two rentals' ends (the counts stay
+    # the same) and the one now serving 10:00-12:00 is refused, 1 h short
+    first, second = sorted(plan.rentals, key=lambda r: r.start)
+    swapped = plan.model_copy(
+        update={
+            "rentals": [
+                first.model_copy(update={"end": second.end}),
+                second.model_copy(update={"end": first.end}),
+            ]
+        }
+    )
+    holds = [v for v in check_plan(s, swapped).violations if v.rule == "hold"]
+    assert [(v.subject, v.amount) for v in holds] == [(second.id, 1)]
 
 
 def test_an_odd_length_pays_its_last_step_and_the_dearer_offer_can_win(

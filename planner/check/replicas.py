@@ -150,6 +150,8 @@ def _check_one(
     if isinstance(w, ServeWorkload) and w.min_hold_hours:
         _min_hold(scenario, w.name, w.min_hold_hours, w.end, counts, result)
     own = _own_rentals(scenario, w.name, hourly, held, used_rentals, ledger, result)
+    if isinstance(w, ServeWorkload) and w.min_hold_hours:
+        _rental_holds(scenario, w.name, w.min_hold_hours, w.end, own, result)
     _listed(w.name, a.rentals, [r.rental.id for r in own], result)
     for rental in own:
         price = rental.offer.disk_price_per_gb_month
@@ -210,6 +212,27 @@ def _min_hold(
                     f"{axis.text(t)}, up to {min(latest + hold, end) - t} h before their "
                     f"min_hold_hours {hold} end (started {axis.text(latest)})",
                 )
+
+
+def _rental_holds(
+    scenario: Scenario, name: str, hold: int, until: Instant, own: list[Held], result: CheckResult
+) -> None:
+    """Each hourly rental of the workload, a replica of its own, serves `hold` hours after
+    its setup, or ends at or after the workload's end (the horizon's, if sooner)."""
+    axis = scenario.axis
+    end = min(axis.hour_of_local(until), axis.hours)
+    for h in own:
+        serving = h.start + math.ceil(setup_hours(scenario, h.offer, name))
+        if h.end - serving < hold and h.end < end:
+            result.add(
+                "hold",
+                h.rental.id,
+                hold - (h.end - serving),
+                "h",
+                f"rental of {name} serves {h.end - serving} h ({axis.text(serving)} to "
+                f"{axis.text(h.end)}), under its min_hold_hours {hold}, and ends before "
+                f"the workload does ({axis.text(end)})",
+            )
 
 
 def _listed(name: str, listed: list[str], own: list[str], result: CheckResult) -> None:
