@@ -108,6 +108,15 @@ def cli():  # type: ignore[no-untyped-def]
     return _run
 
 
+@pytest.fixture
+def ray_here(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ray, where its optional extra is installed (the test skips otherwise), with its
+    session files under pytest's folder, not the system's (a short name: its socket paths
+    must stay under 107 bytes)."""
+    pytest.importorskip("ray", reason="the optional extra gpuplan[ray] is not installed")
+    monkeypatch.setenv("RAY_TMPDIR", str(tmp_path_factory.mktemp("r")))
+
+
 @pytest.fixture(scope="session")
 def make_scenario(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     """make_scenario(offers, jobs, days=10, timezone=…, start=…, **extra) -> a tiny Scenario

@@ -105,12 +105,11 @@ def test_rounds_in_processes_reach_the_optimum_and_pass_the_checker(make_scenari
     assert check_plan(problem.scenario, plan).ok
 
 
-def test_rounds_on_ray_give_the_plan_of_the_local_rounds(make_scenario: Any) -> None:
+def test_rounds_on_ray_give_the_plan_of_the_local_rounds(
+    make_scenario: Any, ray_here: None
+) -> None:
     """The same seed and deterministic budget, two workers each: Ray actors and local
     processes draw the same neighbourhoods, solve them alike and keep the same plan."""
-    import pytest
-
-    pytest.importorskip("ray", reason="the optional extra gpuplan[ray] is not installed")
     from planner.parallel import Executor, Kind
 
     problem = _problem(make_scenario)

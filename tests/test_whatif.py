@@ -247,14 +247,9 @@ def _timeless(report: dict[str, Any]) -> dict[str, Any]:
 def test_a_sweep_on_ray_equals_the_local_run(
     cli: Any,
     tmp_path: Path,
-    tmp_path_factory: pytest.TempPathFactory,
     make_scenario: Any,
-    monkeypatch: pytest.MonkeyPatch,
+    ray_here: None,
 ) -> None:
-    pytest.importorskip("ray", reason="the optional extra gpuplan[ray] is not installed")
-    # Ray's session files under pytest's folder, not the system's; a short name, since its
-    # socket paths must stay under 107 bytes
-    monkeypatch.setenv("RAY_TMPDIR", str(tmp_path_factory.mktemp("r")))
     path = _desk_scenario(tmp_path, make_scenario)
     sweep = ("--commit", "o=1..2:daily", "--deterministic", "--workers", "1", "--time-limit", "5")
     local = cli("whatif", path, *sweep, "--jobs", "1", "--json", "-")
