@@ -108,6 +108,16 @@ def cli():  # type: ignore[no-untyped-def]
     return _run
 
 
+@pytest.fixture(scope="session", autouse=True)
+def torch_caches_under_pytest(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """PyTorch (the probe extra) makes its compile cache folder in the system's temp on
+    import: under pytest's folder instead, like everything the tests write."""
+    patch = pytest.MonkeyPatch()
+    patch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path_factory.mktemp("torchinductor")))
+    yield
+    patch.undo()
+
+
 @pytest.fixture
 def ray_here(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Ray, where its optional extra is installed (the test skips otherwise), with its
