@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
@@ -262,6 +262,7 @@ def _cheapest_rentals(
     times = np.array(sorted(falls), dtype=np.int64)  # end node i is times[i]
     total = sum(n for _, n in rises)
     young = math.floor(rate.young)
+    scale = rate.step.denominator  # every round-up is a whole multiple of 1/scale hours
     flow = min_cost_flow.SimpleMinCostFlow()
 
     def arcs(tails: Any, heads: Any, costs: Any) -> Any:
@@ -283,11 +284,12 @@ def _cheapest_rentals(
         node += len(chain)
         if not len(chain):
             continue  # no fall after it: nothing of this phase can join
-        ends = arcs(chain, np.arange(first, len(times)), _settled(rate, times[first:] - phase))
+        residues = (times[first:] - phase) % rate.phases
+        ends = arcs(chain, np.arange(first, len(times)), _in_steps(rate.settled, scale, residues))
         arcs(chain[:-1], chain[1:], np.zeros(len(chain) - 1, dtype=np.int64))
         pools[phase] = (int(chain[0]), first, ends)
     # starts: to each later fall while young, then into the pool of their phase
-    direct: list[tuple[int, Any, Any]] = []  # (start, arcs, end hours)
+    tails, heads, starts, stops = [], [], [], []  # the direct arcs, start by start
     joining: list[tuple[int, int, int, int]] = []  # (start, arc, phase, fall index)
     for r, (a, _) in enumerate(rises):
         first = int(np.searchsorted(times, a, side="right"))
@@ -295,18 +297,20 @@ def _cheapest_rentals(
         old = int(np.searchsorted(later - a, young, side="right"))  # first past `young`
         if shared[a % rate.phases] == 1:
             old = len(later)  # past `young`, `extra` is `settled` and every end is allowed
-        ages = later[:old] - a
-        allowed = (ages >= rate.hold) | (later[:old] >= rate.until)
-        hours = later[:old][allowed]
-        heads = first + np.nonzero(allowed)[0]
-        tail = len(times) + r
-        direct.append((a, arcs(np.full(len(heads), tail), heads, _extra(rate, hours - a)), hours))
+        allowed = (later[:old] - a >= rate.hold) | (later[:old] >= rate.until)
+        stops.append(later[:old][allowed])
+        heads.append(first + np.nonzero(allowed)[0])
+        tails.append(np.full(len(heads[-1]), len(times) + r))
+        starts.append(np.full(len(heads[-1]), a))
         if old < len(later):
             phase = a % rate.phases
-            start, since, _ = pools[phase]
-            head = start + first + old - since
-            join = arcs(np.array([tail]), np.array([head]), np.zeros(1, dtype=np.int64))
+            pool, since, _ = pools[phase]
+            tail, head = np.array([len(times) + r]), np.array([pool + first + old - since])
+            join = arcs(tail, head, np.zeros(1, dtype=np.int64))
             joining.append((a, int(join[0]), phase, first + old))
+    begun, ended = np.concatenate(starts), np.concatenate(stops)
+    cost = _in_steps(rate.extra, scale, ended - begun)  # one table for every length
+    direct = arcs(np.concatenate(tails), np.concatenate(heads), cost)
     flow.set_nodes_supplies(
         np.arange(len(times) + len(rises)),
         np.array([-falls[int(t)] for t in times] + [n for _, n in rises], dtype=np.int64),
@@ -314,11 +318,10 @@ def _cheapest_rentals(
     status = flow.solve()
     # ending the oldest first is a pairing that keeps every hold the counts keep
     assert status == flow.OPTIMAL, f"no pairing of {counts}: status {status}"
-    done: list[tuple[int, int]] = []
-    for a, ids, hours in direct:
-        carried = flow.flows(ids)
-        for used in np.nonzero(carried)[0]:
-            done += [(a, int(hours[used]))] * int(carried[used])
+    carried = flow.flows(direct)
+    done = [
+        (int(begun[i]), int(ended[i])) for i in np.nonzero(carried)[0] for _ in range(carried[i])
+    ]
     pooled: dict[tuple[int, int], list[int]] = {}  # (phase, fall index it joins) → starts
     for a, arc, phase, fall in joining:
         pooled.setdefault((phase, fall), []).extend([a] * int(flow.flow(arc)))
@@ -331,19 +334,14 @@ def _cheapest_rentals(
     return tuple(sorted(done, key=lambda r: (r[1], r[0])))
 
 
-def _extra(rate: ReplicaRate, serving: Any) -> Any:
-    """`ReplicaRate.extra` of an array of serving lengths, in units of 1/denominator of
-    the step's hours (integers)."""
-    q, p = rate.step.denominator, rate.step.numerator
-    held = (serving + rate.setup) * q
-    least = int((rate.setup + rate.short) * q)  # the minimum, in the same units
-    return np.maximum(least - held, (-held) % p)
-
-
-def _settled(rate: ReplicaRate, serving: Any) -> Any:
-    """`ReplicaRate.settled` of an array of serving lengths (units as `_extra`)."""
-    floor = math.floor(rate.short)
-    return _extra(rate, floor + 1 + (serving - floor - 1) % rate.phases)
+def _in_steps(hours_of: Callable[[int], Fraction], scale: int, serving: Any) -> Any:
+    """`hours_of` (a rate's `extra` or `settled`) of an array of serving lengths, as whole
+    multiples of 1/`scale` hours: worked out once per distinct length, so the flow's arcs
+    are priced by the rate's own rule."""
+    distinct, where = np.unique(serving, return_inverse=True)
+    table = [hours_of(int(x)) * scale for x in distinct]
+    assert all(x.denominator == 1 for x in table), table
+    return np.array([int(x) for x in table], dtype=np.int64)[where]
 
 
 def replica_rate(

@@ -98,24 +98,27 @@ def _pools(model: cp_model.CpModel, problem: Problem, v: Variables, j: int, k: i
 
 
 def hint(model: cp_model.CpModel, problem: Problem, v: Variables, solution: Solution) -> None:
-    """Hint cohorts and pools from the cheapest rentals of the solution's count series."""
+    """Hint cohorts and pools from the cheapest rentals of the solution's count series: each
+    rental counts in its cohort from its second segment up to the one it joins its pool
+    at, and in its pool's survivors after that, while it is held."""
     segments = problem.segments
     index = {a: s for s, (a, _) in enumerate(segments)}
     for pools in v.steps:
         job = problem.replica_jobs[pools.job]
         rate = problem.replica_rate(job.name, job.configs[pools.config])
-        rentals = rate.rentals(solution.series(problem, pools.job, pools.config), segments)
-        for (u, s), count in pools.cohorts.items():
-            a = segments[u][0]
-            model.add_hint(count, sum(1 for r in rentals if r[0] == a and r[1] > segments[s][0]))
-        for (phase, s), count in pools.survivors.items():
-            model.add_hint(
-                count,
-                sum(
-                    1
-                    for a, b in rentals
-                    if a % rate.phases == phase
-                    and rate.joins(segments, index[a]) < s
-                    and b > segments[s][0]
-                ),
-            )
+        cohorts: dict[tuple[int, int], int] = defaultdict(int)
+        survivors: dict[tuple[int, int], int] = defaultdict(int)
+        for a, b in rate.rentals(solution.series(problem, pools.job, pools.config), segments):
+            u = index[a]
+            joined = rate.joins(segments, u)
+            for s in range(u + 1, len(segments)):
+                if segments[s][0] >= b:
+                    break
+                if s <= joined:
+                    cohorts[(u, s)] += 1
+                else:
+                    survivors[(a % rate.phases, s)] += 1
+        for key, count in pools.cohorts.items():
+            model.add_hint(count, cohorts.get(key, 0))
+        for key, count in pools.survivors.items():
+            model.add_hint(count, survivors.get(key, 0))
