@@ -45,7 +45,12 @@ BILLINGS = st.sampled_from(
         (Fraction(3, 4), Fraction(2)),
         (Fraction(3, 2), Fraction(3)),
         (Fraction(3), Fraction(1)),
-        (Fraction(1, 2), Fraction(5, 2)),  # divides the hour: oldest first, as before
+        # steps that divide the hour: the oldest rental ends first, the minimum only counts
+        (Fraction(1), Fraction(2)),
+        (Fraction(1), Fraction(3)),
+        (Fraction(1), Fraction(4)),
+        (Fraction(1, 2), Fraction(3, 2)),
+        (Fraction(1, 2), Fraction(5, 2)),
     ]
 )
 

@@ -2,55 +2,20 @@
 
 Two claims carry the model's exactness (docs/rules.md, "Minimum billing of replicas"):
 ending the oldest rental at every fall pays the least round-up of all ways to pair a
-count series' starts with its ends; and the plan CP-SAT finds is the cheapest count series
-at or above what each hour needs, priced that way.
+count series' starts with its ends (tested with every other billing, against every
+pairing, in tests/test_billing_steps.py); and the plan CP-SAT finds is the cheapest count
+series at or above what each hour needs, priced that way.
 """
 
 from __future__ import annotations
 
 import itertools
-from fractions import Fraction
-from functools import cache
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planner.prices import ReplicaRate
 from tests.planning import assert_plans_the_cheapest_count_series, offer, service
-
-SHORTS = st.sampled_from([Fraction(3, 2), Fraction(2), Fraction(5, 2), Fraction(3), Fraction(4)])
-
-
-def _cheapest_pairing(counts: tuple[int, ...], short: Fraction) -> Fraction:
-    """The least round-up over every way to choose which open rentals end at each fall."""
-    hours = len(counts)
-
-    @cache
-    def best(t: int, open_: tuple[int, ...]) -> Fraction:
-        if t == hours:
-            return sum((max(Fraction(0), short - (hours - a)) for a in open_), Fraction(0))
-        n = counts[t]
-        if n >= len(open_):
-            return best(t + 1, open_ + (t,) * (n - len(open_)))
-        out = None
-        for ending in set(itertools.combinations(range(len(open_)), len(open_) - n)):
-            paid = sum((max(Fraction(0), short - (t - open_[i])) for i in ending), Fraction(0))
-            kept = tuple(a for i, a in enumerate(open_) if i not in ending)
-            total = paid + best(t + 1, kept)
-            out = total if out is None or total < out else out
-        assert out is not None
-        return out
-
-    return best(0, ())
-
-
-@given(st.lists(st.integers(0, 3), min_size=1, max_size=9), SHORTS)
-def test_ending_the_oldest_pays_the_least_round_up(counts: list[int], short: Fraction) -> None:
-    rate = ReplicaRate(hour=Fraction(1), disk=Fraction(0), setup=0, short=short)
-    segments = [(h, h + 1) for h in range(len(counts))]
-    assert rate.round_up(counts, segments) == _cheapest_pairing(tuple(counts), short)
-
 
 LEVELS = st.sampled_from([0, 50, 150])  # one a100 replica carries 100 requests: 0, 1, 2
 
