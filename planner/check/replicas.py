@@ -25,7 +25,6 @@ from planner.check.result import CheckResult, cost_line
 from planner.domain.costs import CostTerm
 from planner.domain.plan import Plan, ReplicaAssignment, ReplicaUse
 from planner.domain.scenario import Scenario
-from planner.domain.values import Instant
 from planner.domain.workload import ReserveWorkload, ServeWorkload
 from planner.estimate.precision import supports
 
@@ -147,11 +146,12 @@ def _check_one(
             for h in range(start, end):
                 line[h] = line.get(h, 0) + u.replicas * units_for(offer, u.cards)
     _coverage(scenario, w.name, demand, minimum, carried, running, result)
-    if isinstance(w, ServeWorkload) and w.min_hold_hours:
-        _min_hold(scenario, w.name, w.min_hold_hours, w.end, counts, result)
     own = _own_rentals(scenario, w.name, hourly, held, used_rentals, ledger, result)
     if isinstance(w, ServeWorkload) and w.min_hold_hours:
-        _rental_holds(scenario, w.name, w.min_hold_hours, w.end, own, result)
+        # a hold binds until the workload's end, or the horizon's if sooner
+        end = min(axis.hour_of_local(w.end), axis.hours)
+        _min_hold(scenario, w.name, w.min_hold_hours, end, counts, result)
+        _rental_holds(scenario, w.name, w.min_hold_hours, end, own, result)
     _listed(w.name, a.rentals, [r.rental.id for r in own], result)
     for rental in own:
         price = rental.offer.disk_price_per_gb_month
@@ -173,17 +173,16 @@ def _min_hold(
     scenario: Scenario,
     name: str,
     hold: int,
-    until: Instant,
+    end: int,
     counts: dict[ConfigKey, list[int]],
     result: CheckResult,
 ) -> None:
-    """A replica of a config, once started, serves `hold` hours or until the workload's end.
+    """A replica of a config, once started, serves `hold` hours or until `end`.
 
     Replayed per config, releasing the oldest replicas first: that order keeps every hold
     any order keeps, so a fall at hour t is early exactly when the count n(t) is below the
     replicas started in the last `hold` hours, Σ over (t − hold, t] of max(0, n(u) − n(u−1))."""
     axis = scenario.axis
-    end = min(axis.hour_of_local(until), axis.hours)
     for key, n in sorted(counts.items()):
         alive: deque[list[int]] = deque()  # [start hour, replicas] serving, oldest first
         serving = 0
@@ -215,12 +214,11 @@ def _min_hold(
 
 
 def _rental_holds(
-    scenario: Scenario, name: str, hold: int, until: Instant, own: list[Held], result: CheckResult
+    scenario: Scenario, name: str, hold: int, end: int, own: list[Held], result: CheckResult
 ) -> None:
     """Each hourly rental of the workload, a replica of its own, serves `hold` hours after
-    its setup, or ends at or after the workload's end (the horizon's, if sooner)."""
+    its setup, or ends at or after `end`."""
     axis = scenario.axis
-    end = min(axis.hour_of_local(until), axis.hours)
     for h in own:
         serving = h.start + math.ceil(setup_hours(scenario, h.offer, name))
         if h.end - serving < hold and h.end < end:
