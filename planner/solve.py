@@ -37,6 +37,9 @@ from planner.reference import Reference
 from planner.restrict import Restricted, top_k
 from planner.solution import Solution, to_plan
 
+# work that fits a pool's cards but not its machines, per pool (offer, mode)
+Conflicts = dict[tuple[str, str], tuple[str, ...]]
+
 # `what` of a progress report that names the solve's phase rather than a plan
 PHASE = "phase:"
 
@@ -530,23 +533,28 @@ def _settle(problem: Problem, outcome: Outcome, checked: list[Checked], floor: F
             f"({_amount(best.cost, problem)}) passes the checker"
         )
     mine: Checked | None = None
-    conflicts: dict[tuple[str, str], tuple[str, ...]] = {}
+    conflicts: Conflicts = {}
     if outcome.solution is not None:
         solution = outcome.solution
-        exact = solution.cost(problem)
-        if outcome.objective is not None and exact > Fraction(outcome.objective, scale):
-            # below a proven optimum the solver may leave slack, never a lower objective
-            faults.append(
-                f"the model's objective {_amount(Fraction(outcome.objective, scale), problem)} "
-                f"is below its plan's exact cost {_amount(exact, problem)}"
-            )
-        plan = to_plan(problem, solution, outcome.status)
-        plan = plan.model_copy(update={"cost_breakdown": breakdown(problem, solution, plan)})
-        verdict, conflicts = _verdict(problem.scenario, plan, exact)
-        if verdict:
-            faults.append(f"the checker rejects the model's plan: {verdict}")
+        try:
+            exact = solution.cost(problem)
+            plan = to_plan(problem, solution, outcome.status)
+            plan = plan.model_copy(update={"cost_breakdown": breakdown(problem, solution, plan)})
+        except Exception as error:  # a decoding bug: the checked baselines still stand
+            faults.append(f"decoding the model's solution failed ({type(error).__name__}: {error})")
         else:
-            mine = Checked("model", solution, plan, exact)
+            if outcome.objective is not None and exact > Fraction(outcome.objective, scale):
+                # below a proven optimum the solver may leave slack, never a lower objective
+                faults.append(
+                    "the model's objective "
+                    f"{_amount(Fraction(outcome.objective, scale), problem)} is below its "
+                    f"plan's exact cost {_amount(exact, problem)}"
+                )
+            verdict, plan, conflicts = _verdict(problem.scenario, plan, exact)
+            if verdict:
+                faults.append(f"the checker rejects the model's plan: {verdict}")
+            else:
+                mine = Checked("model", solution, plan, exact)
     optimal = outcome.status == "optimal" and mine is not None
     if optimal and best is not None and mine is not None and mine.cost > best.cost:
         faults.append(
@@ -579,7 +587,7 @@ def _settle(problem: Problem, outcome: Outcome, checked: list[Checked], floor: F
                 "the search learns such placements away and tries again (at most "
                 f"{MAX_PLACEMENT_SEARCHES} times, within the time limit)"
                 if conflicts
-                else "the checker's placement search could not decide it"
+                else "no machine is held for it then"
             )
             line = f"{faults[0]}; {then}. {shown}."
         status = Status.FEASIBLE if chosen else Status.UNKNOWN
@@ -625,23 +633,27 @@ def _bound_note(problem: Problem, forced: dict[tuple[str, str], Forced], relaxat
     )
 
 
-def _verdict(
-    scenario: Scenario, plan: Plan, objective: Fraction
-) -> tuple[str, dict[tuple[str, str], tuple[str, ...]]]:
+def _verdict(scenario: Scenario, plan: Plan, objective: Fraction) -> tuple[str, Plan, Conflicts]:
     """The checker's first objection to `plan` priced at `objective`, or "" if none (every
-    rule holds and its total is `objective`); and the work it found fits a pool's cards but
-    not its machines."""
+    rule holds and its total is `objective`); the plan with what the checker could not
+    decide (never an objection); and the work it found fits a pool's cards but not its
+    machines."""
     check = check_plan(scenario, plan)
+    plan = plan.model_copy(update={"unverified": check.undecided})
     if not check.ok:
         first = check.violations[0]
         more = len(check.violations) - 1
-        return f"{first}" + (f" (and {more} more)" if more else ""), check.conflicts
+        return f"{first}" + (f" (and {more} more)" if more else ""), plan, check.conflicts
     if check.total != objective:
         return (
-            f"the checker's total {float(check.total):,.2f} differs from the model's "
-            f"{float(objective):,.2f}"
-        ), {}
-    return "", {}
+            (
+                f"the checker's total {float(check.total):,.2f} differs from the model's "
+                f"{float(objective):,.2f}"
+            ),
+            plan,
+            {},
+        )
+    return "", plan, {}
 
 
 def _amount(value: Fraction, problem: Problem) -> str:
@@ -756,7 +768,7 @@ def checked_solution(
         plan = plan.model_copy(update={"cost_breakdown": breakdown(problem, solution, plan)})
     except ArithmeticError:  # decimal overflow: the same money the solver cannot hold
         raise _money_too_large(problem) from None
-    verdict, conflicts = _verdict(problem.scenario, plan, cost)
+    verdict, plan, conflicts = _verdict(problem.scenario, plan, cost)
     if conflicts and verdict.startswith("[machines]"):  # a baseline counts cards only
         notes[name] = f"its plan fits the cards but not the machines: {verdict}"
         return None

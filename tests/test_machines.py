@@ -7,10 +7,11 @@ import itertools
 from decimal import Decimal
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planner.check import check_plan
+from planner.check import check_plan, machines
 from planner.check.machines import Unit, Work, place
 from planner.cpsat.model import CpModel, SolverSettings
 from planner.pricing import breakdown
@@ -61,6 +62,21 @@ def test_counting_cards_accepts_a_plan_no_machine_can_run(make_scenario: Any) ->
     [violation] = check.violations
     assert violation.rule == "machines" and violation.subject == "m daily"
     assert set(check.conflicts[("m", "daily")]) == {"z", "l1", "p", "l2", "c"}
+
+
+def test_a_placement_search_out_of_steps_decides_nothing(
+    make_scenario: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past its step budget the placement search neither accepts nor refuses: the plan
+    whose cards suffice at every hour stands, never an exit for a model inconsistency, with
+    the pool it left unverified named. (Here that is the two-machine plan a full search
+    refutes, which is why the line asks the user to check the placement.)"""
+    monkeypatch.setattr(machines, "NODES", 0)
+    result = solved(make_scenario([_machines(3)], JOBS, days=1))
+    assert result.plan is not None and result.inconsistency is None
+    assert result.plan.total_cost == Decimal("200.00")
+    [line] = result.plan.unverified
+    assert line.startswith("m daily: no placement of c, l1, l2, p, z on its machines")
 
 
 def test_the_solver_learns_the_placement_away(make_scenario: Any) -> None:
@@ -176,9 +192,10 @@ def pools(
         x = draw(st.integers(0, 11))
         jobs.append((x, draw(st.integers(x + 1, 12)), draw(st.sampled_from([2, 4, 8]))))
     replicas = []
-    for _ in range(draw(st.integers(0, 3))):
+    for _ in range(draw(st.integers(0, 4))):
         x = draw(st.integers(0, 11))
-        replicas.append((x, draw(st.integers(x + 1, 12)), draw(st.sampled_from([1, 2, 4]))))
+        # sizes that do not divide one another (3, 6 with 2, 4) are packed exactly too
+        replicas.append((x, draw(st.integers(x + 1, 12)), draw(st.sampled_from([1, 2, 3, 4, 6]))))
     return units, jobs, replicas
 
 
@@ -224,3 +241,50 @@ def test_replicas_restart_anywhere_so_learnt_placements_never_cut_a_placeable_pl
         result = solved(make_scenario([_machines(stock)], jobs, days=1))
         assert result.plan is not None and result.plan.total_cost == Decimal("200.00")
         assert result.status == "optimal"
+
+
+@pytest.mark.parametrize(
+    ("sizes", "expected"),
+    [
+        # two 4-card units: 3 + 3 leave one card on each, so the 2-card replica fits nowhere
+        # though 8 cards are free in all (a closed form counting slots says it fits)
+        ([3, 3, 2], "infeasible"),
+        ([3, 3, 1, 1], "placed"),
+        ([3, 2, 2], "placed"),  # 3 + 1 free, 2 + 2
+    ],
+)
+def test_replica_sizes_that_do_not_divide_are_packed_exactly(
+    sizes: list[int], expected: str
+) -> None:
+    units = [Unit(0, 1), Unit(0, 1)]
+    work = [Work(f"r{i}", ((0, 1),), c, 1, False) for i, c in enumerate(sizes)]
+    assert place(units, work, 4) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.integers(1, 8), min_size=0, max_size=3),
+    st.lists(st.integers(1, 8), min_size=1, max_size=5),
+    st.integers(1, 3),
+)
+def test_replica_packing_agrees_with_brute_force(
+    jobs: list[int], sizes: list[int], count: int
+) -> None:
+    """One hour on `count` 8-card units: jobs of `jobs` cards and replicas of `sizes` cards
+    are placed exactly when some unit for each job and each replica keeps every unit within
+    its cards."""
+    units = [Unit(0, 1)] * count
+    work = [Work(f"j{i}", ((0, 1),), c, 1, True) for i, c in enumerate(jobs)]
+    work += [Work(f"r{i}", ((0, 1),), c, 1, False) for i, c in enumerate(sizes)]
+    expected = any(
+        _hour_fits([(0, 1)] * count, _loads(pick, jobs), sizes, 0, 8)
+        for pick in itertools.product(range(count), repeat=len(jobs))
+    )
+    assert (place(units, work, 8) == "placed") == expected
+
+
+def _loads(pick: tuple[int, ...], jobs: list[int]) -> dict[tuple[int, int], int]:
+    load: dict[tuple[int, int], int] = {}
+    for m, c in zip(pick, jobs, strict=True):
+        load[(m, 0)] = load.get((m, 0), 0) + c
+    return load

@@ -1,5 +1,6 @@
 """The safety net: where the model is wrong, the command shows the cheapest checked plan,
-never a dearer "optimal" one, never a crash, and names the inconsistency (exit 4).
+never a dearer "optimal" one, never a crash, and names the inconsistency; a checked plan
+is an answer (exit 0), and without one the command exits 3, never with a code of its own.
 
 Each test plants one bug on the model side only (the checker and the baselines are
 untouched) and checks what a user would see."""
@@ -102,7 +103,30 @@ def test_a_plan_the_checker_rejects_gives_the_checked_plan_not_a_crash(
     assert check_plan(s, result.plan).ok
 
 
-def test_plan_solve_exits_4_with_the_line_and_a_checkable_plan(
+def test_a_solution_that_fails_to_decode_gives_the_checked_plan_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import planner.solve
+
+    s = _two_jobs_one_card(tmp_path)
+    decode = planner.solve.to_plan
+
+    def broken(problem: Any, solution: Any, status: str) -> Plan:
+        if status != "feasible":  # the model's solution; the baselines decode as feasible
+            raise KeyError("no such config")
+        return decode(problem, solution, status)
+
+    monkeypatch.setattr(planner.solve, "to_plan", broken)
+    result = solved(s)
+    assert result.plan is not None and result.status is Status.FEASIBLE
+    assert result.inconsistency is not None
+    assert "decoding the model's solution failed (KeyError" in result.inconsistency
+    assert "the cheapest checked plan (the heuristic's)" in result.inconsistency
+    assert str(result.plan.total_cost) == "200.00"  # back to back, 20 h at 10
+    assert check_plan(s, result.plan).ok
+
+
+def test_plan_solve_exits_0_with_the_line_and_a_checkable_plan(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli: Any
 ) -> None:
     _replicas_rounded_down(monkeypatch)
@@ -111,7 +135,7 @@ def test_plan_solve_exits_4_with_the_line_and_a_checkable_plan(
     run = cli(
         "solve", s.path, "--workers", "2", "--deterministic", "--time-limit", "20", "--json", out
     )
-    assert run.exit_code == 4, run.output
+    assert run.exit_code == 0, run.output
     assert "model inconsistency" in run.stderr
     head = run.stdout.splitlines()[0]
     assert head.startswith("tiny: feasible, total CNY 720.00 (bound unknown, gap unknown")

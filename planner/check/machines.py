@@ -19,8 +19,9 @@ which
 
 No placement is a violation naming a smallest set of the pool's work that cannot be
 placed together (`CheckResult.conflicts`, from which the solver learns). The search is
-exact; one that runs out of its step budget is a violation too, so a plan is never passed
-unproven.
+exact; one that runs out of its step budget decides nothing: the plan's cards suffice at
+every hour, so it is not a violation, and the plan says which pool went unverified
+(`CheckResult.undecided`).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from planner.domain.plan import Plan, ReplicaAssignment
 from planner.domain.scenario import Scenario
 from planner.domain.timeaxis import TimeAxisError
 
-NODES = 1_000_000  # search steps per pool before the answer is "unknown" (a violation)
+NODES = 1_000_000  # search steps per pool before the answer is "unknown" (undecided)
 
 
 @dataclass(frozen=True)
@@ -96,10 +97,11 @@ def check_machines(
         subject = f"{key[0]} {key[1]}"
         if status == "unknown":
             names = ", ".join(sorted(w.name for w in work[key]))
-            message = (
-                f"no placement of {names} on its units was found or refuted in {NODES:,} steps"
+            result.undecided.append(
+                f"{subject}: no placement of {names} on its machines was found or refuted in "
+                f"{NODES:,} steps; its cards suffice at every hour, so the plan stands, but "
+                "check that the provider can place them"
             )
-            result.add("machines", subject, 1, "", message)
             continue
         if status.startswith("uncovered"):
             result.add("machines", subject, 1, "", status.removeprefix("uncovered: "))
@@ -129,19 +131,17 @@ def _conflict(units: list[Unit], work: list[Work], size: int) -> list[Work]:
 
 
 def place(units: list[Unit], work: list[Work], size: int) -> str:
-    """ "placed", "infeasible", "unknown" (the search's step budget ran out, or replica
-    sizes that do not divide one another), or "uncovered: why" (work at hours when no unit
-    is held).
+    """ "placed", "infeasible", "unknown" (the search's step budget ran out), or
+    "uncovered: why" (work at hours when no unit is held).
 
     Train jobs, depth-first in order of start (the largest first among equal starts), each
     part on a path of units from its first hour to its last, following a unit into a
     renewal already chosen or choosing one; units alike in span, load and renewal are tried
     once. Replicas may restart on another unit wherever anything on the pool starts or ends
-    (starts on held cards cost nothing), so between two such hours they are packed anew:
-    sizes that divide one another (1, 2, 4, 8 cards) fit exactly when, for each size from
-    the largest, the slots of that size left in the units' free cards hold all replicas of
-    that size and larger. Every train placement is tried before "infeasible", so the answer
-    is exact."""
+    (starts on held cards cost nothing), so between two such hours they are packed anew
+    into the units' free cards (`_Search._pack`: a closed form when sizes divide one
+    another, 1, 2, 4, 8 cards; exact bin packing otherwise). Every train placement is tried
+    before "infeasible", so the answer is exact."""
     cuts = sorted({t for u in units for t in (u.start, u.end)})
     jobs: list[Work] = []
     replicas: list[Work] = []
@@ -159,9 +159,6 @@ def place(units: list[Unit], work: list[Work], size: int) -> str:
             jobs.append(w)
         else:
             replicas.append(w)
-    sizes = sorted({w.cards for w in replicas}, reverse=True)
-    if any(a % b for a, b in itertools.pairwise(sizes)):
-        return "unknown"
     jobs.sort(key=lambda w: (w.runs[0][0], -w.cards))
     events = sorted({*cuts, *(t for w in work for run in w.runs for t in run)})
     search = _Search(units, size, events, replicas)
@@ -183,6 +180,7 @@ class _Search:
         self.load: list[dict[int, int]] = [defaultdict(int) for _ in units]
         self.renewed: dict[int, int] = {}  # unit → the unit it continues as
         self.nodes = 0
+        self.refuted: set[tuple[tuple[int, ...], tuple[tuple[int, int], ...]]] = set()
         # the pieces between events where replicas run, with what runs there by size
         self.pieces: list[tuple[int, int, dict[int, int]]] = []
         for x, y in itertools.pairwise(events):
@@ -212,23 +210,53 @@ class _Search:
         return False
 
     def _replicas_fit(self) -> bool:
-        """Whether every piece's replicas pack into the units' free cards there: for sizes
-        that divide one another, exactly when each size's slots hold it and all larger."""
+        """Whether every piece's replicas pack into the units' free cards there."""
         for x, y, need in self.pieces:
             free = [
                 self.size - self.load[u][x]
                 for u, unit in enumerate(self.units)
                 if unit.start <= x and y <= unit.end
             ]
+            if not self._pack(tuple(sorted((f for f in free if f), reverse=True)), need):
+                return False
+        return True
+
+    def _pack(self, free: tuple[int, ...], need: dict[int, int]) -> bool:
+        """Whether replicas (cards → count) pack into units with `free` cards each (largest
+        first). Sizes that divide one another fit exactly when each size's slots hold it and
+        all larger; otherwise a replica of the largest size is tried on each distinct free
+        count in turn, depth-first, refuted states remembered: exact bin packing."""
+        sizes = sorted((s for s, n in need.items() if n), reverse=True)
+        if not sizes:
+            return True
+        if all(a % b == 0 for a, b in itertools.pairwise(sizes)):
             larger = 0  # replicas of the sizes above, in units of the current size
             previous = None
-            for size in sorted(need, reverse=True):
+            for size in sizes:
                 larger = larger * (previous // size) if previous else 0
                 larger += need[size]
                 if sum(f // size for f in free) < larger:
                     return False
                 previous = size
-        return True
+            return True
+        if sum(s * n for s, n in need.items()) > sum(free):
+            return False
+        key = (free, tuple(sorted(need.items())))
+        if key in self.refuted:
+            return False
+        self._step()
+        size = sizes[0]
+        rest = {**need, size: need[size] - 1}
+        for i, f in enumerate(free):
+            if f < size:
+                break
+            if i and free[i - 1] == f:  # units with as many free cards are alike
+                continue
+            left = tuple(sorted((*free[:i], f - size, *free[i + 1 :]), reverse=True))
+            if self._pack(tuple(x for x in left if x), rest):
+                return True
+        self.refuted.add(key)
+        return False
 
     def _paths(self, w: Work) -> Iterator[list[tuple[int, int, int]]]:
         """Each path of units (with renewals) holding `w` from its first hour to its last,

@@ -34,6 +34,9 @@ class CheckResult:
     amounts: dict[CostTerm, Fraction] = field(default_factory=dict)  # exact, per reported term
     # per pool (offer, mode): work that fits its cards but not its machines (check.machines)
     conflicts: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
+    # what the checker could not decide either way (a search past its step budget): said
+    # beside the plan, never a violation
+    undecided: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:

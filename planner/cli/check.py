@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import typer
+from rich.markup import escape
 
 from planner.check import check_plan
 from planner.cli.common import (
@@ -44,12 +45,15 @@ def check_command(
         "currency": plan.currency,
         "ok": result.ok,
         "violations": [vars(v) for v in result.violations],  # each with its amount's unit
+        "undecided": result.undecided,
     }
     if result.ok:
         console.print(
             f"✓ {plan_file} is a valid plan for {loaded.name}: "
             f"{plan.currency} {plan.total_cost:,.2f}"
         )
+        for line in result.undecided:
+            console.print(f"  [yellow]not verified:[/] {escape(line)}")
         write_json(payload, json_path)
         return
     err.print(f"[bold red]{len(result.violations)} violation(s)[/] in {plan_file}:")

@@ -68,11 +68,6 @@ SpeedMarginOption = Annotated[
 ]
 
 
-# The exit code of a command whose solve found the model inconsistent with the checker or a
-# checked plan (planner.solve._settle): the plan printed, if any, is the cheapest checked one.
-INCONSISTENT = 4
-
-
 def parse_margin(text: str | None) -> float | str | None:
     """A --memory-margin value: "band", "-band", or a share from -90% to 100% ("10%", "0.1",
     "-5%"); None when not given."""

@@ -15,7 +15,6 @@ from rich.markup import escape
 from rich.table import Table
 
 from planner.cli.common import (
-    INCONSISTENT,
     JsonOption,
     MarginOption,
     ScenarioArgument,
@@ -172,10 +171,10 @@ def solve_command(
     print_plan(console, plan, loaded.axis, warnings)
     write_json(plan.model_dump(), json_path)
     write_outputs(loaded.axis, plan, warnings, report, csv_dir)
-    if result.inconsistency:
-        if console is not err:  # on stderr too, where scripts look for what went wrong
-            err.print(f"[bold red]{escape(result.inconsistency)}[/]")
-        raise typer.Exit(INCONSISTENT)
+    if result.inconsistency and console is not err:
+        # on stderr too, where scripts look for what went wrong; the plan shown passed the
+        # checker, so it is an answer (exit 0) all the same
+        err.print(f"[bold red]{escape(result.inconsistency)}[/]")
 
 
 def with_margins(scenario: Scenario, plan: Plan) -> Plan:
@@ -200,10 +199,9 @@ def with_margins(scenario: Scenario, plan: Plan) -> Plan:
 
 
 def exit_code(result: Result) -> int:
-    """Without a plan: 4 for a model inconsistency, 2 proven infeasible, 3 none found."""
-    if result.inconsistency:
-        return INCONSISTENT
-    return 2 if result.status == "infeasible" else 3
+    """Without a plan: 2 proven infeasible, 3 none found (a model inconsistency with no
+    checked plan to fall back on included: the model proves nothing then)."""
+    return 2 if result.status == "infeasible" and not result.inconsistency else 3
 
 
 def write_outputs(
@@ -361,6 +359,8 @@ def print_plan(
         )
     for line in warnings or []:
         console.print(f"  [yellow]warning:[/] {escape(line)}")
+    for line in plan.unverified:
+        console.print(f"  [yellow]not verified:[/] {escape(line)}")
     notes = plan.baseline_notes
     if plan.inconsistency:
         console.print(f"  [bold red]{escape(plan.inconsistency)}[/]")

@@ -15,7 +15,6 @@ from rich.table import Table
 from rich.text import Text
 
 from planner.cli.common import (
-    INCONSISTENT,
     JsonOption,
     ScenarioArgument,
     err,
@@ -147,8 +146,6 @@ def whatif_command(
     for side in sides:
         if side.inconsistency:
             err.print(f"[bold red]{side.label}: {escape(side.inconsistency)}[/]")
-    if any(s.inconsistency for s in sides):
-        raise typer.Exit(INCONSISTENT)
     if missing:
         raise typer.Exit(2 if any(s.status == "infeasible" for s in missing) else 3)
 

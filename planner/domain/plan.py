@@ -205,6 +205,8 @@ class Plan(_PlanModel):
     # where the model contradicted the checker or a checked plan: what, in one line; the
     # plan is then the cheapest checked one, never called optimal, with no bound or gap
     inconsistency: str | None = None
+    # what the checker could not decide either way (machine placement past its step budget)
+    unverified: list[str] = []
     forced: list[ForcedPurchase] = []  # purchases that some workloads alone make necessary
     margins: list[WorkloadMargin] = []  # `plan solve --margins`: each workload's margin
     gap: float | None = None
