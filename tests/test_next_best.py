@@ -5,6 +5,8 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+import pytest
+
 from tests.planning import job, offer, solved
 
 
@@ -32,6 +34,7 @@ def test_a_config_cheaper_alone_but_blocked_is_said_apart(make_scenario: Any) ->
     assert on_cheap.next_best is not None and on_cheap.next_best.extra_cost == Decimal("30.00")
 
 
+@pytest.mark.slow
 def test_next_best_extra_is_never_negative_on_q3_train(cli: Any, tmp_path: Any) -> None:
     import json
 

@@ -39,6 +39,7 @@ def _solve(scenario: Any, seed: int, workers: int = 2) -> Result:
     return solve(scenario, params)
 
 
+@pytest.mark.slow
 def test_q3_train_same_plan_for_any_seed_and_workers(cli: Any, tmp_path: Path) -> None:
     # Four workers run CP-SAT's portfolio, two interleave its subsolvers in one search: two
     # different searches, with different seeds, on a deterministic budget of 60 (each needs
