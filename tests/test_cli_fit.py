@@ -160,3 +160,27 @@ def test_lora_on_an_8_bit_base_is_estimated_and_says_its_working_memory_is_assum
     assert h100["fits"]
     assert "(NF4's, assumed)" in h100["formulas"]["working"]
     assert any("assumed equal to NF4's" in a for a in h100["assumptions"])
+
+
+def test_a_stated_network_times_a_multi_node_run_as_published(cli: Any) -> None:
+    """Llama 2 70B, FSDP with activation checkpointing, micro-batch 6 × 4,096 tokens on
+    128 A100s: 380 tokens/s per GPU (IBM's fms-fsdp README, nodes of 8 A100s on 8 × 400
+    Gb/s). With that network stated the estimate is within 25%; with the assumed 25 Gb/s
+    Ethernet it is far slower, and the row says which network it assumed."""
+    flags = ["--task", "full", "--fsdp", "--checkpointing", "--batch", "6", "--seq-len", "4096"]
+    flags += ["--card", "a100-80g", "--cards", "128", "--json", "-"]
+
+    def per_gpu(*more: str) -> tuple[float, list[str]]:
+        run = cli("fit", "llama-2-70b", *flags, *more)
+        assert run.exit_code == 0, run.output
+        [row] = json.loads(run.stdout)
+        return row["tokens_per_s"] / 128, row["assumptions"]
+
+    stated, said = per_gpu("--network-gbps", "3200")
+    assert abs(stated / 380 - 1) <= 0.25
+    assert any("a 3200 Gb/s network;" in a for a in said)
+    assumed, said = per_gpu()
+    assert assumed < 0.5 * stated
+    assert any("a 25 Gb/s network (assumed)" in a for a in said)
+    human = cli("fit", "llama-2-70b", *flags[:-2], "--network-gbps", "3200")
+    assert "3200 Gb/s network" in human.stdout.replace("\n", " ")

@@ -168,6 +168,18 @@ def fit(
         bool, Opt(help="Print each memory term's formula with the numbers put in.")
     ] = False,
     cards: Annotated[int | None, Opt(min=1, help="Only this card count.")] = None,
+    network_gbps: Annotated[
+        float | None,
+        Opt(
+            min=0.001,
+            help="Network between nodes, Gb/s per node (8 × 400 Gb/s NICs: 3200). Without "
+            "it a count past one node is timed on the hosting offer's network, or on an "
+            "assumed 25 Gb/s Ethernet.",
+        ),
+    ] = None,
+    cards_per_node: Annotated[
+        int | None, Opt(min=1, help="Cards per node (default: the offer's, else 8).")
+    ] = None,
     card: Annotated[str | None, Opt(help="Only this card type.")] = None,
     catalog: Annotated[str, Opt(help="Catalog for prices.")] = DEFAULT_CATALOG,
     json_path: JsonOption = None,
@@ -252,6 +264,8 @@ def fit(
         min_tokens_per_s=min_tokens_per_s,
         counts=(cards,) if cards else None,
         card=card,
+        network_gbps=network_gbps,
+        cards_per_node=cards_per_node,
         offsets_gib={
             c: memory_offset_gib(entries, card_model.name, c, task.value) for c in card_specs
         },

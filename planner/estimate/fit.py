@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
-from planner.domain.catalog import CardType, Offer
+from planner.domain.catalog import CardType, Network, Offer
 from planner.domain.limits import SERVE_COUNTS, TRAIN_COUNTS
 from planner.domain.model_card import ModelCard
 from planner.domain.recipes import TrainKnobs
@@ -35,6 +35,10 @@ class FitQuery:
     counts: tuple[int, ...] | None = None
     card: str | None = None
     offsets_gib: dict[str, float] = field(default_factory=dict)  # card → measured − estimated
+    # the network between nodes (Gb/s per node) and cards per node the speed of a count
+    # beyond one node assumes; None: the cheapest hosting offer's, else 25 Gb/s and 8 cards
+    network_gbps: float | None = None
+    cards_per_node: int | None = None
 
 
 def _gb(value: float) -> float:
@@ -225,8 +229,10 @@ def _train_row(query: FitQuery, card: CardType, count: int, offers: list[Offer])
     )
     estimate = train_memory(query.model, card, count, setup)
     priced = _cheapest_hourly(offers, card, count)
-    node = priced[0].node_cards if priced else 8
+    node = query.cards_per_node or (priced[0].node_cards if priced else 8)
     network = priced[0].network if priced else None
+    if query.network_gbps is not None:
+        network = Network(kind="stated", gbps=query.network_gbps)
     speed = train_speed(query.model, card, count, setup, node, network)
     row = _base_row(query, card, count, estimate)
     row["assumptions"] += list(speed.assumptions)
