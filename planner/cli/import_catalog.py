@@ -33,8 +33,8 @@ def import_catalog_command(
 ) -> None:
     """Import another tool's price list, offline, as a gpuplan catalog.
 
-    An offer per instance type and region, in units of its GPUs, hourly and spot. Every row
-    that cannot be mapped is listed with the reason."""
+    An offer per instance type and zone (or region), in units of its GPUs, hourly and spot.
+    Every row that cannot be mapped is listed with the reason."""
     with input_errors(None):
         if fmt not in FORMATS:
             message = f"expected one of {', '.join(FORMATS)}, got {fmt!r}"
@@ -42,7 +42,7 @@ def import_catalog_command(
         rows = read_rows(fmt, files)
         when = dt.date.fromisoformat(date) if date else _files_date(files)
         source = f"imported with plan catalog import from {fmt} files: " + ", ".join(
-            p.name for p in files
+            f"{p.parent.name}/{p.name}" if p.stem == "vms" else p.name for p in files
         )
         result = import_catalog(
             rows, name or out.stem, currency, source, provider=provider, region=region
@@ -65,7 +65,9 @@ def _list_skipped(skipped: list[tuple[Row, str]]) -> None:
     err.print(f"{len(skipped)} rows not imported:", markup=False)
     for row, why in skipped:
         err.print(
-            f"  {row.where}: {row.instance} ({row.gpu_count} × {row.gpu_name}): {why}", markup=False
+            f"  {row.where}: {row.instance or 'no instance'} ({row.gpu_count} × {row.gpu_name}): "
+            f"{why}",
+            markup=False,
         )
 
 
