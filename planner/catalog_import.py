@@ -5,7 +5,7 @@ order; others ignored):
 
 - `gpuhunt`: dstack's gpuhunt catalog, a zip of one CSV per provider (or such CSVs), with
   columns `instance_name, location, price, gpu_count, gpu_name, gpu_memory, spot`; the
-  provider is the file's name;
+  provider is the file's name, and the zip's `version` member (YYYYMMDD) dates it;
 - `skypilot`: SkyPilot's catalog CSVs (`aws/vms.csv`), with columns `InstanceType,
   AcceleratorName, AcceleratorCount, Price, SpotPrice, Region` and, where given,
   `AvailabilityZone` and `GpuInfo`; the provider is the folder's name;
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import csv
+import datetime as dt
 import io
 import itertools
 import re
@@ -121,6 +122,29 @@ def read_rows(fmt: str, paths: Iterable[Path]) -> list[Row]:
         for name, text in _texts(path):
             rows += _parse(fmt, name, text)
     return rows
+
+
+def published(paths: Iterable[Path]) -> dt.date | None:
+    """The prices' date as the files give it: a gpuhunt zip's `version` member names the
+    day it was collected (YYYYMMDD, perhaps followed by `-N`); the oldest of several. None
+    unless every file gives one (CSVs carry no date)."""
+    dates = []
+    for path in paths:
+        try:
+            if not zipfile.is_zipfile(path):
+                return None
+            with zipfile.ZipFile(path) as z:
+                if "version" not in z.namelist():
+                    return None
+                text = z.read("version").decode("utf-8", "replace").strip()
+        except (OSError, zipfile.BadZipFile) as exc:
+            raise LoadError([Issue(str(path), None, None, (), f"cannot read it: {exc}")]) from None
+        try:
+            dates.append(dt.datetime.strptime(text[:8], "%Y%m%d").date())
+        except ValueError:
+            message = f"expected the catalog's date as YYYYMMDD, got {text[:40]!r}"
+            raise LoadError([Issue(f"{path}:version", None, None, (), message)]) from None
+    return min(dates, default=None)
 
 
 def _texts(path: Path) -> list[tuple[str, str]]:

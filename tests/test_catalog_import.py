@@ -29,10 +29,14 @@ def _skipped(result: Any) -> dict[int, str]:
     return {int(row.where.split(":")[1].split()[0]): why for row, why in result.skipped}
 
 
-def _gpuhunt_zip(tmp_path: Path) -> Path:
+def _gpuhunt_zip(tmp_path: Path, version: str | None = "20260914") -> Path:
+    """aws.csv zipped as gpuhunt publishes its catalog, with the `version` member that
+    dates it (the day it was collected)."""
     path = tmp_path / "catalog.zip"
     with zipfile.ZipFile(path, "w") as z:
         z.write(DATA / "aws.csv", "aws.csv")
+        if version is not None:
+            z.writestr("version", version + "\n")
     return path
 
 
@@ -47,7 +51,7 @@ def test_gpu_names_map_to_cards_by_name_and_memory() -> None:
 
 def test_a_gpuhunt_zip_imports_to_a_catalog_that_loads(cli: Any, tmp_path: Path) -> None:
     out = tmp_path / "aws.yaml"
-    result = cli("catalog", "import", "gpuhunt", _gpuhunt_zip(tmp_path), "--out", out, *DATE)
+    result = cli("catalog", "import", "gpuhunt", _gpuhunt_zip(tmp_path), "--out", out)
     assert result.exit_code == 0, result.output
     catalog = yaml.safe_load(out.read_text())
     offers = {o["id"]: o for o in catalog["offers"]}
@@ -208,6 +212,41 @@ def test_the_cli_lists_each_row_it_leaves_out(cli: Any, tmp_path: Path) -> None:
     )
     assert only.exit_code == 1  # its one GPU row has no price
     assert "no row could be made an offer" in " ".join(only.output.split())
+
+
+def test_the_date_comes_from_the_data_or_from_date(cli: Any, tmp_path: Path) -> None:
+    """A gpuhunt zip is dated by its `version` (the oldest of several files); a file
+    without a date needs --date, which also overrides the data's. Never the file's
+    modification time."""
+    out = tmp_path / "aws.yaml"
+    assert cli("catalog", "import", "gpuhunt", _gpuhunt_zip(tmp_path), "--out", out).exit_code == 0
+    assert yaml.safe_load(out.read_text())["date"] == "2026-09-14"
+    older = tmp_path / "older"
+    older.mkdir()
+    both = [_gpuhunt_zip(tmp_path), _gpuhunt_zip(older, "20260801-17")]
+    assert cli("catalog", "import", "gpuhunt", *both, "--out", out).exit_code == 0
+    assert yaml.safe_load(out.read_text())["date"] == "2026-08-01"
+    dated = cli("catalog", "import", "gpuhunt", both[0], "--out", out, "--date", "2026-09-20")
+    assert dated.exit_code == 0 and yaml.safe_load(out.read_text())["date"] == "2026-09-20"
+    undated = [
+        ("skypilot", [AWS_VMS]),
+        ("gpuhunt", [DATA / "aws.csv", both[0]]),  # one of them dated
+        ("gpuhunt", [_gpuhunt_zip(tmp_path, None)]),
+    ]
+    for fmt, files in undated:
+        result = cli("catalog", "import", fmt, *files, "--out", tmp_path / "x.yaml")
+        assert result.exit_code == 1 and "Traceback" not in result.output
+        assert (
+            "--date: the files give no date: state the prices' date as --date YYYY-MM-DD"
+            in " ".join(result.output.split())
+        )
+    assert not (tmp_path / "x.yaml").exists()
+    bad = cli("catalog", "import", "skypilot", AWS_VMS, "--out", out, "--date", "14/09/2026")
+    assert bad.exit_code == 1
+    assert "--date: expected the prices' date as YYYY-MM-DD, got '14/09/2026'" in bad.output
+    broken = cli("catalog", "import", "gpuhunt", _gpuhunt_zip(tmp_path, "latest"), "--out", out)
+    assert broken.exit_code == 1
+    assert "catalog.zip:version: expected the catalog's date as YYYYMMDD" in broken.output
 
 
 def test_an_imported_catalog_plans_a_quarter_in_its_currency(
