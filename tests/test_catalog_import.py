@@ -325,6 +325,29 @@ def test_a_usd_catalog_beside_the_seeds_plans_at_the_stated_rate(
     assert cli("check", path, plan_path).exit_code == 0
 
 
+def test_validate_labels_each_catalog_with_its_own_currency(
+    cli: Any, tmp_path: Path, write: Any
+) -> None:
+    """A CNY scenario with the seeds' CNY catalog and an imported USD one: validate names
+    the USD catalog's own currency and the rate it is planned at, not the scenario's."""
+    import json
+
+    out = tmp_path / "aws.yaml"
+    assert cli("catalog", "import", "gpuhunt", DATA / "aws.csv", "--out", out, *DATE).exit_code == 0
+    path = write(_mixed(out, {"rate": 7.1, "date": "2026-09-30"}))
+    result = cli("validate", path)
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "catalog jizhisuan-2026-09 (2026-09-24, CNY):" in text
+    assert "catalog aws (2026-09-14, USD, at 7.1 CNY per USD):" in text
+    as_json = cli("validate", path, "--json", "-")
+    catalogs = json.loads(as_json.stdout)["catalogs"]
+    assert [(c["name"], c["currency"], c["exchange_rate"]) for c in catalogs] == [
+        ("jizhisuan-2026-09", "CNY", None),
+        ("aws", "USD", "7.1"),
+    ]
+
+
 def test_a_catalog_in_another_currency_without_a_rate_is_refused(
     cli: Any, tmp_path: Path, write: Any
 ) -> None:
