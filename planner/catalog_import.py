@@ -38,6 +38,7 @@ from typing import Any
 import yaml
 
 from planner.domain.errors import Issue, LoadError
+from planner.domain.limits import MAX_PRICE
 from planner.domain.load import load_catalogs
 from planner.domain.money import MAX_PRICE_DECIMALS
 from planner.paths import data_dir
@@ -77,8 +78,7 @@ GPU_CARDS: dict[tuple[str, int | None], str] = {
 # own rows price their vCPUs and memory: an offer is the two rows' sum, in one zone. Other
 # GPUs (T4, V100, P100) attach to an N1 VM of the user's choice, so no price is whole.
 GCP_HOSTS: dict[str, dict[int, str]] = {
-    "A100": {1: "a2-highgpu-1g", 2: "a2-highgpu-2g", 4: "a2-highgpu-4g", 8: "a2-highgpu-8g"}
-    | {16: "a2-megagpu-16g"},
+    "A100": {n: f"a2-highgpu-{n}g" for n in (1, 2, 4, 8)} | {16: "a2-megagpu-16g"},
     "A100-80GB": {n: f"a2-ultragpu-{n}g" for n in (1, 2, 4, 8)},
     "H100": {n: f"a3-highgpu-{n}g" for n in (1, 2, 4, 8)},
     "H100-MEGA": {8: "a3-megagpu-8g"},
@@ -209,9 +209,14 @@ def _number(r: dict[str, str], column: str) -> Decimal | None:
 
 
 def _price(r: dict[str, str], column: str) -> Decimal | None:
-    """A price; 0 is none (SkyPilot's GCP file writes 0.0 where a zone lists none)."""
+    """A price, rounded half-even to 6 decimals; 0 is none (SkyPilot's GCP file writes 0.0
+    where a zone lists none)."""
     value = _number(r, column)
-    return value if value else None
+    if value is None:
+        return None
+    if value > MAX_PRICE:
+        raise ValueError(f"{column}: {_cell(r, column)!r} is over the most a price may be")
+    return value.quantize(PRICE_STEP, rounding=ROUND_HALF_EVEN) or None
 
 
 def _count(r: dict[str, str], column: str) -> Decimal:
@@ -359,7 +364,7 @@ def import_catalog(
                 continue
             used_extra[card] = extra[card]
         modes = {
-            mode: float(price.quantize(PRICE_STEP, rounding=ROUND_HALF_EVEN))
+            mode: float(price)  # at most 6 decimals: the float's repr is the decimal
             for mode, price in (("hourly", row.price), ("spot", row.spot_price))
             if price is not None
         }

@@ -185,14 +185,20 @@ def test_gpu_info_picks_the_card_variant_and_is_never_run(tmp_path: Path) -> Non
 
 def test_a_bad_number_is_refused_at_its_line(cli: Any, tmp_path: Path) -> None:
     path = tmp_path / "vms.csv"
-    path.write_text(
-        "InstanceType,AcceleratorName,AcceleratorCount,Price,Region\n"
-        "g5.xlarge,A10G,1.0,1.006,us-east-1\n"
-        "g6.xlarge,L4,1.0,nan,us-east-1\n"
-    )
-    result = cli("catalog", "import", "skypilot", path, "--out", tmp_path / "x.yaml", *DATE)
-    assert result.exit_code == 1 and "Traceback" not in result.output
-    assert f"{path}:3: Price: expected a number of at least 0, got 'nan'" in result.output
+    for price, message in (
+        ("nan", "Price: expected a number of at least 0, got 'nan'"),
+        ("-1", "Price: expected a number of at least 0, got '-1'"),
+        ("1e30", "Price: '1e30' is over the most a price may be"),
+    ):
+        path.write_text(
+            "InstanceType,AcceleratorName,AcceleratorCount,Price,Region\n"
+            "g5.xlarge,A10G,1.0,1.006,us-east-1\n"
+            f"g6.xlarge,L4,1.0,{price},us-east-1\n"
+        )
+        out = tmp_path / "x.yaml"
+        result = cli("catalog", "import", "skypilot", path, "--out", out, *DATE)
+        assert result.exit_code == 1 and "Traceback" not in result.output
+        assert f"{path}:3: {message}" in " ".join(result.output.split())
 
 
 def test_the_cli_lists_each_row_it_leaves_out(cli: Any, tmp_path: Path) -> None:
