@@ -1,38 +1,46 @@
 """Price lists other tools publish, read as a gpuplan catalog (`plan catalog import`).
 
-Formats, read offline from files as their projects publish them:
+Formats, read offline from files as their projects publish them (columns by name, in any
+order; others ignored):
 
 - `gpuhunt`: dstack's gpuhunt catalog, a zip of one CSV per provider (or such CSVs), with
-  columns `instance_name, location, price, gpu_count, gpu_name, gpu_memory, spot` (others
-  ignored); the provider is the file's name;
-- `skypilot`: SkyPilot's catalog CSVs (`vms.csv`), with columns `InstanceType,
-  AcceleratorName, AcceleratorCount, Price, SpotPrice, Region` (others ignored);
+  columns `instance_name, location, price, gpu_count, gpu_name, gpu_memory, spot`; the
+  provider is the file's name, and the zip's `version` member (YYYYMMDD) dates it;
+- `skypilot`: SkyPilot's catalog CSVs (`aws/vms.csv`), with columns `InstanceType,
+  AcceleratorName, AcceleratorCount, Price, SpotPrice, Region` and, where given,
+  `AvailabilityZone` and `GpuInfo`; the provider is the folder's name;
 - `csv`: this project's plain form, `provider, instance, region, gpu_name, gpu_count,
   gpu_memory_gb, price, spot_price`.
 
-Each priced row with GPUs becomes an offer: units of the instance's GPU count (one node),
-hourly at its price, spot where a spot price is given (preemption rate and restart time
-assumed, and marked so). A GPU name is mapped to a shipped card, or to one of the cards in
-`catalogs/import/cards.yaml` (written into the catalog's `cards`, each figure with its
-source and confidence). A row that cannot be mapped is returned with the reason, never
+Each priced row with whole GPUs becomes an offer: units of the instance's GPU count (one
+node), hourly at its price, spot where a spot price is given (preemption rate and restart
+time assumed, and marked so). A GPU name is mapped to a shipped card, or to one of the
+cards in `catalogs/import/cards.yaml` (written into the catalog's `cards`, each figure with
+its source and confidence). A row that cannot be mapped is returned with the reason, never
 dropped silently.
 """
 
 from __future__ import annotations
 
+import ast
 import csv
+import datetime as dt
 import io
+import itertools
 import re
 import zipfile
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from planner.domain.errors import Issue, LoadError
+from planner.domain.limits import MAX_PRICE
 from planner.domain.load import load_catalogs
+from planner.domain.money import MAX_PRICE_DECIMALS
 from planner.paths import data_dir
 
 FORMATS = ("gpuhunt", "skypilot", "csv")
@@ -47,6 +55,7 @@ GPU_CARDS: dict[tuple[str, int | None], str] = {
     ("H100", 80): "h100-80g",
     ("H100", None): "h100-80g",
     ("H100SXM", None): "h100-80g",
+    ("H100MEGA", None): "h100-80g",
     ("H200", None): "h200-141g",
     ("H20", None): "h20-96g",
     ("L40S", None): "l40s",
@@ -56,30 +65,46 @@ GPU_CARDS: dict[tuple[str, int | None], str] = {
     ("L4", None): "l4",
     ("A10G", None): "a10g",
     ("T4", None): "t4",
+    ("T4G", None): "t4",  # AWS G5g: the same T4 beside an Arm host
     ("V100", 16): "v100-16g",
     ("V100", 32): "v100-32g",
+    ("V10032GB", None): "v100-32g",
     ("V100", None): "v100-16g",
     ("A6000", None): "rtx-a6000",
     ("RTXA6000", None): "rtx-a6000",
 }
+# SkyPilot's GCP file prices GPUs apart from the VM they run in (a row without an
+# InstanceType), as GCP bills them. These GPUs come in VMs made for them, by count, whose
+# own rows price their vCPUs and memory: an offer is the two rows' sum, in one zone. Other
+# GPUs (T4, V100, P100) attach to an N1 VM of the user's choice, so no price is whole.
+GCP_HOSTS: dict[str, dict[int, str]] = {
+    "A100": {n: f"a2-highgpu-{n}g" for n in (1, 2, 4, 8)} | {16: "a2-megagpu-16g"},
+    "A100-80GB": {n: f"a2-ultragpu-{n}g" for n in (1, 2, 4, 8)},
+    "H100": {n: f"a3-highgpu-{n}g" for n in (1, 2, 4, 8)},
+    "H100-MEGA": {8: "a3-megagpu-8g"},
+    "L4": {1: "g2-standard-4", 2: "g2-standard-24", 4: "g2-standard-48", 8: "g2-standard-96"},
+}
 # Spot rows: a price list gives no preemption rate or restart time; these are assumed.
 SPOT_PREEMPTIONS_PER_HOUR = 0.05
 SPOT_RESTART_MINUTES = 10
+PRICE_STEP = Decimal(1).scaleb(-MAX_PRICE_DECIMALS)
 
 
 @dataclass(frozen=True)
 class Row:
-    """One priced instance type in one region, as read."""
+    """One priced instance type in one region (or zone), as read."""
 
     provider: str
     instance: str
     region: str
     gpu_name: str
-    gpu_count: int
-    gpu_memory_gb: float | None
-    price: float | None  # on demand, per instance-hour
-    spot_price: float | None
+    gpu_count: Decimal  # as given: SkyPilot lists fractions of a card (0.125) for some types
+    gpu_memory_gb: float | None  # each GPU's
+    price: Decimal | None  # on demand, per instance-hour
+    spot_price: Decimal | None
     where: str  # file:line, for messages
+    zone: str = ""
+    problem: str = ""  # why it cannot be an offer, where the file alone tells
 
 
 @dataclass(frozen=True)
@@ -99,81 +124,189 @@ def read_rows(fmt: str, paths: Iterable[Path]) -> list[Row]:
     return rows
 
 
+def published(paths: Iterable[Path]) -> dt.date | None:
+    """The prices' date as the files give it: a gpuhunt zip's `version` member names the
+    day it was collected (YYYYMMDD, perhaps followed by `-N`); the oldest of several. None
+    unless every file gives one (CSVs carry no date)."""
+    dates = []
+    for path in paths:
+        try:
+            if not zipfile.is_zipfile(path):
+                return None
+            with zipfile.ZipFile(path) as z:
+                if "version" not in z.namelist():
+                    return None
+                text = z.read("version").decode("utf-8", "replace").strip()
+        except (OSError, zipfile.BadZipFile) as exc:
+            raise LoadError([Issue(str(path), None, None, (), f"cannot read it: {exc}")]) from None
+        try:
+            dates.append(dt.datetime.strptime(text[:8], "%Y%m%d").date())
+        except ValueError:
+            message = f"expected the catalog's date as YYYYMMDD, got {text[:40]!r}"
+            raise LoadError([Issue(f"{path}:version", None, None, (), message)]) from None
+    return min(dates, default=None)
+
+
 def _texts(path: Path) -> list[tuple[str, str]]:
     try:
         if zipfile.is_zipfile(path):
             with zipfile.ZipFile(path) as z:
                 members = sorted(n for n in z.namelist() if n.endswith(".csv"))
-                return [(f"{path}:{n}", z.read(n).decode("utf-8")) for n in members]
-        return [(str(path), path.read_text(encoding="utf-8"))]
+                return [(f"{path}:{n}", z.read(n).decode("utf-8-sig")) for n in members]
+        return [(str(path), path.read_text(encoding="utf-8-sig"))]
     except (OSError, UnicodeDecodeError, zipfile.BadZipFile) as exc:
         raise LoadError([Issue(str(path), None, None, (), f"cannot read it: {exc}")]) from None
 
 
 def _parse(fmt: str, name: str, text: str) -> list[Row]:
     reader = csv.DictReader(io.StringIO(text))
+    reader.fieldnames = [f.strip() for f in reader.fieldnames or []]
     needed = {
         "gpuhunt": ("instance_name", "location", "price", "gpu_count", "gpu_name", "spot"),
         "skypilot": ("InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "Region"),
         "csv": ("provider", "instance", "region", "gpu_name", "gpu_count", "price"),
     }[fmt]
-    missing = [c for c in needed if c not in (reader.fieldnames or [])]
+    missing = [c for c in needed if c not in reader.fieldnames]
     if missing:
         message = f"not a {fmt} file: no column {', '.join(missing)}"
         raise LoadError([Issue(name, 1, None, (), message)])
-    provider = Path(name.rsplit(":", 1)[-1]).stem
+    try:
+        records = list(enumerate(reader, start=2))
+    except csv.Error as exc:
+        raise LoadError([Issue(name, reader.line_num, None, (), f"not CSV: {exc}")]) from None
+    file = Path(name.rsplit(":", 1)[-1])
+    provider = file.parent.name if fmt == "skypilot" and file.stem == "vms" else file.stem
+    hosts = {
+        (_cell(r, "InstanceType"), _cell(r, "AvailabilityZone") or _cell(r, "Region")): (line, r)
+        for line, r in records
+        if fmt == "skypilot" and not _cell(r, "AcceleratorName")
+    }
     rows = []
-    for line, r in enumerate(reader, start=2):
-        where = f"{name}:{line}"
+    for line, r in records:
         try:
-            rows.append(_row(fmt, provider, r, where))
+            rows.append(_row(fmt, provider or "skypilot", r, f"{name}:{line}", hosts))
         except ValueError as exc:
             raise LoadError([Issue(name, line, None, (), str(exc))]) from None
     return rows
 
 
-def _number(text: str | None) -> float | None:
-    return None if text is None or text.strip() == "" else float(text)
+def _cell(r: dict[str, str], column: str) -> str:
+    """A cell's text, stripped; empty where the column or the cell is missing."""
+    return (r.get(column) or "").strip()
 
 
-def _row(fmt: str, provider: str, r: dict[str, str], where: str) -> Row:
+def _number(r: dict[str, str], column: str) -> Decimal | None:
+    text = _cell(r, column)
+    if not text:
+        return None
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        value = Decimal("NaN")
+    if not value.is_finite() or value < 0:
+        raise ValueError(f"{column}: expected a number of at least 0, got {text!r}")
+    return value
+
+
+def _price(r: dict[str, str], column: str) -> Decimal | None:
+    """A price, rounded half-even to 6 decimals; 0 is none (SkyPilot's GCP file writes 0.0
+    where a zone lists none)."""
+    value = _number(r, column)
+    if value is None:
+        return None
+    if value > MAX_PRICE:
+        raise ValueError(f"{column}: {_cell(r, column)!r} is over the most a price may be")
+    return value.quantize(PRICE_STEP, rounding=ROUND_HALF_EVEN) or None
+
+
+def _count(r: dict[str, str], column: str) -> Decimal:
+    value = _number(r, column) or Decimal(0)
+    return Decimal(int(value)) if value == int(value) else value.normalize()
+
+
+def _memory(r: dict[str, str], column: str) -> float | None:
+    value = _number(r, column)
+    return None if value is None else float(value)
+
+
+def _gpu_info_memory(text: str) -> float | None:
+    """Each GPU's memory in GiB from SkyPilot's GpuInfo, a Python literal such as
+    "{'Gpus': [{'Name': 'A100', 'Count': 8.0, 'MemoryInfo': {'SizeInMiB': 40960}}], ...}",
+    read as a literal, never run. It is optional: None where absent or not of that form."""
+    if not text.startswith("{"):
+        return None  # empty, or a bare name as in GCP's TPU rows
+    try:
+        return float(ast.literal_eval(text)["Gpus"][0]["MemoryInfo"]["SizeInMiB"]) / 1024
+    except (ValueError, TypeError, SyntaxError, KeyError, IndexError, MemoryError, RecursionError):
+        return None
+
+
+Hosts = dict[tuple[str, str], tuple[int, dict[str, str]]]  # (VM, zone): its line and row
+
+
+def _row(fmt: str, provider: str, r: dict[str, str], where: str, hosts: Hosts) -> Row:
     if fmt == "gpuhunt":  # on-demand and spot are separate rows of one instance
-        spot = r["spot"].strip().lower() in ("true", "1", "yes")
-        price = float(r["price"])
+        spot = _cell(r, "spot").lower() in ("true", "1", "yes")
+        price = _price(r, "price")
         return Row(
             provider,
-            r["instance_name"],
-            r["location"],
-            r["gpu_name"],
-            int(float(r["gpu_count"] or 0)),
-            _number(r.get("gpu_memory")),
+            _cell(r, "instance_name"),
+            _cell(r, "location"),
+            _cell(r, "gpu_name"),
+            _count(r, "gpu_count"),
+            _memory(r, "gpu_memory"),
             None if spot else price,
             price if spot else None,
             where,
         )
     if fmt == "skypilot":
-        return Row(
-            "skypilot",
-            r["InstanceType"],
-            r["Region"],
-            r["AcceleratorName"],
-            int(float(r["AcceleratorCount"] or 0)),
-            None,
-            _number(r["Price"]),
-            _number(r.get("SpotPrice")),
+        row = Row(
+            provider,
+            _cell(r, "InstanceType"),
+            _cell(r, "Region"),
+            _cell(r, "AcceleratorName"),
+            _count(r, "AcceleratorCount"),
+            _gpu_info_memory(_cell(r, "GpuInfo") or _cell(r, "GPUInfo")),
+            _price(r, "Price"),
+            _price(r, "SpotPrice"),
             where,
+            _cell(r, "AvailabilityZone"),
         )
+        return _with_host(row, hosts) if row.gpu_name and not row.instance else row
     return Row(
-        r["provider"],
-        r["instance"],
-        r["region"],
-        r["gpu_name"],
-        int(float(r["gpu_count"] or 0)),
-        _number(r.get("gpu_memory_gb")),
-        _number(r["price"]),
-        _number(r.get("spot_price")),
+        _cell(r, "provider"),
+        _cell(r, "instance"),
+        _cell(r, "region"),
+        _cell(r, "gpu_name"),
+        _count(r, "gpu_count"),
+        _memory(r, "gpu_memory_gb"),
+        _price(r, "price"),
+        _price(r, "spot_price"),
         where,
     )
+
+
+def _with_host(row: Row, hosts: Hosts) -> Row:
+    """A row of GPUs priced alone (SkyPilot's GCP file), as the VM they come in: the VM's
+    own row in the same zone added, hourly and spot each where both rows give it."""
+    host = GCP_HOSTS.get(row.gpu_name, {}).get(int(row.gpu_count))
+    if host is None:
+        return replace(row, problem="the GPUs' price alone, without the VM they attach to")
+    place = row.zone or row.region
+    if (host, place) not in hosts:
+        return replace(row, instance=host, problem=f"no row prices its VM {host} in {place}")
+    line, vm = hosts[host, place]
+    return replace(
+        row,
+        instance=host,
+        price=_sum(row.price, _price(vm, "Price")),
+        spot_price=_sum(row.spot_price, _price(vm, "SpotPrice")),
+        where=f"{row.where} with its VM's line {line}",
+    )
+
+
+def _sum(a: Decimal | None, b: Decimal | None) -> Decimal | None:
+    return None if a is None or b is None else a + b
 
 
 def card_for(name: str, memory_gb: float | None) -> str | None:
@@ -194,11 +327,14 @@ def import_catalog(
     provider: str | None = None,
     region: str | None = None,
 ) -> Imported:
-    """A catalog of the rows (those of `provider` and `region` where given): on-demand and
-    spot rows of one instance and region merge into one offer."""
+    """A catalog of the rows (those of `provider` and `region` where given): an offer per
+    instance type and zone (region where none is given), on-demand and spot rows of one
+    merging into it; a row whose modes that offer already sells at other prices gets an
+    offer of its own (`-2`), and one at the same prices is listed as a repeat."""
     _, shipped = load_catalogs([])  # the shipped card specs alone
     extra = _import_cards()
     offers: dict[str, dict[str, Any]] = {}
+    first: dict[str, str] = {}  # offer id: where its first row is
     used_extra: dict[str, dict[str, Any]] = {}
     skipped: list[tuple[Row, str]] = []
     for row in rows:
@@ -209,6 +345,9 @@ def import_catalog(
         if row.gpu_count <= 0:
             skipped.append((row, "no GPU"))
             continue
+        if row.gpu_count != int(row.gpu_count):
+            skipped.append((row, f"a fraction of a GPU ({row.gpu_count})"))
+            continue
         if row.price is None and row.spot_price is None:
             skipped.append((row, "no price"))
             continue
@@ -216,27 +355,44 @@ def import_catalog(
         if card is None:
             skipped.append((row, f"no card spec for GPU {row.gpu_name!r}"))
             continue
+        if row.problem:
+            skipped.append((row, row.problem))
+            continue
         if card not in shipped:
             if card not in extra:
                 skipped.append((row, f"no card spec for {card}"))
                 continue
             used_extra[card] = extra[card]
-        ident = _slug(f"{row.provider}-{row.instance}-{row.region}")
-        offer = offers.setdefault(
-            ident,
-            {
-                "id": ident,
-                "card": card,
-                "unit_cards": row.gpu_count,
-                "region": row.region,
-                "notes": f"{row.provider} {row.instance} ({row.where})",
-            },
-        )
-        if row.price is not None:
-            offer["hourly"] = {"price": round(row.price, 6), "assumed": ["min_hours"]}
-        if row.spot_price is not None:
+        modes = {
+            mode: float(price)  # at most 6 decimals: the float's repr is the decimal
+            for mode, price in (("hourly", row.price), ("spot", row.spot_price))
+            if price is not None
+        }
+        unit = {"card": card, "unit_cards": int(row.gpu_count)}
+        base = _slug(f"{row.provider}-{row.instance}-{row.zone or row.region}")
+        for n in itertools.count(1):
+            ident = base if n == 1 else f"{base}-{n}"
+            offer = offers.get(ident)
+            if offer is None:
+                place = f" in {row.zone}" if row.zone else ""
+                offers[ident] = offer = {"id": ident} | unit | {"region": row.region}
+                offer["notes"] = f"{row.provider} {row.instance}{place} ({row.where})"
+                first[ident] = row.where
+                break
+            if unit.items() <= offer.items():
+                if all(offer.get(m, {}).get("price") == p for m, p in modes.items()):
+                    offer = None  # the same offer again
+                    break
+                if not modes.keys() & offer.keys():
+                    break
+        if offer is None:
+            skipped.append((row, f"repeats {first[ident]}"))
+            continue
+        if "hourly" in modes:
+            offer["hourly"] = {"price": modes["hourly"], "assumed": ["min_hours"]}
+        if "spot" in modes:
             offer["spot"] = {
-                "price": round(row.spot_price, 6),
+                "price": modes["spot"],
                 "preemptions_per_hour": SPOT_PREEMPTIONS_PER_HOUR,
                 "restart_minutes": SPOT_RESTART_MINUTES,
                 "assumed": ["preemptions_per_hour", "restart_minutes", "min_hours"],

@@ -12,7 +12,7 @@ from planner.domain.calibration import measured_lines
 from planner.domain.catalog import CardType, Catalog, Offer
 from planner.domain.money import money
 from planner.domain.plan import Assignment, CardUse, CheaperAlone, DayUse, NextBest, Plan
-from planner.domain.scenario import Scenario
+from planner.domain.scenario import ExchangeRate, Scenario
 from planner.domain.values import PACKAGE_DAYS, BillingMode
 from planner.domain.workload import ServeWorkload, TrainWorkload
 from planner.estimate.bands import band_for, lower_band_for
@@ -75,11 +75,16 @@ def _price_per(mode: BillingMode) -> str:
 def catalog_summary(catalog: Catalog) -> dict[str, Any]:
     return {
         "name": catalog.name,
-        "currency": catalog.currency,
+        "currency": catalog.converted_from or catalog.currency,  # its own, as its file gives it
         "date": catalog.date.isoformat() if catalog.date else None,
         "source": catalog.source,
         "offers": len(catalog.offers),
     }
+
+
+def _exchange_rate(catalog: Catalog, rates: dict[str, ExchangeRate]) -> str | None:
+    """The scenario's currency per unit of the catalog's, where its prices were converted."""
+    return str(rates[catalog.converted_from].rate) if catalog.converted_from else None
 
 
 def scenario_summary(scenario: Scenario) -> dict[str, Any]:
@@ -102,7 +107,10 @@ def scenario_summary(scenario: Scenario) -> dict[str, Any]:
             "days": spec.horizon.days,
             "hours": scenario.axis.hours,
         },
-        "catalogs": [catalog_summary(c) for c in scenario.catalogs],
+        "catalogs": [
+            catalog_summary(c) | {"exchange_rate": _exchange_rate(c, spec.exchange_rates)}
+            for c in scenario.catalogs
+        ],
         "offers": {"count": len(scenario.offers), "by_mode": dict(sorted(modes.items()))},
         "cards": used_cards,
         "workloads": kinds,

@@ -1,8 +1,9 @@
 """`plan catalog import`: gpuhunt and SkyPilot price lists read as gpuplan catalogs.
 
 The fixtures (tests/data/import/) are small files in each format's published columns:
-gpuhunt's per-provider CSV (here zipped, as gpuhunt ships its catalog) and SkyPilot's
-`vms.csv`. Prices are examples, not quotes."""
+gpuhunt's per-provider CSVs (`aws.csv`, here also zipped as gpuhunt ships its catalog, and
+`gpuhunt/gcp.csv`) and SkyPilot's `vms.csv` for AWS and GCP (`skypilot/<cloud>/vms.csv`),
+each with the awkward rows real files have. Prices are examples, not quotes."""
 
 from __future__ import annotations
 
@@ -18,12 +19,24 @@ from planner.domain.load import load_catalogs
 from tests.conftest import REPO
 
 DATA = REPO / "tests" / "data" / "import"
+AWS_VMS = DATA / "skypilot" / "aws" / "vms.csv"
+GCP_VMS = DATA / "skypilot" / "gcp" / "vms.csv"
+DATE = ("--date", "2026-09-14")
 
 
-def _gpuhunt_zip(tmp_path: Path) -> Path:
+def _skipped(result: Any) -> dict[int, str]:
+    """The rows not imported, by line, with the reason."""
+    return {int(row.where.split(":")[1].split()[0]): why for row, why in result.skipped}
+
+
+def _gpuhunt_zip(tmp_path: Path, version: str | None = "20260914") -> Path:
+    """aws.csv zipped as gpuhunt publishes its catalog, with the `version` member that
+    dates it (the day it was collected)."""
     path = tmp_path / "catalog.zip"
     with zipfile.ZipFile(path, "w") as z:
         z.write(DATA / "aws.csv", "aws.csv")
+        if version is not None:
+            z.writestr("version", version + "\n")
     return path
 
 
@@ -32,6 +45,7 @@ def test_gpu_names_map_to_cards_by_name_and_memory() -> None:
     assert card_for("A100-80GB", None) == "a100-80g"
     assert card_for("NVIDIA H100", 80) == "h100-80g"
     assert card_for("L4", 24) == "l4" and card_for("T4", None) == "t4"
+    assert card_for("T4g", 16) == "t4" and card_for("V100-32GB", None) == "v100-32g"
     assert card_for("MI300X", 192) is None  # no spec for AMD's Infinity Fabric cards yet
 
 
@@ -59,29 +73,186 @@ def test_a_gpuhunt_zip_imports_to_a_catalog_that_loads(cli: Any, tmp_path: Path)
     assert catalogs[0].currency == "USD" and "l4" in cards
 
 
-def test_a_skypilot_file_imports_with_a_region_filter(cli: Any, tmp_path: Path) -> None:
-    out = tmp_path / "gcp.yaml"
-    result = cli(
-        "catalog", "import", "skypilot", DATA / "vms.csv", "--out", out, "--region", "us-central1"
-    )
-    assert result.exit_code == 0, result.output
-    catalog = yaml.safe_load(out.read_text())
-    cards = sorted((o["card"], o["unit_cards"]) for o in catalog["offers"])
-    assert cards == [("a100-40g", 1), ("a100-80g", 8), ("l4", 1)]
-    a2 = next(o for o in catalog["offers"] if o["id"] == "skypilot-a2-highgpu-1g-us-central1")
-    assert a2["hourly"]["price"] == 3.6733 and a2["spot"]["price"] == 1.102
-    assert a2["region"] == "us-central1"
-
-
-def test_every_unmappable_row_has_a_reason() -> None:
-    rows = read_rows("skypilot", [DATA / "vms.csv"])
-    result = import_catalog(rows, "gcp", "USD", "tests")
-    reasons = {row.instance: why for row, why in result.skipped}
-    assert reasons == {
-        "n1-standard-4": "no GPU",
-        "tpu-v5e": "no card spec for GPU 'tpu-v5e-8'",
+def test_every_priced_gpu_row_of_skypilot_aws_becomes_an_offer() -> None:
+    """SkyPilot's AWS `vms.csv` (its columns in another order, GpuInfo a Python literal):
+    each priced row with whole GPUs is an offer of its own zone, spot where SpotPrice is
+    set; the rest are listed with the reason."""
+    rows = read_rows("skypilot", [AWS_VMS])
+    result = import_catalog(rows, "aws", "USD", "tests")
+    offers = {o["id"]: o for o in result.catalog["offers"]}
+    assert len(rows) == 13 and len(offers) == 9
+    assert _skipped(result) == {
+        11: "a fraction of a GPU (0.125)",
+        12: "no card spec for GPU 'Inferentia2'",
+        13: "no GPU",
+        14: "no price",
     }
-    assert len(result.catalog["offers"]) + len(result.skipped) == len(rows)
+    az2, az4 = offers["aws-p4d-24xlarge-use1-az2"], offers["aws-p4d-24xlarge-use1-az4"]
+    assert (az2["card"], az2["unit_cards"], az2["region"]) == ("a100-40g", 8, "us-east-1")
+    assert (az2["hourly"]["price"], az2["spot"]["price"]) == (32.7726, 11.5722)
+    assert az4["spot"]["price"] == 12.0311
+    assert offers["aws-p4de-24xlarge-use1-az6"]["card"] == "a100-80g"
+    assert "spot" not in offers["aws-g4dn-xlarge-use1-az3"]
+    assert {o["card"] for o in offers.values()} == {
+        "a100-40g",
+        "a100-80g",
+        "h100-80g",
+        "a10g",
+        "l4",
+        "t4",
+        "v100-16g",
+    }
+
+
+def test_skypilot_gcp_gpus_are_priced_with_the_vm_they_come_in() -> None:
+    """SkyPilot's GCP `vms.csv` prices GPUs (rows without an InstanceType) apart from
+    their VM, as GCP bills them: an offer is the GPUs' row plus the VM's row of that zone
+    (A100 × 8: 23.471264 + 5.91582 = 29.387084 an hour). GPUs that attach to a VM of the
+    user's choice, a VM the file does not price in that zone, a repeated row, TPUs and
+    zones without a price are listed with the reason."""
+    rows = read_rows("skypilot", [GCP_VMS])
+    result = import_catalog(rows, "gcp", "USD", "tests")
+    offers = {o["id"]: o for o in result.catalog["offers"]}
+    assert len(rows) == 17 and len(offers) == 5
+    prices = {
+        i: (o["card"], o["unit_cards"], o["hourly"]["price"], o["spot"]["price"])
+        for i, o in offers.items()
+    }
+    assert prices == {
+        "gcp-a2-highgpu-1g-us-central1-a": ("a100-40g", 1, 3.673388, 1.17594),
+        "gcp-a2-highgpu-8g-us-central1-a": ("a100-40g", 8, 29.387084, 9.40748),
+        "gcp-a2-ultragpu-8g-us-central1-a": ("a100-80g", 8, 23.56656, 16.08824),
+        "gcp-a3-highgpu-8g-us-central1-a": ("h100-80g", 8, 46.02079, 20.19947),
+        "gcp-g2-standard-4-us-central1-a": ("l4", 1, 0.70679, 0.28234),
+    }
+    assert "line 3" in offers["gcp-a2-highgpu-8g-us-central1-a"]["notes"]  # the VM's row
+    assert _skipped(result) == {
+        **dict.fromkeys(range(2, 8), "no GPU"),  # the VMs alone
+        10: f"repeats {GCP_VMS}:9 with its VM's line 3",
+        11: "no row prices its VM a2-highgpu-8g in us-central1-b",
+        14: "no price",
+        16: "the GPUs' price alone, without the VM they attach to",
+        17: "no price",
+        18: "no card spec for GPU 'tpu-v5litepod-1'",
+    }
+
+
+def test_every_priced_gpu_row_of_a_gpuhunt_csv_becomes_an_offer() -> None:
+    """gpuhunt's GCP CSV: on-demand and spot rows of one instance merge; the same
+    instance with two T4s instead of one is an offer of its own (`-2`), never written over;
+    gpu_memory picks the A100's variant."""
+    rows = read_rows("gpuhunt", [DATA / "gpuhunt" / "gcp.csv"])
+    result = import_catalog(rows, "gcp", "USD", "tests")
+    offers = {o["id"]: o for o in result.catalog["offers"]}
+    assert len(rows) == 16 and len(offers) == 7
+    assert _skipped(result) == {
+        7: "no price",
+        15: "no card spec for GPU 'B200'",
+        16: "no GPU",
+        17: "no card spec for GPU 'v5litepod'",
+    }
+    one, two = offers["gcp-n1-standard-4-us-central1"], offers["gcp-n1-standard-4-us-central1-2"]
+    assert (one["unit_cards"], one["hourly"]["price"], one["spot"]["price"]) == (1, 0.54, 0.1475)
+    assert (two["unit_cards"], two["hourly"]["price"], two["spot"]["price"]) == (2, 0.89, 0.2583)
+    assert offers["gcp-a2-ultragpu-1g-us-central1"]["card"] == "a100-80g"
+    assert offers["gcp-a2-highgpu-1g-us-central1"]["card"] == "a100-40g"
+    assert "spot" not in offers["gcp-a3-highgpu-8g-us-central1"]
+
+
+def test_gpu_info_picks_the_card_variant_and_is_never_run(tmp_path: Path) -> None:
+    """GpuInfo's memory tells an A100 of 80 GB from one of 40; it is read as a literal:
+    one that is cut short, or code, is ignored (the name alone decides) and never run."""
+    path = tmp_path / "aws" / "vms.csv"
+    path.parent.mkdir()
+    info = "{'Gpus': [{'Name': 'A100', 'Count': 8, 'MemoryInfo': {'SizeInMiB': %d}}]}"
+    path.write_text(
+        "InstanceType,AcceleratorName,AcceleratorCount,Price,Region,GpuInfo\n"
+        f'big,A100,8.0,40,r,"{info % 81920}"\n'
+        f'small,A100,8.0,30,r,"{info % 40960}"\n'
+        "cut,A100,8,30,r,\"{'Gpus': [{'MemoryInfo'\"\n"
+        f"code,A100,8,30,r,\"{{'Gpus': __import__('os').remove('{tmp_path}/aws/vms.csv')}}\"\n"
+    )
+    result = import_catalog(read_rows("skypilot", [path]), "x", "USD", "tests")
+    cards = {o["id"]: o["card"] for o in result.catalog["offers"]}
+    assert cards == {
+        "aws-big-r": "a100-80g",
+        "aws-small-r": "a100-40g",
+        "aws-cut-r": "a100-40g",
+        "aws-code-r": "a100-40g",
+    }
+    assert path.exists()
+
+
+def test_a_bad_number_is_refused_at_its_line(cli: Any, tmp_path: Path) -> None:
+    path = tmp_path / "vms.csv"
+    for price, message in (
+        ("nan", "Price: expected a number of at least 0, got 'nan'"),
+        ("-1", "Price: expected a number of at least 0, got '-1'"),
+        ("1e30", "Price: '1e30' is over the most a price may be"),
+    ):
+        path.write_text(
+            "InstanceType,AcceleratorName,AcceleratorCount,Price,Region\n"
+            "g5.xlarge,A10G,1.0,1.006,us-east-1\n"
+            f"g6.xlarge,L4,1.0,{price},us-east-1\n"
+        )
+        out = tmp_path / "x.yaml"
+        result = cli("catalog", "import", "skypilot", path, "--out", out, *DATE)
+        assert result.exit_code == 1 and "Traceback" not in result.output
+        assert f"{path}:3: {message}" in " ".join(result.output.split())
+
+
+def test_the_cli_lists_each_row_it_leaves_out(cli: Any, tmp_path: Path) -> None:
+    out = tmp_path / "aws.yaml"
+    result = cli("catalog", "import", "skypilot", AWS_VMS, GCP_VMS, "--out", out, *DATE)
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert f"wrote {out}: 14 offers from 30 rows" in text
+    assert "16 rows not imported" in text
+    assert "vms.csv:11: g6f.large (0.125 × L4): a fraction of a GPU (0.125)" in text
+    assert "vms.csv:16: no instance (1 × T4): the GPUs' price alone" in text
+    catalog = yaml.safe_load(out.read_text())
+    assert catalog["source"].endswith("skypilot files: aws/vms.csv, gcp/vms.csv")
+    region = tmp_path / "central.yaml"
+    only = cli(
+        "catalog", "import", "skypilot", GCP_VMS, "--out", region, "--region", "us-east5", *DATE
+    )
+    assert only.exit_code == 1  # its one GPU row has no price
+    assert "no row could be made an offer" in " ".join(only.output.split())
+
+
+def test_the_date_comes_from_the_data_or_from_date(cli: Any, tmp_path: Path) -> None:
+    """A gpuhunt zip is dated by its `version` (the oldest of several files); a file
+    without a date needs --date, which also overrides the data's. Never the file's
+    modification time."""
+    out = tmp_path / "aws.yaml"
+    assert cli("catalog", "import", "gpuhunt", _gpuhunt_zip(tmp_path), "--out", out).exit_code == 0
+    assert yaml.safe_load(out.read_text())["date"] == "2026-09-14"
+    older = tmp_path / "older"
+    older.mkdir()
+    both = [_gpuhunt_zip(tmp_path), _gpuhunt_zip(older, "20260801-17")]
+    assert cli("catalog", "import", "gpuhunt", *both, "--out", out).exit_code == 0
+    assert yaml.safe_load(out.read_text())["date"] == "2026-08-01"
+    dated = cli("catalog", "import", "gpuhunt", both[0], "--out", out, "--date", "2026-09-20")
+    assert dated.exit_code == 0 and yaml.safe_load(out.read_text())["date"] == "2026-09-20"
+    undated = [
+        ("skypilot", [AWS_VMS]),
+        ("gpuhunt", [DATA / "aws.csv", both[0]]),  # one of them dated
+        ("gpuhunt", [_gpuhunt_zip(tmp_path, None)]),
+    ]
+    for fmt, files in undated:
+        result = cli("catalog", "import", fmt, *files, "--out", tmp_path / "x.yaml")
+        assert result.exit_code == 1 and "Traceback" not in result.output
+        assert (
+            "--date: the files give no date: state the prices' date as --date YYYY-MM-DD"
+            in " ".join(result.output.split())
+        )
+    assert not (tmp_path / "x.yaml").exists()
+    bad = cli("catalog", "import", "skypilot", AWS_VMS, "--out", out, "--date", "14/09/2026")
+    assert bad.exit_code == 1
+    assert "--date: expected the prices' date as YYYY-MM-DD, got '14/09/2026'" in bad.output
+    broken = cli("catalog", "import", "gpuhunt", _gpuhunt_zip(tmp_path, "latest"), "--out", out)
+    assert broken.exit_code == 1
+    assert "catalog.zip:version: expected the catalog's date as YYYYMMDD" in broken.output
 
 
 def test_an_imported_catalog_plans_a_quarter_in_its_currency(
@@ -90,7 +261,7 @@ def test_an_imported_catalog_plans_a_quarter_in_its_currency(
     from tests.planning import job
 
     out = tmp_path / "aws.yaml"
-    assert cli("catalog", "import", "gpuhunt", DATA / "aws.csv", "--out", out).exit_code == 0
+    assert cli("catalog", "import", "gpuhunt", DATA / "aws.csv", "--out", out, *DATE).exit_code == 0
     scenario = {
         "name": "usd",
         "currency": "USD",
@@ -108,7 +279,8 @@ def test_an_imported_catalog_plans_a_quarter_in_its_currency(
 
 
 def test_a_file_of_another_format_is_refused_by_name(cli: Any, tmp_path: Path) -> None:
-    result = cli("catalog", "import", "skypilot", DATA / "aws.csv", "--out", tmp_path / "x.yaml")
+    out = tmp_path / "x.yaml"
+    result = cli("catalog", "import", "skypilot", DATA / "aws.csv", "--out", out, *DATE)
     assert result.exit_code != 0
     assert "not a skypilot file: no column InstanceType" in " ".join(result.output.split())
 
@@ -140,7 +312,7 @@ def test_a_usd_catalog_beside_the_seeds_plans_at_the_stated_rate(
     from planner.domain.load import load_scenario
 
     out = tmp_path / "aws.yaml"
-    assert cli("catalog", "import", "gpuhunt", DATA / "aws.csv", "--out", out).exit_code == 0
+    assert cli("catalog", "import", "gpuhunt", DATA / "aws.csv", "--out", out, *DATE).exit_code == 0
     rate = {"rate": 7.1, "date": "2026-09-30", "source": "an example rate"}
     path = write(_mixed(out, rate))
     scenario = load_scenario(path)
@@ -159,11 +331,34 @@ def test_a_usd_catalog_beside_the_seeds_plans_at_the_stated_rate(
     assert cli("check", path, plan_path).exit_code == 0
 
 
+def test_validate_labels_each_catalog_with_its_own_currency(
+    cli: Any, tmp_path: Path, write: Any
+) -> None:
+    """A CNY scenario with the seeds' CNY catalog and an imported USD one: validate names
+    the USD catalog's own currency and the rate it is planned at, not the scenario's."""
+    import json
+
+    out = tmp_path / "aws.yaml"
+    assert cli("catalog", "import", "gpuhunt", DATA / "aws.csv", "--out", out, *DATE).exit_code == 0
+    path = write(_mixed(out, {"rate": 7.1, "date": "2026-09-30"}))
+    result = cli("validate", path)
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "catalog jizhisuan-2026-09 (2026-09-24, CNY):" in text
+    assert "catalog aws (2026-09-14, USD, at 7.1 CNY per USD):" in text
+    as_json = cli("validate", path, "--json", "-")
+    catalogs = json.loads(as_json.stdout)["catalogs"]
+    assert [(c["name"], c["currency"], c["exchange_rate"]) for c in catalogs] == [
+        ("jizhisuan-2026-09", "CNY", None),
+        ("aws", "USD", "7.1"),
+    ]
+
+
 def test_a_catalog_in_another_currency_without_a_rate_is_refused(
     cli: Any, tmp_path: Path, write: Any
 ) -> None:
     out = tmp_path / "aws.yaml"
-    assert cli("catalog", "import", "gpuhunt", DATA / "aws.csv", "--out", out).exit_code == 0
+    assert cli("catalog", "import", "gpuhunt", DATA / "aws.csv", "--out", out, *DATE).exit_code == 0
     result = cli("validate", write(_mixed(out, None)))
     assert result.exit_code != 0
     text = " ".join(result.output.split())
@@ -182,7 +377,7 @@ def test_catalogs_and_rates_are_the_same_as_catalog_and_exchange_rates(
     from planner.domain.load import load_scenario
 
     out = tmp_path / "aws.yaml"
-    assert cli("catalog", "import", "gpuhunt", DATA / "aws.csv", "--out", out).exit_code == 0
+    assert cli("catalog", "import", "gpuhunt", DATA / "aws.csv", "--out", out, *DATE).exit_code == 0
     long = _mixed(out, {"rate": 7.1, "date": "2026-09-30"})
     short = {k: v for k, v in long.items() if k not in ("catalog", "exchange_rates")}
     short |= {"catalogs": long["catalog"], "rates": {"USD": {"CNY": 7.1, "as_of": "2026-09-30"}}}

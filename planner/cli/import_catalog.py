@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 import yaml
 
-from planner.catalog_import import FORMATS, Row, import_catalog, read_rows
+from planner.catalog_import import FORMATS, Row, import_catalog, published, read_rows
 from planner.cli.common import err, input_errors
 from planner.domain.errors import Issue, LoadError
 from planner.domain.load import load_catalogs
@@ -28,21 +28,28 @@ def import_catalog_command(
     currency: Annotated[str, typer.Option(help="The prices' currency.")] = "USD",
     name: Annotated[str | None, typer.Option(help="The catalog's name (default: --out's).")] = None,
     date: Annotated[
-        str | None, typer.Option(help="The prices' date, YYYY-MM-DD (default: the files').")
+        str | None,
+        typer.Option(
+            help="The prices' date, YYYY-MM-DD; needed unless the files give it (a gpuhunt "
+            "zip's version)."
+        ),
     ] = None,
 ) -> None:
     """Import another tool's price list, offline, as a gpuplan catalog.
 
-    An offer per instance type and region, in units of its GPUs, hourly and spot. Every row
-    that cannot be mapped is listed with the reason."""
+    An offer per instance type and zone (or region), in units of its GPUs, hourly and spot.
+    Every row that cannot be mapped is listed with the reason."""
     with input_errors(None):
         if fmt not in FORMATS:
             message = f"expected one of {', '.join(FORMATS)}, got {fmt!r}"
             raise LoadError([Issue("FORMAT", None, None, (), message)])
         rows = read_rows(fmt, files)
-        when = dt.date.fromisoformat(date) if date else _files_date(files)
+        when = _date(date) if date else published(files)
+        if when is None:
+            message = "the files give no date: state the prices' date as --date YYYY-MM-DD"
+            raise LoadError([Issue("--date", None, None, (), message)])
         source = f"imported with plan catalog import from {fmt} files: " + ", ".join(
-            p.name for p in files
+            f"{p.parent.name}/{p.name}" if p.stem == "vms" else p.name for p in files
         )
         result = import_catalog(
             rows, name or out.stem, currency, source, provider=provider, region=region
@@ -55,7 +62,10 @@ def import_catalog_command(
         out.write_text(yaml.safe_dump(result.catalog, sort_keys=False, allow_unicode=True))
         load_catalogs([out])  # what was written must load as any catalog does
     offers = result.catalog["offers"]
-    err.print(f"wrote {out}: {len(offers)} offers from {len(rows)} rows", markup=False)
+    err.print(
+        f"wrote {out}: {len(offers)} offers from {len(rows)} rows, prices of {when}",
+        markup=False,
+    )
     _list_skipped(result.skipped)
 
 
@@ -65,10 +75,15 @@ def _list_skipped(skipped: list[tuple[Row, str]]) -> None:
     err.print(f"{len(skipped)} rows not imported:", markup=False)
     for row, why in skipped:
         err.print(
-            f"  {row.where}: {row.instance} ({row.gpu_count} × {row.gpu_name}): {why}", markup=False
+            f"  {row.where}: {row.instance or 'no instance'} ({row.gpu_count} × {row.gpu_name}): "
+            f"{why}",
+            markup=False,
         )
 
 
-def _files_date(files: list[Path]) -> dt.date:
-    newest = max(p.stat().st_mtime for p in files)
-    return dt.datetime.fromtimestamp(newest, tz=dt.UTC).date()
+def _date(text: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        message = f"expected the prices' date as YYYY-MM-DD, got {text!r}"
+        raise LoadError([Issue("--date", None, None, (), message)]) from None

@@ -35,8 +35,11 @@ def _print(s: dict[str, Any], console: Any) -> None:
         f"{h['hours']:,} hours, {s['timezone']}"
     )
     for c in s["catalogs"]:
+        rate = c["exchange_rate"]
+        money = c["currency"] + (f", at {rate} {s['currency']} per {c['currency']}" if rate else "")
         console.print(
-            f"  catalog     {c['name']} ({c['date'] or 'no date'}, {c['currency']}): {c['source']}"
+            f"  catalog     {c['name']} ({c['date'] or 'no date'}, {money}): {c['source']}",
+            markup=False,
         )
     modes = ", ".join(f"{m} {n}" for m, n in s["offers"]["by_mode"].items())
     console.print(f"  offers      {s['offers']['count']} ({modes}) of {len(s['cards'])} card types")

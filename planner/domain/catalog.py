@@ -197,6 +197,7 @@ class Catalog(Frozen):
     cards: list[CardType] = []  # added to, or replacing, the shipped card specs
     offers: list[Offer]
     converted: str = ""  # set when its prices were converted into the scenario's currency
+    converted_from: str = ""  # then: the currency its file gives them in
 
     @field_validator("currency")
     @classmethod

@@ -4,7 +4,8 @@ Every price of every offer (hourly, spot, packages, disk) is multiplied by the r
 rounded half-even to MAX_PRICE_DECIMALS places (a converted price is an estimate of what
 the bill will be anyway; the rounding is at most 5 × 10^-7 of the scenario's currency per
 unit and hour). The catalog then carries the scenario's currency and says what it was
-converted from, and plans list the rate among the figures they rest on.
+converted from (and from which currency), and plans list the rate among the figures they
+rest on.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ def convert(catalog: Catalog, currency: str, rate: ExchangeRate) -> Catalog:
         + (f", {rate.source}" if rate.source else "")
         + ")"
     )
-    return catalog.model_copy(update={"offers": offers, "currency": currency, "converted": note})
+    update = {"offers": offers, "currency": currency, "converted": note}
+    return catalog.model_copy(update=update | {"converted_from": catalog.currency})
 
 
 def _price(value: Decimal, rate: Decimal) -> Decimal:
