@@ -76,7 +76,8 @@ GPU_CARDS: dict[tuple[str, int | None], str] = {
 # SkyPilot's GCP file prices GPUs apart from the VM they run in (a row without an
 # InstanceType), as GCP bills them. These GPUs come in VMs made for them, by count, whose
 # own rows price their vCPUs and memory: an offer is the two rows' sum, in one zone. Other
-# GPUs (T4, V100, P100) attach to an N1 VM of the user's choice, so no price is whole.
+# GPUs (T4, V100, P100) attach to an N1 VM of the user's choice: they are offers at the
+# GPUs' price alone, the price marked assumed and the notes saying the VM is not in it.
 GCP_HOSTS: dict[str, dict[int, str]] = {
     "A100": {n: f"a2-highgpu-{n}g" for n in (1, 2, 4, 8)} | {16: "a2-megagpu-16g"},
     "A100-80GB": {n: f"a2-ultragpu-{n}g" for n in (1, 2, 4, 8)},
@@ -105,6 +106,7 @@ class Row:
     where: str  # file:line, for messages
     zone: str = ""
     problem: str = ""  # why it cannot be an offer, where the file alone tells
+    vm_excluded: bool = False  # priced without the VM the GPUs attach to
 
 
 @dataclass(frozen=True)
@@ -291,7 +293,8 @@ def _with_host(row: Row, hosts: Hosts) -> Row:
     own row in the same zone added, hourly and spot each where both rows give it."""
     host = GCP_HOSTS.get(row.gpu_name, {}).get(int(row.gpu_count))
     if host is None:
-        return replace(row, problem="the GPUs' price alone, without the VM they attach to")
+        gpus = f"{row.gpu_name.lower()}-x{int(row.gpu_count)}" if row.gpu_count >= 1 else ""
+        return replace(row, instance=gpus, vm_excluded=True)
     place = row.zone or row.region
     if (host, place) not in hosts:
         return replace(row, instance=host, problem=f"no row prices its VM {host} in {place}")
@@ -376,7 +379,11 @@ def import_catalog(
             if offer is None:
                 place = f" in {row.zone}" if row.zone else ""
                 offers[ident] = offer = {"id": ident} | unit | {"region": row.region}
-                offer["notes"] = f"{row.provider} {row.instance}{place} ({row.where})"
+                offer["notes"] = f"{row.provider} {row.instance}{place} ({row.where})" + (
+                    "; the GPUs' price alone: the VM they attach to is not included"
+                    if row.vm_excluded
+                    else ""
+                )
                 first[ident] = row.where
                 break
             if unit.items() <= offer.items():
@@ -388,14 +395,15 @@ def import_catalog(
         if offer is None:
             skipped.append((row, f"repeats {first[ident]}"))
             continue
+        partial = ["price"] if row.vm_excluded else []  # the VM's share is not in it
         if "hourly" in modes:
-            offer["hourly"] = {"price": modes["hourly"], "assumed": ["min_hours"]}
+            offer["hourly"] = {"price": modes["hourly"], "assumed": [*partial, "min_hours"]}
         if "spot" in modes:
             offer["spot"] = {
                 "price": modes["spot"],
                 "preemptions_per_hour": SPOT_PREEMPTIONS_PER_HOUR,
                 "restart_minutes": SPOT_RESTART_MINUTES,
-                "assumed": ["preemptions_per_hour", "restart_minutes", "min_hours"],
+                "assumed": [*partial, "preemptions_per_hour", "restart_minutes", "min_hours"],
             }
     catalog: dict[str, Any] = {
         "name": _slug(name),

@@ -108,12 +108,16 @@ def test_skypilot_gcp_gpus_are_priced_with_the_vm_they_come_in() -> None:
     """SkyPilot's GCP `vms.csv` prices GPUs (rows without an InstanceType) apart from
     their VM, as GCP bills them: an offer is the GPUs' row plus the VM's row of that zone
     (A100 × 8: 23.471264 + 5.91582 = 29.387084 an hour). GPUs that attach to a VM of the
-    user's choice, a VM the file does not price in that zone, a repeated row, TPUs and
-    zones without a price are listed with the reason."""
+    user's choice are offers at the GPUs' price alone, that price marked assumed and the
+    notes saying the VM is not in it; a VM the file does not price in that zone, a
+    repeated row, TPUs and zones without a price are listed with the reason."""
     rows = read_rows("skypilot", [GCP_VMS])
     result = import_catalog(rows, "gcp", "USD", "tests")
     offers = {o["id"]: o for o in result.catalog["offers"]}
-    assert len(rows) == 17 and len(offers) == 5
+    assert len(rows) == 17 and len(offers) == 6
+    t4 = offers.pop("gcp-t4-x1-us-central1-a")
+    assert t4["card"] == "t4" and "price" in t4["hourly"]["assumed"]
+    assert "the VM they attach to is not included" in t4["notes"]
     prices = {
         i: (o["card"], o["unit_cards"], o["hourly"]["price"], o["spot"]["price"])
         for i, o in offers.items()
@@ -131,7 +135,6 @@ def test_skypilot_gcp_gpus_are_priced_with_the_vm_they_come_in() -> None:
         10: f"repeats {GCP_VMS}:9 with its VM's line 3",
         11: "no row prices its VM a2-highgpu-8g in us-central1-b",
         14: "no price",
-        16: "the GPUs' price alone, without the VM they attach to",
         17: "no price",
         18: "no card spec for GPU 'tpu-v5litepod-1'",
     }
@@ -206,10 +209,9 @@ def test_the_cli_lists_each_row_it_leaves_out(cli: Any, tmp_path: Path) -> None:
     result = cli("catalog", "import", "skypilot", AWS_VMS, GCP_VMS, "--out", out, *DATE)
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
-    assert f"wrote {out}: 14 offers from 30 rows" in text
-    assert "16 rows not imported" in text
+    assert f"wrote {out}: 15 offers from 30 rows" in text
+    assert "15 rows not imported" in text
     assert "vms.csv:11: g6f.large (0.125 × L4): a fraction of a GPU (0.125)" in text
-    assert "vms.csv:16: no instance (1 × T4): the GPUs' price alone" in text
     catalog = yaml.safe_load(out.read_text())
     assert catalog["source"].endswith("skypilot files: aws/vms.csv, gcp/vms.csv")
     region = tmp_path / "central.yaml"
