@@ -15,15 +15,12 @@ from planner.cli.common import (
     load_planned,
     write_json,
 )
-from planner.configs import Config
 from planner.domain.errors import Issue, LoadError
 from planner.domain.money import money
 from planner.domain.scenario import Scenario
 from planner.domain.suggest import did_you_mean
-from planner.domain.values import PACKAGE_DAYS
-from planner.prices import unit_price
-from planner.problem import Job, quote_job, quote_replicas
-from planner.rules import PACKAGE_MODES, packages_until
+from planner.problem import quote_replicas
+from planner.quote import train_quotes
 
 
 def quote_command(
@@ -61,19 +58,17 @@ def quote_command(
         if loaded.workload(workload).kind != "train":
             write_json(_quote_replicas(loaded, workload, json_path), json_path)
             return
-        job = quote_job(loaded, workload)
+        quotes = train_quotes(loaded, workload)
     currency = loaded.spec.currency
     rows = []
-    for c in job.configs:
-        if c.held and c.mode in PACKAGE_MODES:
-            packages = _packages(loaded, job, c)
-            cost = unit_price(loaded.offers[c.offer], c.mode) * c.units * packages + c.storage_cost
-            billed: dict[str, Any] = {"billed_hours": None, "packages": packages}
-        elif c.held:  # committed hourly units: paid as the commitment, whatever runs there
-            cost, billed = c.storage_cost, {"billed_hours": None, "packages": None}
+    for q in quotes:
+        c = q.config
+        billed: dict[str, Any] = {
+            "billed_hours": None if q.billed_hours is None else float(q.billed_hours),
+            "packages": q.packages,
+        }
+        if q.committed:
             billed["committed"] = True
-        else:
-            cost, billed = c.cost, {"billed_hours": float(c.billed_hours), "packages": None}
         offer = loaded.offers[c.offer]
         assumed = "price" in offer.billing(c.mode).assumed
         low = bool({"bf16_tflops", "memory_gib"} & set(loaded.cards[c.card].low_confidence()))
@@ -87,7 +82,7 @@ def quote_command(
                 "hours": c.span,
                 "compute_hours": round(float(c.compute_hours), 2),
                 **billed,
-                "cost": money(cost, currency),
+                "cost": money(q.cost, currency),
                 "assumed_price": assumed,
                 "low_confidence_card": low,
             }
@@ -143,15 +138,6 @@ def _billed(r: dict[str, Any]) -> str:
     if "package_units" in r:
         return f"{r['package_units']} × {r['packages']} package(s)"
     return f"{r['packages']} package(s)"
-
-
-def _packages(loaded: Scenario, job: Job, c: Config) -> int:
-    """Packages bought back to back from 00:00 of the first day it may start that hold the
-    config's whole span (real hours: a local day across a daylight-saving change is 23 or
-    25 h)."""
-    axis = loaded.axis
-    day = axis.day_of(job.start_range(c)[0])
-    return packages_until(axis, day, PACKAGE_DAYS[c.mode], axis.day_start(day) + c.span)
 
 
 def _quote_replicas(loaded: Any, workload: str, json_path: str | None) -> dict[str, Any]:
