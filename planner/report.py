@@ -11,7 +11,15 @@ from planner.check.contract import serve_capacity
 from planner.domain.calibration import measured_lines
 from planner.domain.catalog import CardType, Catalog, Offer
 from planner.domain.money import money
-from planner.domain.plan import Assignment, CardUse, CheaperAlone, DayUse, NextBest, Plan
+from planner.domain.plan import (
+    Assignment,
+    CardUse,
+    CheaperAlone,
+    DayUse,
+    NextBest,
+    Plan,
+    RestsOn,
+)
 from planner.domain.scenario import ExchangeRate, Scenario
 from planner.domain.values import PACKAGE_DAYS, BillingMode
 from planner.domain.workload import ServeWorkload, TrainWorkload
@@ -19,6 +27,7 @@ from planner.estimate.bands import band_for, lower_band_for
 from planner.estimate.core import GIB
 from planner.estimate.fit import verdict
 from planner.estimate.memory import for_card, train_memory, workload_setup
+from planner.levers import lifted
 from planner.prices import card_hour_price
 from planner.problem import Problem
 from planner.rules import package_hours
@@ -150,8 +159,32 @@ def annotate(problem: Problem, solution: Solution, plan: Plan) -> Plan:
             "utilisation": utilisation(problem, plan),
             "decisions": decisions(problem, plan),
             "assumptions": plan_assumptions(problem, plan),
+            "rests_on": rests_on(problem.scenario, plan),
         }
     )
+
+
+def rests_on(scenario: Scenario, plan: Plan) -> list[RestsOn]:
+    """What each forced purchase and costly workload rests on (planner.levers), in money."""
+    c = plan.currency
+    return [
+        RestsOn(
+            workload=x.workload,
+            purchase=None if x.purchase is None else " ".join(x.purchase),
+            now=money(x.now, c),
+            lever=x.lever,
+            assumed=x.assumed,
+            stated=x.tried,
+            ask=x.ask,
+            cards=x.option.cards,
+            card=x.option.card,
+            offer=x.option.offer,
+            mode=x.option.mode,
+            cost=money(x.option.cost, c),
+            saving=money(x.now - x.option.cost, c),
+        )
+        for x in lifted(scenario, plan)
+    ]
 
 
 def next_best(
@@ -480,7 +513,21 @@ def _forced(plan: Plan) -> list[str]:
             f"{names} {verb} run only on {f.offer} {f.mode}: {subject} {count}, "
             f"{c} {f.cost:,.2f}, {share}{ride}"
         )
+        out += [_lifted(r, c) for r in plan.rests_on if r.purchase == f"{f.offer} {f.mode}"]
+    out += [_lifted(r, c) for r in plan.rests_on if r.purchase is None]
     return out
+
+
+def _lifted(r: RestsOn, c: str) -> str:
+    """One assumption a costly decision rests on, and what stating it would change."""
+    if r.purchase is not None:
+        head = f"{r.workload} forces {r.purchase} ({c} {r.now:,.2f})"
+    else:
+        head = f"{r.workload} costs {c} {r.now:,.2f} alone at its cheapest"
+    return (
+        f"{head} because {r.assumed}; with {r.stated} it would run on {r.cards} × {r.card} "
+        f"{r.mode} ({r.offer}) for {c} {r.cost:,.2f}, {c} {r.saving:,.2f} less: {r.ask}"
+    )
 
 
 def _held_users(plan: Plan, offer: str, mode: str) -> set[str]:

@@ -181,6 +181,26 @@ class WorkloadMargin(_PlanModel):
     at_most: Decimal
 
 
+class RestsOn(_PlanModel):
+    """An assumed figure a forced purchase or a costly workload rests on: stated at its
+    optimistic value, the workload alone would run on `cards` × `card` of `offer` `mode`
+    for `cost` instead of `now` (the purchase's price, or its cheapest quote alone)."""
+
+    workload: str
+    purchase: str | None  # "offer mode" of the forced purchase, or None: a costly line
+    now: Decimal
+    lever: str  # network | cards per node | memory
+    assumed: str  # what the scenario assumes, in words
+    stated: str  # the optimistic value tried
+    ask: str
+    cards: int
+    card: str
+    offer: str
+    mode: str
+    cost: Decimal
+    saving: Decimal
+
+
 class ForcedPurchase(_PlanModel):
     """Packages some train jobs force: they run on no other pool, and together need at least
     `packages` unit-packages of it (proven by an exact solve of those jobs alone, or at
@@ -208,6 +228,8 @@ class Plan(_PlanModel):
     # what the checker could not decide either way (machine placement past its step budget)
     unverified: list[str] = []
     forced: list[ForcedPurchase] = []  # purchases that some workloads alone make necessary
+    # what forced purchases and costly workloads rest on, and what stating it would save
+    rests_on: list[RestsOn] = []
     margins: list[WorkloadMargin] = []  # `plan solve --margins`: each workload's margin
     gap: float | None = None
     bound: Decimal | None = None
