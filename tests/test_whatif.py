@@ -370,3 +370,32 @@ def test_bought_counts_only_the_units_beyond_the_bases(
     report = _whatif(cli, s.path, "--patch", _patch(tmp_path, {"commitments": [more]}))
     (b,) = report["bought"]
     assert (b["rentals"], b["units"], b["cost"]) == (2, [1], 500.0)
+
+
+def test_the_base_plan_repriced_is_exact_and_ties_are_not_listed_as_moves(
+    cli: Any, make_scenario: Any
+) -> None:
+    # A 5 h job on a (10 an hour) or b (12): the base runs on a, 50.00.
+    s = make_scenario(
+        [
+            offer("a", hourly={"price": 10, "stock": 1}),
+            offer("b", hourly={"price": 12, "stock": 1}),
+        ],
+        [job("j", 5)],
+        days=1,
+    )
+    assert s.path is not None
+    # b down to 6: the base plan re-priced still costs 50.00 (a untouched), exactly +0.00;
+    # the variant moves j to b, 30.00, a real move
+    cut = _whatif(cli, s.path, "--price", "b.hourly=×0.5")
+    assert cut["repriced"] == {"base_plan": 50.0, "repriced": 50.0, "change": 0.0, "ties": False}
+    assert [row["workload"] for row in cut["moved"]] == ["j"]
+    assert cut["delta"]["found"] == -20.0
+    # a down to 9: keeping the plan saves exactly 5.00, and the variant's plan is that plan
+    own = _whatif(cli, s.path, "--price", "a.hourly=×0.9")
+    assert own["repriced"] == {"base_plan": 50.0, "repriced": 45.0, "change": -5.0, "ties": True}
+    assert own["moved"] == []
+    text = cli("whatif", s.path, "--price", "a.hourly=×0.9", *FAST).stdout
+    assert "keeping the base plan: it costs CNY 45.00 under the change, exactly CNY -5.00" in (
+        " ".join(text.split())
+    )

@@ -266,6 +266,19 @@ def print_report(console: Console, report: dict[str, Any]) -> None:
         return
     proven = base["status"] == variant["status"] == "optimal"
     console.print(_delta_line(report["delta"], c, report.get("direction", 0), proven))
+    kept = report.get("repriced")
+    if kept is not None:
+        console.print(
+            f"  keeping the base plan: it costs {c} {_money(kept['repriced'])} under the change, "
+            f"exactly {c} {_signed(kept['change'])} against today's {_money(kept['base_plan'])} "
+            "(the checker's pricing); re-planning can only do better than that"
+            + (
+                ": the variant's plan found costs the same, so the workloads it moves are "
+                "ties (not listed)"
+                if kept["ties"]
+                else ""
+            )
+        )
     for b in report.get("bought", []):
         console.print(_bought_text(b, c))
     console.print(_rows_table("By card type", "card", report["by_card"]))

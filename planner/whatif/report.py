@@ -5,8 +5,10 @@ break-even price of a commitment, and the levels of a commitment sweep."""
 from __future__ import annotations
 
 from decimal import Decimal
+from fractions import Fraction
 from typing import Any
 
+from planner.check import check_plan
 from planner.domain.plan import Plan, Rental
 from planner.domain.scenario import Scenario
 from planner.domain.values import PACKAGE_DAYS
@@ -114,7 +116,17 @@ def compare(
     if base.plan is None or variant.plan is None:
         return report
     term_rows = terms(base.plan), terms(variant.plan)
+    kept = repriced(variant_s, base)
+    ties = kept is not None and variant.total == kept
     report |= {
+        "repriced": None
+        if kept is None or base.total is None
+        else {
+            "base_plan": money(base.total, currency),
+            "repriced": money(kept, currency),
+            "change": money(kept - base.total, currency),
+            "ties": ties,
+        },
         "bought": bought(variant_s, base.plan, variant.plan),
         "by_card": table(base.plan, variant.plan, "card"),
         "by_mode": table(base.plan, variant.plan, "mode"),
@@ -126,7 +138,9 @@ def compare(
             }
             for k in term_rows[0]
         },
-        "moved": moved(base.plan, variant.plan),
+        # where the variant's plan costs what the base plan re-priced costs, its moves are
+        # ties (the same money either way), not what the change decided
+        "moved": [] if ties else moved(base.plan, variant.plan),
         "committed": [
             {
                 "offer": offer,
@@ -142,6 +156,18 @@ def compare(
         ],
     }
     return report
+
+
+def repriced(variant_s: Scenario, base: Side) -> Fraction | None:
+    """The base plan's exact cost under the variant (the independent checker's pricing),
+    where it breaks none of the variant's rules; else None. The variant's optimum is at most
+    this: keeping the base plan is one of the variant's plans."""
+    if base.plan is None:
+        return None
+    check = check_plan(variant_s, base.plan)
+    if any(v.rule != "cost" for v in check.violations):
+        return None
+    return check.total
 
 
 def sweep_report(base_s: Scenario, levels: list[Scenario], sides: list[Side]) -> dict[str, Any]:
