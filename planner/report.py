@@ -403,6 +403,7 @@ def headline_warnings(scenario: Scenario, plan: Plan) -> list[str]:
                 f"{(horizon - catalog.date).days} days before the horizon starts: its prices "
                 "and stock may have moved"
             )
+    out += _outside(scenario, plan)
     out += _forced(plan)
     out += _idle_packages(scenario, plan)
     out += _unpriced_disks(scenario, plan)
@@ -515,6 +516,45 @@ def _forced(plan: Plan) -> list[str]:
         )
         out += [_lifted(r, c) for r in plan.rests_on if r.purchase == f"{f.offer} {f.mode}"]
     out += [_lifted(r, c) for r in plan.rests_on if r.purchase is None]
+    return out
+
+
+def _outside(scenario: Scenario, plan: Plan) -> list[str]:
+    """Money outside the quarter: packages held past the horizon's end (their price pro rata
+    by hours past it, and whether a forced purchase), rentals started before its start."""
+    first, last = scenario.axis.instant(0), scenario.axis.instant(scenario.axis.hours)
+    c = plan.currency
+    forced = {(f.offer, f.mode): ", ".join(f.workloads) for f in plan.forced}
+    out = []
+    past: dict[tuple[str, str], list[Fraction]] = {}  # pool → [money past the end, hours]
+    for r in plan.rentals:
+        held = Fraction(int((r.end - r.start).total_seconds()), 3600)
+        after = Fraction(int(max((r.end - last).total_seconds(), 0)), 3600)
+        if r.mode in PACKAGE_DAYS and after and held:
+            money_, hours = past.setdefault((r.offer, r.mode), [Fraction(0), Fraction(0)])
+            past[(r.offer, r.mode)] = [money_ + Fraction(r.cost) * after / held, max(hours, after)]
+    for (offer, mode), (money_, hours) in sorted(past.items()):
+        why = (
+            f"the purchase is forced by {forced[offer, mode]}; its dates are the plan's choice"
+            if (offer, mode) in forced
+            else "a choice of the plan: packages are bought whole"
+        )
+        out.append(
+            f"money past the quarter: {offer} {mode} is held up to {float(hours / 24):g} "
+            f"day(s) past the horizon's end, {c} {money(money_, c):,.2f} of its price pro "
+            f"rata ({why})"
+        )
+    early = [r for r in plan.rentals if r.start < first]
+    if early:
+        ahead = sum(
+            (Fraction(int((first - r.start).total_seconds()), 3600) * r.units for r in early),
+            Fraction(0),
+        )
+        out.append(
+            f"money before the quarter: {len(early)} rental(s) start before the horizon (setup "
+            f"ahead of work in its first hour), {float(ahead):g} unit-hour(s) before "
+            f"{scenario.axis.local(0):%m-%d %H:%M}"
+        )
     return out
 
 

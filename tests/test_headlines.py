@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from planner.report import headline_warnings
-from tests.planning import job, offer, solved
+from tests.planning import job, offer, only_on_h200, solved
 
 # seq_len 4096 × micro-batch 8 does not fit an RTX 4090's 24 GB; an A100 80G holds it
 BIG = {"seq_len": 4096, "micro_batch": 8}
@@ -136,3 +136,23 @@ def test_the_heuristic_waits_for_a_held_card_rather_than_buying_another(
     plan, _ = greedy(problem, careful=True)
     assert plan is not None and plan.cost(problem) == 300
     assert (plan.starts[0], plan.starts[1]) == (0, 10)
+
+
+def test_money_past_the_quarter_is_said_first_with_its_share_of_the_price(
+    make_scenario: Any,
+) -> None:
+    # A 3-day quarter and a job that only a weekly h200 package (1,400) runs: the package
+    # holds 4 days past the horizon's end, 4/7 of its price: 800.00, forced by j.
+    s = make_scenario(
+        [offer("pkg", card="h200-141g", weekly={"price": 1400, "stock": 1})],
+        [only_on_h200("j", 10, deadline="2026-07-03")],
+        days=3,
+    )
+    result = solved(s)
+    assert result.plan is not None and str(result.plan.total_cost) == "1400.00"
+    lines = headline_warnings(s, result.plan)
+    assert lines[0] == (
+        "money past the quarter: pkg weekly is held up to 4 day(s) past the horizon's end, "
+        "CNY 800.00 of its price pro rata (the purchase is forced by j; its dates are the "
+        "plan's choice)"
+    )
