@@ -457,3 +457,16 @@ def test_every_card_an_import_may_add_loads(tmp_path: Path) -> None:
     out.write_text(yaml.safe_dump(result.catalog, sort_keys=False))
     _, cards = load_catalogs([out])
     assert set(GPU_CARDS.values()) <= set(cards)
+
+
+def test_a_stated_network_is_set_on_every_offer_imported(cli: Any, tmp_path: Path) -> None:
+    out = tmp_path / "aws.yaml"
+    run = cli(
+        "catalog", "import", "skypilot", AWS_VMS, "--out", out, *DATE, "--network-gbps", "3200"
+    )
+    assert run.exit_code == 0, run.output
+    offers = yaml.safe_load(out.read_text())["offers"]
+    assert offers and all(o["network"] == {"gbps": 3200.0} for o in offers)
+    bare = tmp_path / "bare.yaml"
+    assert cli("catalog", "import", "skypilot", AWS_VMS, "--out", bare, *DATE).exit_code == 0
+    assert not any("network" in o for o in yaml.safe_load(bare.read_text())["offers"])

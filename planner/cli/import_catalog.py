@@ -34,6 +34,17 @@ def import_catalog_command(
             "zip's version)."
         ),
     ] = None,
+    network_gbps: Annotated[
+        float | None,
+        typer.Option(
+            min=0.001,
+            help="The network between nodes, Gb/s per node, where the provider states one "
+            "(e.g. 3200 for 8 × 400 Gb/s): set on every offer imported, so a job may span "
+            "nodes. Without it no offer has one (a job stays within one node), and plans say "
+            "what stating it would save.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Import another tool's price list, offline, as a gpuplan catalog.
 
@@ -55,6 +66,9 @@ def import_catalog_command(
             rows, name or out.stem, currency, source, provider=provider, region=region
         )
         result.catalog["date"] = when.isoformat()
+        if network_gbps is not None:
+            for offer in result.catalog["offers"]:
+                offer["network"] = {"gbps": network_gbps}
         if not result.catalog["offers"]:
             message = "no row could be made an offer (see the rows listed above)"
             _list_skipped(result.skipped)
