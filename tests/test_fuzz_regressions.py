@@ -62,6 +62,14 @@ def test_a_card_id_that_is_not_text(cli: Any, write: Any) -> None:
     refused(cli, write(data), "cards[0].id", "Input should be a valid string")
 
 
+@pytest.mark.parametrize("workloads", [True, 3, "chat", {"a": 1}])
+def test_workloads_that_are_not_a_list(cli: Any, write: Any, workloads: Any) -> None:
+    # `workloads: true` was iterated before the schema could say what it must be
+    data = minimal_scenario()
+    data["workloads"] = workloads
+    refused(cli, write(data), "workloads", "valid list")
+
+
 def test_a_model_name_too_long_for_a_file_name(cli: Any, write: Any) -> None:
     # looking for models/<name>.yaml raised OSError (file name too long)
     data = minimal_scenario()

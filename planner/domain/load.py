@@ -412,7 +412,8 @@ def validate_scenario(path: Path, source: Source) -> Scenario:
     resolve from the folder of the file that wrote them."""
     data = _mapping(source, "scenario")
     collect = Collector()
-    for i, raw in enumerate(data.get("workloads") or []):
+    given = data.get("workloads")  # the schema says what else it may be, located
+    for i, raw in enumerate(given if isinstance(given, list) else []):
         for key in ("demand_share", "class_of"):  # set by request classes, not by files
             if isinstance(raw, dict) and key in raw:
                 message = f"{key} is set by request classes (classes: [{{name, share}}])"
