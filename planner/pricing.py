@@ -8,12 +8,13 @@ the checker recomputes every term by its own method, and the two must agree exac
 from __future__ import annotations
 
 from collections import defaultdict
+from decimal import Decimal
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from planner.domain.costs import PAID, PRICED, REPORTED, CostTerm, reported_amount
 from planner.domain.money import money
-from planner.domain.plan import CostBreakdown, Plan, Quantity
+from planner.domain.plan import Assignment, CostBreakdown, Plan, Quantity, by_use
 from planner.prices import card_hour_price, round_up
 from planner.problem import Problem
 from planner.rules import PACKAGE_MODES, setup_hours
@@ -139,31 +140,32 @@ def _held(problem: Problem, solution: Solution) -> dict[tuple[str, str], dict[in
 
 
 def breakdown(problem: Problem, solution: Solution, plan: Plan) -> CostBreakdown:
-    """The plan's breakdown: paid and reported terms, and spend by the month a rental (or a
-    train job's storage) starts."""
+    """The plan's breakdown: its stated lines (rentals and storage) added up by paid term
+    and by the month a rental (or a workload's storage) is booked, what held cards cost
+    beyond the workloads' package shares, and the reported terms."""
     currency = problem.scenario.spec.currency
-    paid = paid_terms(problem, solution)
-    by_month: dict[str, Fraction] = defaultdict(Fraction)
+    paid = dict.fromkeys(PAID, money(0, currency))
+    by_month: dict[str, Decimal] = defaultdict(Decimal)
     for r in plan.rentals:
-        _, exact = problem.rental_money(
-            r.mode,
-            r.offer,
-            problem.axis.hour(r.end) - problem.axis.hour(r.start),
-            r.units,
+        term = (
+            CostTerm.COMMITMENT
+            if r.committed
+            else CostTerm.PACKAGE
+            if r.mode in PACKAGE_MODES
+            else CostTerm(r.mode)
         )
-        by_month[f"{r.start:%Y-%m}"] += exact
-    for j, replica_job in enumerate(problem.replica_jobs):
-        _, storage = solution.replica_money(problem, j)
-        if storage:  # booked in the month the workload starts (inside the horizon)
-            start = problem.scenario.workload(replica_job.name).start  # type: ignore[union-attr]
+        paid[term] += r.cost
+        by_month[f"{r.start:%Y-%m}"] += r.cost
+    for a in plan.assignments:
+        if not a.storage:
+            continue
+        paid[CostTerm.STORAGE] += a.storage
+        if isinstance(a, Assignment):  # booked in the month the train job starts
+            by_month[f"{a.start:%Y-%m}"] += a.storage
+        else:  # in the month the workload starts (inside the horizon)
+            start = problem.scenario.workload(a.workload).start  # type: ignore[union-attr]
             first = max(problem.axis.hour_of_local(start), 0)
-            by_month[f"{problem.axis.local(first):%Y-%m}"] += storage
-    for job in problem.jobs:
-        config = solution.config(problem, job.index)
-        if config.storage_cost:
-            by_month[f"{problem.axis.local(solution.starts[job.index]):%Y-%m}"] += (
-                config.storage_cost
-            )
+            by_month[f"{problem.axis.local(first):%Y-%m}"] += a.storage
     reported = {
         term: Quantity(
             amount=reported_amount(amount),
@@ -172,8 +174,9 @@ def breakdown(problem: Problem, solution: Solution, plan: Plan) -> CostBreakdown
         for term, (amount, cost) in reported_terms(problem, solution).items()
     }
     return CostBreakdown(
-        total=money(sum(paid.values(), Fraction(0)), currency),
-        paid={t: money(v, currency) for t, v in paid.items()},
+        total=plan.total_cost,
+        paid=paid,
         reported=reported,
-        by_month={m: money(v, currency) for m, v in sorted(by_month.items())},
+        by_month=dict(sorted(by_month.items())),
+        held_unused=plan.total_cost - sum(map(by_use, plan.assignments), Decimal(0)),
     )

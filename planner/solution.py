@@ -6,14 +6,16 @@ Shared by the CP-SAT decoder and the baselines, so every plan is assembled one w
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from decimal import Decimal
 from fractions import Fraction
 
 from planner.configs import Config
-from planner.domain.money import money
+from planner.domain.money import apportion, from_minor
 from planner.domain.plan import Assignment, Plan, Rental, ReplicaAssignment, ReplicaUse, Run
 from planner.prices import card_hour_price
 from planner.pricing import paid_terms
 from planner.problem import Problem
+from planner.rules import PACKAGE_MODES
 
 PlanStatus = str
 
@@ -52,12 +54,12 @@ class Solution:
 
 
 def to_plan(problem: Problem, solution: Solution, status: PlanStatus) -> Plan:
-    """Rentals and assignments of a solution; costs rounded once per line."""
+    """Rentals and assignments of a solution, their money stated by `stated`."""
     scenario = problem.scenario
     axis = problem.axis
-    currency = scenario.spec.currency
     rentals: list[Rental] = []
     assignments: list[Assignment | ReplicaAssignment] = []
+    money = Money()
     for job in problem.jobs:
         config = solution.config(problem, job.index)
         start = solution.starts[job.index]
@@ -67,10 +69,13 @@ def to_plan(problem: Problem, solution: Solution, status: PlanStatus) -> Plan:
             for r, (a, b) in enumerate(runs):
                 rental_id = f"{job.name}#{r + 1}" if len(runs) > 1 else job.name
                 ids.append(rental_id)
-                rental, _ = _rental(
+                rental = _rental(
                     problem, rental_id, config.offer, config.mode, config.units, a, b, job.name
                 )
-                rentals.append(rental)
+                rentals.append(money.rental(*rental))
+        money.storage[job.name] = config.storage_cost
+        if config.held:
+            money.shares[job.name] = package_share(problem, config)
         assignments.append(
             Assignment(
                 workload=job.name,
@@ -85,40 +90,87 @@ def to_plan(problem: Problem, solution: Solution, status: PlanStatus) -> Plan:
                 hours=sum(b - a for a, b in runs),
                 compute_hours=round(float(config.compute_hours), 4),
                 setup_hours=round(float(config.setup_hours), 4),
-                cost=money(config.cost, currency),
-                package_share=money(package_share(problem, config), currency)
-                if config.held
-                else None,
+                cost=Decimal(0),
                 rentals=ids,
             )
         )
     for j in range(len(problem.replica_jobs)):
-        assignment, own = _replica_assignment(problem, solution, j)
+        assignment, own = _replica_assignment(problem, solution, j, money)
         assignments.append(assignment)
         rentals += own
-    rentals += _package_rentals(problem, solution)
-    rentals += _commitment_rentals(problem)
-    return Plan(
+    rentals += [money.rental(*r) for r in _package_rentals(problem, solution)]
+    rentals += [money.rental(*r) for r in _commitment_rentals(problem)]
+    plan = Plan(
         scenario=scenario.name,
         status=status,
-        currency=currency,
-        total_cost=money(solution.cost(problem), currency),
+        currency=scenario.spec.currency,
+        total_cost=Decimal(0),
         rentals=rentals,
         assignments=assignments,
+    )
+    return stated(plan, money)
+
+
+@dataclass
+class Money:
+    """The exact money lines of a plan being assembled: each rental's cost and each
+    workload's storage, and each workload's package share (its held card-hours at the
+    card-hour price)."""
+
+    rentals: dict[str, Fraction] = field(default_factory=dict)
+    storage: dict[str, Fraction] = field(default_factory=dict)
+    shares: dict[str, Fraction] = field(default_factory=dict)
+
+    def rental(self, rental: Rental, cost: Fraction) -> Rental:
+        self.rentals[rental.id] = cost
+        return rental
+
+
+def stated(plan: Plan, money: Money) -> Plan:
+    """`plan` with its money stated by the money rule (docs/rules.md): the lines (rentals in
+    the plan's order, then each workload's storage in the order of its assignments) are
+    apportioned (`apportion`) so that they add up to the exact total rounded once; a
+    workload's cost is its rentals' and its storage's lines; the held rentals' lines are
+    apportioned among the package shares and what no workload uses, in proportion to their
+    exact amounts."""
+    c = plan.currency
+    names = [a.workload for a in plan.assignments]
+    lines = [money.rentals[r.id] for r in plan.rentals]
+    figures = apportion(lines + [money.storage.get(n, Fraction(0)) for n in names], c)
+    cost = {r.id: figures[i] for i, r in enumerate(plan.rentals)}
+    disk = dict(zip(names, figures[len(lines) :], strict=True))
+    held = [r.id for r in plan.rentals if r.committed or r.mode in PACKAGE_MODES]
+    users = [n for n in names if n in money.shares]
+    shares = [money.shares[n] for n in users]
+    unused = sum((money.rentals[i] for i in held), Fraction(0)) - sum(shares, Fraction(0))
+    parts = apportion([*shares, unused], c, sum(cost[i] for i in held))
+    split = dict(zip(users, parts[:-1], strict=True))
+    rentals = [r.model_copy(update={"cost": from_minor(cost[r.id], c)}) for r in plan.rentals]
+    assignments = [
+        a.model_copy(
+            update={
+                "cost": from_minor(sum(cost[i] for i in a.rentals) + disk[a.workload], c),
+                "storage": from_minor(disk[a.workload], c),
+                "package_share": from_minor(split[a.workload], c) if a.workload in split else None,
+            }
+        )
+        for a in plan.assignments
+    ]
+    total = from_minor(sum(figures), c)
+    return plan.model_copy(
+        update={"total_cost": total, "rentals": rentals, "assignments": assignments}
     )
 
 
 def _replica_assignment(
-    problem: Problem, solution: Solution, j: int
+    problem: Problem, solution: Solution, j: int, money: Money
 ) -> tuple[ReplicaAssignment, list[Rental]]:
     """A replica job's uses (constant runs of replicas per config) and its hourly rentals:
     each rise in a config's replica count starts rentals, each fall ends those that bill the
     least (`prices.ReplicaRate.rentals`)."""
     job = problem.replica_jobs[j]
-    currency = problem.scenario.spec.currency
     uses: list[ReplicaUse] = []
     rentals: list[Rental] = []
-    own = Fraction(0)
     share = Fraction(0)
     total = [0] * len(problem.segments)
     last_end: int | None = None  # hour the newest use ends
@@ -174,8 +226,7 @@ def _replica_assignment(
                 b,
                 job.name,
             )
-            own += rental[1]
-            rentals.append(rental[0])
+            rentals.append(money.rental(*rental))
     active = [t for s, t in enumerate(total) if job.active(s)]
     hours = [b - a for s, (a, b) in enumerate(problem.segments) if job.active(s)]
     mean = sum(t * h for t, h in zip(active, hours, strict=True)) / max(sum(hours), 1)
@@ -187,10 +238,12 @@ def _replica_assignment(
         peak_replicas=max(total, default=0),
         mean_replicas=round(mean, 3),
         configs=labels,
-        cost=money(own + solution.replica_money(problem, j)[1], currency),
-        package_share=money(share, currency) if share else None,
+        cost=Decimal(0),
         rentals=[r.id for r in rentals],
     )
+    money.storage[job.name] = solution.replica_money(problem, j)[1]
+    if share:
+        money.shares[job.name] = share
     return assignment, rentals
 
 
@@ -217,7 +270,7 @@ def _rental(
         start=problem.axis.instant(start),
         end=problem.axis.instant(end),
         billed_hours=billed,
-        cost=money(cost, problem.scenario.spec.currency),
+        cost=Decimal(0),  # stated with the plan's other lines
         workload=workload,
     )
     return rental, cost
@@ -229,9 +282,8 @@ def package_share(problem: Problem, config: Config) -> Fraction:
     return card_hours * card_hour_price(problem.offers[config.offer], config.mode)
 
 
-def _package_rentals(problem: Problem, solution: Solution) -> list[Rental]:
+def _package_rentals(problem: Problem, solution: Solution) -> list[tuple[Rental, Fraction]]:
     rentals = []
-    currency = problem.scenario.spec.currency
     for (offer_id, mode), bought in sorted(solution.packages.items()):
         offer = problem.offers[offer_id]
         committed = problem.committed_purchases((offer_id, mode))  # paid as commitments
@@ -241,41 +293,38 @@ def _package_rentals(problem: Problem, solution: Solution) -> list[Rental]:
                 continue
             a, b = problem.package((offer_id, mode), day)  # 00:00 to 00:00 local: real hours
             billed, cost = problem.rental_money(mode, offer_id, b - a, extra)
-            rentals.append(
-                Rental(
-                    id=f"{offer_id}/{mode}/{problem.axis.date(day):%Y-%m-%d}",
-                    offer=offer_id,
-                    card=offer.card,
-                    mode=mode,
-                    units=extra,
-                    cards=extra * offer.unit_cards,
-                    start=problem.axis.instant(a),
-                    end=problem.axis.instant(b),
-                    billed_hours=billed,
-                    cost=money(cost, currency),
-                )
+            rental = Rental(
+                id=f"{offer_id}/{mode}/{problem.axis.date(day):%Y-%m-%d}",
+                offer=offer_id,
+                card=offer.card,
+                mode=mode,
+                units=extra,
+                cards=extra * offer.unit_cards,
+                start=problem.axis.instant(a),
+                end=problem.axis.instant(b),
+                billed_hours=billed,
+                cost=Decimal(0),
             )
+            rentals.append((rental, cost))
     return rentals
 
 
-def _commitment_rentals(problem: Problem) -> list[Rental]:
-    currency = problem.scenario.spec.currency
+def _commitment_rentals(problem: Problem) -> list[tuple[Rental, Fraction]]:
     rentals = []
     for k, f in enumerate(problem.fixed):
         offer = problem.offers[f.offer]
-        rentals.append(
-            Rental(
-                id=f"{f.name}#{k + 1}",
-                offer=f.offer,
-                card=offer.card,
-                mode=f.mode,
-                units=f.units,
-                cards=f.units * offer.unit_cards,
-                start=problem.axis.instant(f.start),
-                end=problem.axis.instant(f.end),
-                billed_hours=f.billed_hours,
-                cost=money(f.cost, currency),
-                committed=True,
-            )
+        rental = Rental(
+            id=f"{f.name}#{k + 1}",
+            offer=f.offer,
+            card=offer.card,
+            mode=f.mode,
+            units=f.units,
+            cards=f.units * offer.unit_cards,
+            start=problem.axis.instant(f.start),
+            end=problem.axis.instant(f.end),
+            billed_hours=f.billed_hours,
+            cost=Decimal(0),
+            committed=True,
         )
+        rentals.append((rental, f.cost))
     return rentals

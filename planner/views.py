@@ -11,13 +11,14 @@ from decimal import Decimal
 from fractions import Fraction
 from itertools import accumulate
 
-from planner.domain.money import MINOR_DIGITS, from_minor, to_minor
-from planner.domain.plan import Plan, Rental
+from planner.domain.money import apportion, from_minor
+from planner.domain.plan import Assignment, Plan, Rental, ReplicaAssignment, by_use
 from planner.domain.scenario import Scenario
 from planner.domain.timeaxis import TimeAxis
 from planner.domain.values import PACKAGE_DAYS
 
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+STORAGE = "storage"  # the mode of an order line for a workload's disks
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,8 @@ class OrderLine:
     def pattern(self) -> str:
         """The units held as a person says it: '4 cards at 09-19 mon-fri', '2 cards all
         through + up to 3 more at 08-20'."""
+        if self.mode == STORAGE:
+            return "disks while its cards are held"
         at = " ".join(p for p in (f"at {self.hours}" if self.hours else "", self.days) if p)
         if self.base_units == self.peak_units:
             return _units(self.base_units, self.unit_cards) + " all through"
@@ -70,14 +73,42 @@ def _line_key(r: Rental) -> tuple[str, str, bool, str]:
 
 
 def order_sheet(axis: TimeAxis, plan: Plan) -> list[OrderLine]:
-    """The plan's rentals as order lines, by first start, then offer, mode and workload."""
+    """The plan's rentals as order lines, by first start, then offer, mode and workload;
+    then each workload's storage (its disks) as a line of mode `storage`. The lines add up
+    to the plan's total."""
     groups: dict[tuple[str, str, bool, str], list[Rental]] = defaultdict(list)
     for r in plan.rentals:
         groups[_line_key(r)].append(r)
     lines = [_order_line(axis, rentals) for rentals in groups.values()]
-    return sorted(
-        lines,
-        key=lambda x: (x.first.timestamp(), x.offer, x.mode, x.committed, x.workload or ""),
+    lines.sort(key=lambda x: (x.first.timestamp(), x.offer, x.mode, x.committed, x.workload or ""))
+    return lines + [_storage_line(a) for a in plan.assignments if a.storage]
+
+
+def _storage_line(a: Assignment | ReplicaAssignment) -> OrderLine:
+    """A workload's disks, on the offers it runs on, from its first start to its last end."""
+    if isinstance(a, Assignment):
+        offers, cards, first, last = [a.offer], [a.card], a.start, a.end
+    else:
+        offers = sorted({u.offer for u in a.uses})
+        cards = sorted({u.card for u in a.uses})
+        first = min((u.start for u in a.uses), key=lambda t: t.timestamp())
+        last = max((u.end for u in a.uses), key=lambda t: t.timestamp())
+    return OrderLine(
+        offer=", ".join(offers),
+        card=", ".join(cards),
+        mode=STORAGE,
+        committed=False,
+        workload=a.workload,
+        unit_cards=0,
+        base_units=0,
+        peak_units=0,
+        hours="",
+        days="",
+        usual_units=0,
+        first=first,
+        last=last,
+        rentals=0,
+        cost=a.storage,
     )
 
 
@@ -237,8 +268,8 @@ def spend_by_use(axis: TimeAxis, plan: Plan) -> dict[str, Decimal]:
     """Spend per calendar month by use: each rental's cost spread evenly over the hours it is
     held (a package past the horizon end books its tail in the months it covers); money no
     rental carries (storage) where the cash view books it. The months add up to the cash
-    view's, exactly: shares are cut to the minor unit and the remaining minor units go to
-    the largest remainders (ties: the earlier month)."""
+    view's, exactly: the exact months are apportioned (`apportion`; ties: the earlier
+    month)."""
     assert plan.cost_breakdown is not None
     cash = plan.cost_breakdown.by_month
     exact: dict[str, Fraction] = defaultdict(Fraction)
@@ -250,14 +281,9 @@ def spend_by_use(axis: TimeAxis, plan: Plan) -> dict[str, Decimal]:
         per_hour = Fraction(r.cost) / (b - a)
         for month, hours in _hours_by_month(axis, a, b).items():
             exact[month] += per_hour * hours
-    scale = 10 ** MINOR_DIGITS[plan.currency]
     months = sorted(m for m, v in exact.items() if v or m in cash)
-    cut = {m: (exact[m] * scale).__floor__() for m in months}
-    total = sum(to_minor(v, plan.currency) for v in cash.values())
-    by_remainder = sorted(months, key=lambda m: (cut[m] - exact[m] * scale, m))
-    for m in by_remainder[: max(total - sum(cut.values()), 0)]:
-        cut[m] += 1
-    return {m: from_minor(cut[m], plan.currency) for m in months}
+    parts = apportion([exact[m] for m in months], plan.currency)
+    return {m: from_minor(part, plan.currency) for m, part in zip(months, parts, strict=True)}
 
 
 def _hours_by_month(axis: TimeAxis, a: int, b: int) -> dict[str, int]:
@@ -272,3 +298,39 @@ def _hours_by_month(axis: TimeAxis, a: int, b: int) -> dict[str, int]:
         out[f"{month:%Y-%m}"] += edge - h
         h = edge
     return dict(out)
+
+
+# --- spend by workload -------------------------------------------------------------------
+
+UNUSED = "(held cards no workload uses)"
+
+
+@dataclass(frozen=True)
+class WorkloadSpend:
+    """What one workload spends by use: its own hourly and spot rentals, its storage, and its
+    share of the held cards it runs on; or, as the last row (`UNUSED`, kind `unused`), what
+    held cards cost beyond every share (idle, past the horizon)."""
+
+    workload: str
+    kind: str
+    rentals: Decimal
+    storage: Decimal
+    package_share: Decimal
+
+    @property
+    def by_use(self) -> Decimal:
+        return self.rentals + self.storage + self.package_share
+
+
+def spend_by_workload(plan: Plan) -> list[WorkloadSpend]:
+    """Each workload's spend by use, in the plan's order, then what held cards cost beyond
+    the shares; the rows add up to the plan's total."""
+    rows = [
+        WorkloadSpend(
+            a.workload, a.kind, a.cost - a.storage, a.storage, a.package_share or Decimal(0)
+        )
+        for a in plan.assignments
+    ]
+    unused = plan.total_cost - sum(map(by_use, plan.assignments), Decimal(0))
+    zero = Decimal(0).quantize(plan.total_cost)
+    return [*rows, WorkloadSpend(UNUSED, "unused", zero, zero, unused)]

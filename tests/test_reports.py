@@ -53,7 +53,8 @@ def test_the_csv_files_add_up_to_the_plan_json(
     assert _money([r for r in breakdown if r["section"] == "paid"]) == total
     storage = next(r for r in breakdown if r["term"] == "storage")
     assert _money(_rows(out / "rentals.csv")) + Decimal(storage["cost"]) == total
-    assert _money(_rows(out / "orders.csv")) == _money(_rows(out / "rentals.csv"))
+    assert _money(_rows(out / "orders.csv")) == total  # rentals and storage
+    assert _money(_rows(out / "workloads.csv"), "by_use") == total
     monthly = _rows(out / "monthly.csv")
     cash = sum(Decimal(str(v)) for v in plan["cost_breakdown"]["by_month"].values())
     assert _money(monthly, "cash") == cash == _money(monthly, "by_use")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from decimal import Decimal
 
 from planner.domain.load import load_scenario
+from planner.domain.money import money
 from planner.problem import quote_job
-from planner.solution import money
 from tests.conftest import REPO
 from tests.planning import solved
 

@@ -10,17 +10,19 @@ configs the model never enumerates, and a bug in the model's closed forms cannot
 
 from __future__ import annotations
 
+from collections import defaultdict
 from decimal import Decimal
 from fractions import Fraction
 
-from planner.check.ledger import Ledger
+from planner.check.ledger import Ledger, Line, Spent
 from planner.check.machines import check_machines
 from planner.check.rentals import Held, book, card_hour_price, commitments, pools, read_rentals
 from planner.check.rentals import stock as stock_rule
 from planner.check.replicas import check_replicas
-from planner.check.result import CheckResult, Violation, cost_line, rounded
+from planner.check.result import CheckResult, Violation, cost_line, rounded, stated_line
 from planner.check.train import Placed, check_train
 from planner.domain.costs import PAID, PRICED, REPORTED, reported_amount
+from planner.domain.money import apportion, from_minor
 from planner.domain.plan import CostBreakdown, Plan, Quantity
 from planner.domain.scenario import Scenario
 
@@ -58,15 +60,16 @@ def check_plan(scenario: Scenario, plan: Plan) -> CheckResult:
     pools(scenario, ledger, result)
     if not any(v.rule == "package" for v in result.violations):  # cards first, then machines
         check_machines(scenario, plan, rentals, placed, result)
-    _train_lines(scenario, placed, held, result)
+    _train_spent(scenario, placed, ledger)
     result.money = {t: ledger.money.get(t, Fraction(0)) for t in PAID}
     result.amounts = {t: ledger.amount.get(t, Fraction(0)) for t in REPORTED}
     result.total = sum(result.money.values(), Fraction(0))
-    result.breakdown = _breakdown(scenario, ledger, result)
     currency = scenario.spec.currency
     cost_line(result, "total", plan.total_cost, result.total, currency)
+    figures = _figures(plan, rentals, ledger, currency)
+    unused = _stated_lines(plan, rentals, ledger, figures, result, currency)
+    result.breakdown = _breakdown(scenario, ledger, figures, unused, result)
     for h in rentals:
-        cost_line(result, h.rental.id, h.rental.cost, h.money, currency)
         if h.rental.billed_hours != h.billed:
             result.add(
                 "cost",
@@ -79,26 +82,80 @@ def check_plan(scenario: Scenario, plan: Plan) -> CheckResult:
     return result
 
 
-def _train_lines(
-    scenario: Scenario, placed: dict[str, Placed], held: dict[str, Held], result: CheckResult
-) -> None:
-    """Each train assignment's own money (the rentals that carry its runs, and storage) and
+def _train_spent(scenario: Scenario, placed: dict[str, Placed], ledger: Ledger) -> None:
+    """Each train assignment's own rentals (those that carry its runs) and, on held cards,
     its package share."""
-    currency = scenario.spec.currency
     for name, p in placed.items():
         a = p.assignment
-        own = sum((held[i].money for i in p.rentals), Fraction(0))
-        cost_line(result, name, a.cost, own + p.storage, currency)
+        share = None
         if a.held:
-            offer = scenario.offers[a.offer]
             hours = sum(y - x for x, y in p.runs)
-            share = hours * a.cards * card_hour_price(offer, a.mode)
-            cost_line(result, f"{name} package share", a.package_share, share, currency)
+            share = hours * a.cards * card_hour_price(scenario.offers[a.offer], a.mode)
+        ledger.spent[name] = Spent(a, p.rentals, share)
 
 
-def _breakdown(scenario: Scenario, ledger: Ledger, result: CheckResult) -> CostBreakdown:
-    """The recomputed terms rounded as a plan states them."""
+def _figures(plan: Plan, rentals: list[Held], ledger: Ledger, currency: str) -> dict[Line, int]:
+    """The money rule (docs/rules.md): the plan's lines, rentals in its order and then each
+    workload's storage in the order of its assignments, apportioned in minor units."""
+    keys: list[Line] = [("rental", h.rental.id) for h in rentals]
+    keys += dict.fromkeys(
+        ("storage", a.workload) for a in plan.assignments if ("storage", a.workload) in ledger.lines
+    )
+    return dict(zip(keys, apportion([ledger.lines[k][2] for k in keys], currency), strict=True))
+
+
+def _stated_lines(
+    plan: Plan,
+    rentals: list[Held],
+    ledger: Ledger,
+    figures: dict[Line, int],
+    result: CheckResult,
+    currency: str,
+) -> int:
+    """Each rental's cost, each workload's cost, storage and package share as the money rule
+    states them (held cards' lines split in proportion to the exact shares and the rest);
+    returns the minor units of held cards no package share covers."""
+    for h in rentals:
+        figure = from_minor(figures[("rental", h.rental.id)], currency)
+        stated_line(result, h.rental.id, h.rental.cost, figure, currency)
+    for name, spent in ledger.spent.items():
+        a = spent.assignment
+        disk = figures.get(("storage", name), 0)
+        own = sum(figures[("rental", i)] for i in spent.rentals) + disk
+        stated_line(result, name, a.cost, from_minor(own, currency), currency)
+        stated_line(result, f"{name} storage", a.storage, from_minor(disk, currency), currency)
+    order = {a.workload: i for i, a in reversed(list(enumerate(plan.assignments)))}
+    users = sorted(
+        (n for n, s in ledger.spent.items() if s.share is not None), key=order.__getitem__
+    )
+    held = [h for h in rentals if h.package or h.rental.committed]
+    shares = [ledger.spent[n].share or Fraction(0) for n in users]
+    unused = sum((h.money for h in held), Fraction(0)) - sum(shares, Fraction(0))
+    money = sum(figures[("rental", h.rental.id)] for h in held)
+    parts = apportion([*shares, unused], currency, money)
+    for name, part in zip(users, parts[:-1], strict=True):
+        stated = ledger.spent[name].assignment.package_share
+        stated_line(result, f"{name} package share", stated, from_minor(part, currency), currency)
+    for name, spent in ledger.spent.items():
+        if spent.share is None and spent.assignment.package_share is not None:
+            share = spent.assignment.package_share
+            stated_line(result, f"{name} package share", share, None, currency)
+    return parts[-1]
+
+
+def _breakdown(
+    scenario: Scenario, ledger: Ledger, figures: dict[Line, int], unused: int, result: CheckResult
+) -> CostBreakdown:
+    """The recomputed terms as a plan states them: paid terms and months add up the lines'
+    figures, reported terms are rounded once."""
     currency = scenario.spec.currency
+    paid = dict.fromkeys(PAID, 0)
+    months: dict[str, int] = defaultdict(int)
+    for key, figure in figures.items():
+        term, month, _ = ledger.lines[key]
+        paid[term] += figure
+        if figure or key[0] == "rental":  # storage that states 0.00 books no month
+            months[month] += figure
     reported = {}
     for term in REPORTED:
         priced = term in PRICED
@@ -107,10 +164,11 @@ def _breakdown(scenario: Scenario, ledger: Ledger, result: CheckResult) -> CostB
             cost=rounded(ledger.money.get(term, Fraction(0)), currency) if priced else None,
         )
     return CostBreakdown(
-        total=rounded(result.total, currency),
-        paid={t: rounded(v, currency) for t, v in result.money.items()},
+        total=from_minor(sum(figures.values()), currency),
+        paid={t: from_minor(v, currency) for t, v in paid.items()},
         reported=reported,
-        by_month={m: rounded(v, currency) for m, v in sorted(ledger.by_month.items())},
+        by_month={m: from_minor(v, currency) for m, v in sorted(months.items())},
+        held_unused=from_minor(unused, currency),
     )
 
 
@@ -122,6 +180,7 @@ def _compare_breakdown(
         result.add("cost", "cost_breakdown", 1, "", "the plan has no cost breakdown")
         return
     lines: list[tuple[str, object, object]] = [("total", stated.total, recomputed.total)]
+    lines.append(("held_unused", stated.held_unused, recomputed.held_unused))
     lines += [(f"paid.{t}", stated.paid.get(t), v) for t, v in recomputed.paid.items()]
     lines += [(f"reported.{t}", stated.reported.get(t), v) for t, v in recomputed.reported.items()]
     months = sorted(set(stated.by_month) | set(recomputed.by_month))

@@ -8,8 +8,19 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from planner.domain.costs import CostTerm
+from planner.domain.plan import Assignment, ReplicaAssignment
 
 Key = tuple[str, str]  # (offer id, billing mode)
+Line = tuple[str, str]  # ("rental", id) or ("storage", workload)
+
+
+@dataclass(frozen=True)
+class Spent:
+    """A workload's assignment as read, the rentals its cost counts, its package share."""
+
+    assignment: Assignment | ReplicaAssignment
+    rentals: list[str]
+    share: Fraction | None
 
 
 @dataclass
@@ -19,7 +30,12 @@ class Ledger:
     used_cards: dict[Key, dict[int, int]] = field(default_factory=lambda: defaultdict(dict))
     money: dict[CostTerm, Fraction] = field(default_factory=lambda: defaultdict(Fraction))
     amount: dict[CostTerm, Fraction] = field(default_factory=lambda: defaultdict(Fraction))
-    by_month: dict[str, Fraction] = field(default_factory=lambda: defaultdict(Fraction))
+    # the plan's money lines: a rental ("rental", id) or a workload's storage ("storage",
+    # name), each with its term, the month it is booked in and its exact money
+    lines: dict[Line, tuple[CostTerm, str, Fraction]] = field(default_factory=dict)
+    # what each workload spends by use: the rentals its cost counts, and its exact package
+    # share (None where it states none and holds no cards)
+    spent: dict[str, Spent] = field(default_factory=dict)
 
     def hold(self, key: Key, start: int, end: int, units: int) -> None:
         line = self.held_units[key]
@@ -36,9 +52,9 @@ class Ledger:
         for h in range(start, end):
             line[h] = line.get(h, 0) + cards
 
-    def pay(self, term: CostTerm, money: Fraction, month: str) -> None:
+    def pay(self, line: Line, term: CostTerm, money: Fraction, month: str) -> None:
         self.money[term] += money
-        self.by_month[month] += money
+        self.lines[line] = (term, month, money)
 
     def report(self, term: CostTerm, amount: Fraction, money: Fraction = Fraction(0)) -> None:
         self.amount[term] += amount

@@ -177,7 +177,7 @@ def book(scenario: Scenario, held: list[Held], ledger: Ledger) -> None:
             term = CostTerm.PACKAGE
         else:
             term = CostTerm(r.mode)
-        ledger.pay(term, h.money, month)
+        ledger.pay(("rental", r.id), term, h.money, month)
         if h.package or r.committed:
             inside = max(0, min(h.end, axis.hours) - max(h.start, 0))
             ledger.pool(h.key, max(h.start, 0), min(h.end, axis.hours), h.cards)

@@ -19,9 +19,9 @@ from planner.check.contract import (
     setup_hours,
     units_for,
 )
-from planner.check.ledger import Ledger
+from planner.check.ledger import Ledger, Spent
 from planner.check.rentals import Held, card_hour_price, hour_of
-from planner.check.result import CheckResult, cost_line
+from planner.check.result import CheckResult
 from planner.domain.costs import CostTerm
 from planner.domain.plan import Plan, ReplicaAssignment, ReplicaUse
 from planner.domain.scenario import Scenario
@@ -102,7 +102,7 @@ def _check_one(
     ledger: Ledger,
     result: CheckResult,
 ) -> None:
-    axis, currency = scenario.axis, scenario.spec.currency
+    axis = scenario.axis
     if isinstance(w, ServeWorkload):
         demand, minimum = serve_demand(scenario, w)
     else:
@@ -161,12 +161,9 @@ def _check_one(
     if storage:
         # booked in the month the workload starts (inside the horizon)
         month = f"{axis.local(max(axis.hour_of_local(w.start), 0)):%Y-%m}"
-        ledger.pay(CostTerm.STORAGE, storage, month)
-    cost_line(
-        result, a.workload, a.cost, sum((r.money for r in own), Fraction(0)) + storage, currency
-    )
-    if share or a.package_share is not None:
-        cost_line(result, f"{a.workload} package share", a.package_share, share, currency)
+        ledger.pay(("storage", w.name), CostTerm.STORAGE, storage, month)
+    stated = share or a.package_share is not None
+    ledger.spent[w.name] = Spent(a, [r.rental.id for r in own], share if stated else None)
 
 
 def _min_hold(

@@ -55,13 +55,29 @@ def cost_line(
     result: CheckResult, subject: str, stated: Decimal | None, exact: Fraction, currency: str
 ) -> None:
     """A stated money line must equal the exact recomputation rounded once."""
-    expected = rounded(exact, currency)
+    stated_line(result, subject, stated, rounded(exact, currency), currency)
+
+
+def stated_line(
+    result: CheckResult,
+    subject: str,
+    stated: Decimal | None,
+    expected: Decimal | None,
+    currency: str,
+) -> None:
+    """A stated money line must equal the recomputed figure (None: no figure is due)."""
     if stated != expected:
-        off = "missing" if stated is None else f"off by {stated - expected}"
+        off = (
+            "missing"
+            if stated is None
+            else "none is due"
+            if expected is None
+            else f"off by {stated - expected}"
+        )
         result.add(
             "cost",
             subject,
-            float((stated or Decimal(0)) - expected),
+            float((stated or Decimal(0)) - (expected or Decimal(0))),
             currency,
             f"states {stated}, recomputed {expected} ({off})",
         )

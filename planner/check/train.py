@@ -199,7 +199,8 @@ def check_train(
             # the whole span: disks of stopped instances keep billing (rule 9)
             span = stated[-1][1] - stated[0][0]
             storage = Fraction(offer.disk_price_per_gb_month) * Fraction(w.disk_gb) * span / 720
-            ledger.pay(CostTerm.STORAGE, storage, f"{axis.local(stated[0][0]):%Y-%m}")
+            month = f"{axis.local(stated[0][0]):%Y-%m}"
+            ledger.pay(("storage", a.workload), CostTerm.STORAGE, storage, month)
         placed[a.workload] = Placed(a, w, stated, storage, carried)
     for w in scenario.spec.workloads:
         if isinstance(w, TrainWorkload) and w.name not in seen:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import replace
+from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 from typing import Annotated, Any
@@ -41,7 +42,7 @@ from planner.margins import margins as workload_margins
 from planner.parallel import Executor, Kind
 from planner.report import annotate, headline_warnings
 from planner.solve import PHASE, Result, SolveParams, default_time_limit, solve
-from planner.views import order_sheet
+from planner.views import STORAGE, order_sheet, spend_by_workload
 
 
 def solve_command(
@@ -386,6 +387,7 @@ def print_plan(
             )
     if plan.replica:
         console.print(_replicas(plan))
+    console.print(_by_use(plan), markup=False)
     if plan.margins:
         console.print(_margins(plan))
     console.print(_breakdown(plan))
@@ -438,10 +440,27 @@ def _orders(plan: Plan, axis: TimeAxis) -> Table:
             _time(line.first, zoned),
             _time(line.last, zoned),
             line.workload or "(shared)",
-            str(line.rentals),
+            str(line.rentals) if line.mode != STORAGE else "-",
             f"{line.cost:,.2f}",
         )
+    table.add_section()
+    total = sum((line.cost for line in lines), Decimal(0))
+    table.add_row("total", *[""] * 7, f"{total:,.2f}")
     return table
+
+
+def _by_use(plan: Plan) -> str:
+    """The workloads' spend by use (both tables above) and what held cards cost beyond their
+    shares, added up to the plan's total."""
+    rows = spend_by_workload(plan)
+    train = sum((r.by_use for r in rows if r.kind == "train"), Decimal(0))
+    replica = sum((r.by_use for r in rows if r.kind in ("serve", "reserve")), Decimal(0))
+    unused = rows[-1].by_use
+    total = train + replica + unused
+    return (
+        f"By use: train {train:,.2f} + serving and reserved {replica:,.2f} + held cards no "
+        f"workload uses (idle, past the horizon) {unused:,.2f} = total {total:,.2f}"
+    )
 
 
 def _workloads(plan: Plan) -> Table:

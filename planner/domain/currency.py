@@ -1,11 +1,16 @@
 """A catalog priced in another currency, converted into the scenario's at its stated rate.
 
-Every price of every offer (hourly, spot, packages, disk) is multiplied by the rate and
-rounded half-even to MAX_PRICE_DECIMALS places (a converted price is an estimate of what
-the bill will be anyway; the rounding is at most 5 × 10^-7 of the scenario's currency per
-unit and hour). The catalog then carries the scenario's currency and says what it was
-converted from (and from which currency), and plans list the rate among the figures they
-rest on.
+Every price of every offer (hourly, spot, packages, disk) is multiplied by the rate once,
+when the scenario is read, and rounded half-even to MAX_PRICE_DECIMALS places: the most a
+price may carry, since the solver's money scale is the least common multiple of the price
+denominators (an exact product of a 7-decimal rate would carry up to 13 decimals, past the
+64-bit integers for any sizeable bill). The rounding is at most 5 × 10^-7 of the scenario's
+currency per unit and hour, and a converted price is an estimate of the bill anyway. The
+converted prices are the plan's prices everywhere (solver, checker, every view), so this
+rounding cannot make two figures of a plan disagree; how they add up is the money rule's
+(docs/rules.md, rule 13). The catalog then carries the scenario's currency and says what it
+was converted from (and from which currency), and plans list the rate among the figures
+they rest on.
 """
 
 from __future__ import annotations

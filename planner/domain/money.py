@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from decimal import Decimal
 from fractions import Fraction
 from typing import Annotated
@@ -77,3 +79,26 @@ def from_minor(minor: int, currency: str) -> Decimal:
 def money(amount: Decimal | Fraction | int, currency: str) -> Decimal:
     """An exact amount rounded once, half-even, to the currency's minor unit."""
     return from_minor(to_minor(amount, currency), currency)
+
+
+def apportion(
+    parts: Sequence[Decimal | Fraction | int], currency: str, total: int | None = None
+) -> list[int]:
+    """Exact parts of an amount as integer minor units that add up to the amount rounded once,
+    half-even (`to_minor`): each part is cut down to the minor unit, and the minor units the
+    rounded amount has beyond the cuts go one each to the parts with the largest remainders
+    (ties: the earlier part). A part that is whole in minor units is never changed; any
+    other is within one minor unit of exact. Given a `total` in minor units instead, the
+    parts are first scaled in proportion to add up to it (they must not add up to 0)."""
+    scale = 10 ** MINOR_DIGITS[currency]
+    exact = [Fraction(p) * scale for p in parts]
+    whole = sum(exact, Fraction(0))
+    if total is None:
+        total = to_minor(whole / scale, currency)
+    elif whole != total:
+        exact = [x * total / whole for x in exact]
+    cut = [math.floor(x) for x in exact]
+    left = total - sum(cut)
+    for i in sorted(range(len(cut)), key=lambda i: (cut[i] - exact[i], i))[:left]:
+        cut[i] += 1
+    return cut

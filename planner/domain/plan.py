@@ -72,6 +72,7 @@ class Assignment(_PlanModel):
     compute_hours: float  # on its cards, spot rework included
     setup_hours: float
     cost: Decimal  # its own rentals and storage (held cards are costed as rentals)
+    storage: Decimal = Decimal(0)  # its disks (in `cost`)
     package_share: Decimal | None = None  # held card-hours used × the package's card-hour price
     rentals: list[str] = []
     next_best: NextBest | None = None
@@ -102,7 +103,8 @@ class ReplicaAssignment(_PlanModel):
     peak_replicas: int
     mean_replicas: float
     configs: list[str]
-    cost: Decimal  # its own hourly rentals
+    cost: Decimal  # its own hourly rentals and storage
+    storage: Decimal = Decimal(0)  # its disks (in `cost`)
     package_share: Decimal | None = None  # held card-hours used × the package card-hour price
     rentals: list[str] = []
 
@@ -117,12 +119,16 @@ class Quantity(_PlanModel):
 
 class CostBreakdown(_PlanModel):
     """Money by paid term, what money bought but did not use, and spend by month (cash:
-    a rental is booked in the month it starts). Every term must be present."""
+    a rental is booked in the month it starts). Every term must be present. The paid terms,
+    the months, and the workloads' spend by use with `held_unused` each add up to `total`."""
 
     total: Decimal
     paid: dict[CostTerm, Decimal]
     reported: dict[CostTerm, Quantity]
     by_month: dict[str, Decimal]
+    # held cards' money (packages, committed rentals) that no workload's package share
+    # covers: their idle card-hours and those past the horizon end
+    held_unused: Decimal = Decimal(0)
 
     @model_validator(mode="after")
     def _every_term(self) -> CostBreakdown:

@@ -11,12 +11,13 @@ from typing import Any
 from planner.domain.costs import REPORTED_UNIT
 from planner.domain.plan import Plan
 from planner.domain.timeaxis import TimeAxis
-from planner.views import order_sheet, pool_hours, spend_by_use
+from planner.views import order_sheet, pool_hours, spend_by_use, spend_by_workload
 
 FILES = (
     "rentals.csv",
     "orders.csv",
     "assignments.csv",
+    "workloads.csv",
     "capacity.csv",
     "breakdown.csv",
     "monthly.csv",
@@ -71,6 +72,14 @@ def write_csv(folder: Path, axis: TimeAxis, plan: Plan) -> list[Path]:
          "replicas", "cost", "currency"),
         _assignment_rows(plan),
     )  # fmt: skip
+    _write(
+        folder / "workloads.csv",
+        ("workload", "kind", "rentals", "storage", "package_share", "by_use", "currency"),
+        (
+            (w.workload, w.kind, w.rentals, w.storage, w.package_share, w.by_use, c)
+            for w in spend_by_workload(plan)
+        ),
+    )
     _write(
         folder / "capacity.csv",
         ("time", "card", "mode", "held_cards", "used_cards"),

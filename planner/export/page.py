@@ -21,9 +21,9 @@ from plotly.offline import get_plotlyjs
 from plotly.subplots import make_subplots
 
 from planner.domain.costs import PRICED, CostTerm
-from planner.domain.plan import Plan, by_use
+from planner.domain.plan import Plan
 from planner.domain.timeaxis import TimeAxis
-from planner.views import order_sheet, pool_hours, spend_by_use
+from planner.views import STORAGE, order_sheet, pool_hours, spend_by_use, spend_by_workload
 
 CHARTS = ("gantt", "capacity", "monthly", "breakdown")
 
@@ -132,8 +132,9 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 
 
 def _workloads(plan: Plan) -> list[str]:
-    """Each workload's spend by use and share; with `--margins`, what the plan would cost
-    less without it (at least, at most)."""
+    """Each workload's spend by use and share, what held cards cost beyond the shares, and
+    their total (the plan's); with `--margins`, what the plan would cost less without each
+    workload (at least, at most)."""
     c = plan.currency
     total = plan.total_cost or 1
     margin = {m.workload: m for m in plan.margins}
@@ -141,13 +142,14 @@ def _workloads(plan: Plan) -> list[str]:
     if margin:
         header += [f"without it, at least ({c}) less", f"at most ({c}) less"]
     rows = []
-    for a in plan.assignments:
-        spent = by_use(a)
-        row = [a.workload, a.kind, _money(spent), f"{spent / total:.0%}"]
+    for w in spend_by_workload(plan):
+        row = [w.workload, w.kind, _money(w.by_use), f"{w.by_use / total:.0%}"]
         if margin:
-            m = margin.get(a.workload)
+            m = margin.get(w.workload)
             row += [_money(m.at_least if m else None), _money(m.at_most if m else None)]
         rows.append(row)
+    spent = sum((w.by_use for w in spend_by_workload(plan)), Decimal(0))
+    rows.append(["total", "", _money(spent), "", *([""] * (len(header) - 4))])
     return ["<h2>Workloads</h2>", _table(header, rows)]
 
 
@@ -195,14 +197,16 @@ def _body(axis: TimeAxis, plan: Plan, warnings: Sequence[str], prefix: str = "")
     """The report of one plan as HTML parts; chart ids carry `prefix` (two plans, one page)."""
     c = plan.currency
     lines = order_sheet(axis, plan)
+    total = sum((o.cost for o in lines), Decimal(0))
     orders = _table(
         ("offer", "card", "mode", "units held", "from", "to", "for", "rentals", f"cost ({c})"),
         [
             (o.offer, o.card, o.mode + (" (committed)" if o.committed else ""), o.pattern,
              f"{o.first:%Y-%m-%d %H:%M}", f"{o.last:%Y-%m-%d %H:%M}", o.workload or "(shared)",
-             o.rentals, _money(o.cost))
+             o.rentals if o.mode != STORAGE else "-", _money(o.cost))
             for o in lines
-        ],
+        ]
+        + [("total", *[""] * 7, _money(total))],
     )  # fmt: skip
     savings = [
         f"{label} plan: {c} {_money(cost)}, saving {c} {_money(cost - plan.total_cost)}"

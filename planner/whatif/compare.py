@@ -148,9 +148,9 @@ def money(value: Fraction, currency: str) -> Decimal:
 
 
 def _grouped(plan: Plan, key: str) -> dict[str, Decimal]:
-    """Rental money by card type or by billing mode (committed rentals apart); storage, which
-    no rental carries, as its own row; and where the rentals' costs, each rounded once to
-    the minor unit, do not add up to the total (rounded once too), the difference."""
+    """Rental money by card type or by billing mode (committed rentals apart), and storage,
+    which no rental carries, as its own row: they add up to the total (docs/rules.md, the
+    money rule)."""
     sums: dict[str, Decimal] = defaultdict(Decimal)
     for r in plan.rentals:
         name = r.card if key == "card" else r.mode + (" (committed)" if r.committed else "")
@@ -159,14 +159,7 @@ def _grouped(plan: Plan, key: str) -> dict[str, Decimal]:
     storage = plan.cost_breakdown.paid[CostTerm.STORAGE]
     if storage:
         sums["storage"] += storage
-    rest = plan.total_cost - sum(sums.values(), Decimal(0))
-    if rest:
-        sums[ROUNDING] += rest
     return dict(sums)
-
-
-# The row that reconciles lines rounded one by one with the total rounded once.
-ROUNDING = "rounding (lines vs total)"
 
 
 def table(base: Plan, variant: Plan, key: str) -> list[dict[str, Any]]:
