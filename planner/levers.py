@@ -183,9 +183,9 @@ def lifted(scenario: Scenario, plan: Plan) -> list[Lifted]:
     total = Fraction(plan.total_cost)
     for name, used in spend.items():
         if name not in forced and total and used >= COSTLY_SHARE * total:
-            now = cheapest(scenario, name, None)
-            if now is not None:
-                subjects.append((name, None, now.cost))
+            alone = cheapest(scenario, name, None)
+            if alone is not None:
+                subjects.append((name, None, alone.cost))
     if not subjects:
         return []
     found = []
