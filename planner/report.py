@@ -32,7 +32,7 @@ from planner.prices import card_hour_price
 from planner.problem import Problem
 from planner.rules import package_hours
 from planner.solution import Solution, package_share
-from planner.views import pool_hours, pool_use
+from planner.views import attribution, pool_hours, pool_use
 
 RATE_DIGITS = Decimal("0.0001")  # derived rates (per card-hour, per GB-hour) are shown to 4 places
 
@@ -160,6 +160,7 @@ def annotate(problem: Problem, solution: Solution, plan: Plan) -> Plan:
             "decisions": decisions(problem, plan),
             "assumptions": plan_assumptions(problem, plan),
             "rests_on": rests_on(problem.scenario, plan),
+            "attribution": attribution(plan),
         }
     )
 

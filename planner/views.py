@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from fractions import Fraction
 from itertools import accumulate
 
-from planner.domain.money import apportion, from_minor
+from planner.domain.money import apportion, from_minor, to_minor
 from planner.domain.plan import Assignment, Plan, Rental, ReplicaAssignment, by_use
 from planner.domain.scenario import Scenario
 from planner.domain.timeaxis import TimeAxis
@@ -307,30 +307,92 @@ UNUSED = "(held cards no workload uses)"
 
 @dataclass(frozen=True)
 class WorkloadSpend:
-    """What one workload spends by use: its own hourly and spot rentals, its storage, and its
-    share of the held cards it runs on; or, as the last row (`UNUSED`, kind `unused`), what
-    held cards cost beyond every share (idle, past the horizon)."""
+    """What one workload costs the plan, in the one attribution every view shares (`cost`):
+    its own hourly and spot rentals, its storage, and `held`, its part of the held cards'
+    money (packages, commitments) charged by cause. Beside it, `by_use`: the same with its
+    package share (its card-hours on held cards at their price) instead of `held`. The last
+    row (`UNUSED`, kind `unused`) is held money no workload causes (a commitment nothing
+    runs on)."""
 
     workload: str
     kind: str
     rentals: Decimal
     storage: Decimal
     package_share: Decimal
+    held: Decimal = Decimal(0)
 
     @property
     def by_use(self) -> Decimal:
         return self.rentals + self.storage + self.package_share
 
+    @property
+    def cost(self) -> Decimal:
+        """What the plan charges it: its own lines and the held money it causes."""
+        return self.rentals + self.storage + self.held
+
 
 def spend_by_workload(plan: Plan) -> list[WorkloadSpend]:
-    """Each workload's spend by use, in the plan's order, then what held cards cost beyond
-    the shares; the rows add up to the plan's total."""
+    """Each workload's cost in the plan's order, then held money no workload causes; the rows
+    add up to the plan's total to the minor unit.
+
+    A pool of held cards (an offer's packages or commitments of one mode) costs its money
+    whether used or not. Where some workloads force its purchase (they run nowhere else:
+    `plan.forced`), they cause all of it, idle hours and days past the horizon included, and
+    the workloads that use its spare cards are charged nothing for them (they ride on what
+    was bought anyway). Any other pool is charged to its users in proportion to their
+    card-hours on it, its idle money with it. A pool nobody uses stays in the last row. The
+    exact parts are apportioned (`apportion`) to the minor unit over the held rentals' stated
+    money, so the rows add up to the total exactly."""
     rows = [
         WorkloadSpend(
             a.workload, a.kind, a.cost - a.storage, a.storage, a.package_share or Decimal(0)
         )
         for a in plan.assignments
     ]
-    unused = plan.total_cost - sum(map(by_use, plan.assignments), Decimal(0))
+    c = plan.currency
+    held_money = plan.total_cost - sum((r.rentals + r.storage for r in rows), Decimal(0))
+    exact = _held(plan)
+    weights = [exact.get(r.workload, Fraction(0)) for r in rows] + [exact.get(UNUSED, Fraction(0))]
+    minor = to_minor(held_money, c)
+    parts = apportion(weights, c, minor) if sum(weights) else [0] * len(rows) + [minor]
+    rows = [replace(r, held=from_minor(p, c)) for r, p in zip(rows, parts, strict=False)]
     zero = Decimal(0).quantize(plan.total_cost)
-    return [*rows, WorkloadSpend(UNUSED, "unused", zero, zero, unused)]
+    unused = plan.total_cost - sum(map(by_use, plan.assignments), Decimal(0))
+    return [*rows, WorkloadSpend(UNUSED, "unused", zero, zero, unused, from_minor(parts[-1], c))]
+
+
+def attribution(plan: Plan) -> dict[str, Decimal]:
+    """Each workload's cost as every view states it (`spend_by_workload`), and `UNUSED`
+    where held money has no cause."""
+    rows = spend_by_workload(plan)
+    return {r.workload: r.cost for r in rows if r.kind != "unused" or r.cost}
+
+
+def _held(plan: Plan) -> dict[str, Fraction]:
+    """Each workload's exact part of the held cards' money by cause (and `UNUSED`)."""
+    money: dict[tuple[str, str], Fraction] = defaultdict(Fraction)
+    for r in plan.rentals:
+        if r.committed or r.mode in PACKAGE_DAYS:
+            money[(r.offer, r.mode)] += Fraction(r.cost)
+    used: dict[tuple[str, str], dict[str, Fraction]] = defaultdict(lambda: defaultdict(Fraction))
+    for a in plan.train:
+        if a.held:
+            hours = sum((_hours(run.start, run.end) for run in a.runs), Fraction(0))
+            used[(a.offer, a.mode)][a.workload] += hours * a.cards
+    for ra in plan.replica:
+        for u in ra.uses:
+            if u.held:
+                hours = _hours(u.start, u.end) * u.replicas
+                used[(u.offer, u.mode)][ra.workload] += hours * u.cards
+    forced = {(f.offer, f.mode): set(f.workloads) for f in plan.forced}
+    out: dict[str, Fraction] = defaultdict(Fraction)
+    for pool, paid in money.items():
+        users = used.get(pool, {})
+        causes = {n: h for n, h in users.items() if n in forced.get(pool, set())} or users
+        weight = sum(causes.values(), Fraction(0))
+        if not weight:
+            out[UNUSED] += paid
+            continue
+        for name, hours in causes.items():
+            out[name] += paid * hours / weight
+    return dict(out)

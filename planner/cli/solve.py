@@ -42,7 +42,7 @@ from planner.margins import margins as workload_margins
 from planner.parallel import Executor, Kind
 from planner.report import annotate, headline_warnings
 from planner.solve import PHASE, Result, SolveParams, default_time_limit, solve
-from planner.views import STORAGE, order_sheet, spend_by_workload
+from planner.views import STORAGE, attribution, order_sheet, spend_by_workload
 
 
 def solve_command(
@@ -450,16 +450,20 @@ def _orders(plan: Plan, axis: TimeAxis) -> Table:
 
 
 def _by_use(plan: Plan) -> str:
-    """The workloads' spend by use (both tables above) and what held cards cost beyond their
-    shares, added up to the plan's total."""
+    """The workloads' costs (both tables above) added up to the plan's total, and how held
+    cards were charged."""
     rows = spend_by_workload(plan)
-    train = sum((r.by_use for r in rows if r.kind == "train"), Decimal(0))
-    replica = sum((r.by_use for r in rows if r.kind in ("serve", "reserve")), Decimal(0))
-    unused = rows[-1].by_use
+    train = sum((r.cost for r in rows if r.kind == "train"), Decimal(0))
+    replica = sum((r.cost for r in rows if r.kind in ("serve", "reserve")), Decimal(0))
+    unused = rows[-1].cost
     total = train + replica + unused
     return (
-        f"By use: train {train:,.2f} + serving and reserved {replica:,.2f} + held cards no "
-        f"workload uses (idle, past the horizon) {unused:,.2f} = total {total:,.2f}"
+        f"Costs: train {train:,.2f} + serving and reserved {replica:,.2f}"
+        + (f" + held cards no workload uses {unused:,.2f}" if unused else "")
+        + f" = total {total:,.2f}. Held cards are charged by cause: a pool that some "
+        "workloads force is theirs in full (others ride on its spare cards for nothing), any "
+        "other pool goes to its users by card-hours, idle hours and days past the horizon "
+        "included; 'by use' prices only the card-hours each workload uses"
     )
 
 
@@ -475,16 +479,18 @@ def _workloads(plan: Plan) -> Table:
         "hours",
         "cost",
         "share",
+        "by use",
         "next best (extra)",
     ):
         table.add_column(
-            column, justify="right" if column in ("hours", "cost", "share") else "left"
+            column, justify="right" if column in ("hours", "cost", "share", "by use") else "left"
         )
     total = plan.total_cost or 1
     zoned = _zoned(plan)
+    charged = attribution(plan)
     for a in plan.train:
         nb = a.next_best
-        spent = by_use(a)
+        spent = charged[a.workload]
         table.add_row(
             a.workload,
             f"{a.cards}× {a.card}",
@@ -493,8 +499,9 @@ def _workloads(plan: Plan) -> Table:
             _time(a.start, zoned),
             _time(a.end, zoned),
             str(a.hours),
-            f"{spent:,.2f}" + (" (pkg)" if a.package_share else ""),
+            f"{spent:,.2f}",
             f"{spent / total:.0%}",
+            f"{by_use(a):,.2f}",
             (
                 f"{nb.config} (a tie)"
                 if not nb.extra_cost
@@ -508,20 +515,22 @@ def _workloads(plan: Plan) -> Table:
 
 def _replicas(plan: Plan) -> Table:
     table = Table(title="Serving and reserved cards", title_justify="left")
-    right = ("peak replicas", "mean replicas", "cost", "share")
-    for column in ("workload", "kind", *right[:2], "configs used", "cost", "share"):
+    right = ("peak replicas", "mean replicas", "cost", "share", "by use")
+    for column in ("workload", "kind", *right[:2], "configs used", *right[2:]):
         table.add_column(column, justify="right" if column in right else "left")
     total = plan.total_cost or 1
+    charged = attribution(plan)
     for a in plan.replica:
-        spent = by_use(a)
+        spent = charged[a.workload]
         table.add_row(
             a.workload,
             a.kind,
             str(a.peak_replicas),
             f"{a.mean_replicas:.1f}",
             "; ".join(a.configs),
-            f"{spent:,.2f}" + (" (pkg)" if a.package_share else ""),
+            f"{spent:,.2f}",
             f"{spent / total:.0%}",
+            f"{by_use(a):,.2f}",
         )
     return table
 
@@ -531,10 +540,10 @@ def _margins(plan: Plan) -> Table:
         title="What each workload adds: the plan without it would cost less by",
         title_justify="left",
     )
-    for column in ("workload", "share by use", "at least", "at most"):
+    for column in ("workload", "cost (share)", "at least", "at most"):
         table.add_column(column, justify="left" if column == "workload" else "right")
     total = plan.total_cost or 1
-    spent = {a.workload: by_use(a) for a in plan.assignments}
+    spent = attribution(plan)
     for m in plan.margins:
         share = spent.get(m.workload)
         table.add_row(

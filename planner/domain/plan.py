@@ -236,6 +236,9 @@ class Plan(_PlanModel):
     forced: list[ForcedPurchase] = []  # purchases that some workloads alone make necessary
     # what forced purchases and costly workloads rest on, and what stating it would save
     rests_on: list[RestsOn] = []
+    # each workload's cost as every view states it: its own lines and the held cards' money
+    # charged by cause (planner.views.spend_by_workload); adds up to total_cost
+    attribution: dict[str, Decimal] = {}
     margins: list[WorkloadMargin] = []  # `plan solve --margins`: each workload's margin
     gap: float | None = None
     bound: Decimal | None = None

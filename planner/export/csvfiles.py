@@ -11,7 +11,7 @@ from typing import Any
 from planner.domain.costs import REPORTED_UNIT
 from planner.domain.plan import Plan
 from planner.domain.timeaxis import TimeAxis
-from planner.views import order_sheet, pool_hours, spend_by_use, spend_by_workload
+from planner.views import attribution, order_sheet, pool_hours, spend_by_use, spend_by_workload
 
 FILES = (
     "rentals.csv",
@@ -69,14 +69,34 @@ def write_csv(folder: Path, axis: TimeAxis, plan: Plan) -> list[Path]:
     _write(
         folder / "assignments.csv",
         ("workload", "kind", "card", "cards", "offer", "mode", "held", "start", "end",
-         "replicas", "cost", "currency"),
+         "replicas", "own_cost", "cost", "currency"),
         _assignment_rows(plan),
     )  # fmt: skip
     _write(
         folder / "workloads.csv",
-        ("workload", "kind", "rentals", "storage", "package_share", "by_use", "currency"),
         (
-            (w.workload, w.kind, w.rentals, w.storage, w.package_share, w.by_use, c)
+            "workload",
+            "kind",
+            "rentals",
+            "storage",
+            "held",
+            "cost",
+            "package_share",
+            "by_use",
+            "currency",
+        ),
+        (
+            (
+                w.workload,
+                w.kind,
+                w.rentals,
+                w.storage,
+                w.held,
+                w.cost,
+                w.package_share,
+                w.by_use,
+                c,
+            )
             for w in spend_by_workload(plan)
         ),
     )
@@ -106,16 +126,20 @@ def write_csv(folder: Path, axis: TimeAxis, plan: Plan) -> list[Path]:
 
 
 def _assignment_rows(plan: Plan) -> Iterable[Sequence[Any]]:
-    """A train workload's one row (its cost: own rentals and storage); a serve or reserve
-    workload's row per run of a constant replica count (its cost on its first row)."""
+    """A train workload's one row; a serve or reserve workload's row per run of a constant
+    replica count (its money on its first row): `own_cost`, its own rentals and storage, and
+    `cost`, what the plan charges it (`views.spend_by_workload`, as every view states it)."""
     c = plan.currency
+    charged = attribution(plan)
     for a in plan.train:
         yield (a.workload, a.kind, a.card, a.cards, a.offer, a.mode, a.held, a.start, a.end,
-               None, a.cost, c)  # fmt: skip
+               None, a.cost, charged[a.workload], c)  # fmt: skip
     for ra in plan.replica:
         for i, u in enumerate(ra.uses):
+            first = i == 0
             yield (ra.workload, ra.kind, u.card, u.cards, u.offer, u.mode, u.held, u.start,
-                   u.end, u.replicas, ra.cost if i == 0 else None, c)  # fmt: skip
+                   u.end, u.replicas, ra.cost if first else None,
+                   charged[ra.workload] if first else None, c)  # fmt: skip
 
 
 def _breakdown_rows(plan: Plan) -> Iterable[Sequence[Any]]:

@@ -132,24 +132,25 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 
 
 def _workloads(plan: Plan) -> list[str]:
-    """Each workload's spend by use and share, what held cards cost beyond the shares, and
-    their total (the plan's); with `--margins`, what the plan would cost less without each
-    workload (at least, at most)."""
+    """Each workload's cost as every view states it (held cards charged by cause) and its
+    share, its spend by use beside it, and their totals (the plan's); with `--margins`, what
+    the plan would cost less without each workload (at least, at most)."""
     c = plan.currency
     total = plan.total_cost or 1
     margin = {m.workload: m for m in plan.margins}
-    header = ["workload", "kind", f"spend by use ({c})", "share"]
+    header = ["workload", "kind", f"cost ({c})", "share", f"by use ({c})"]
     if margin:
         header += [f"without it, at least ({c}) less", f"at most ({c}) less"]
     rows = []
     for w in spend_by_workload(plan):
-        row = [w.workload, w.kind, _money(w.by_use), f"{w.by_use / total:.0%}"]
+        row = [w.workload, w.kind, _money(w.cost), f"{w.cost / total:.0%}", _money(w.by_use)]
         if margin:
             m = margin.get(w.workload)
             row += [_money(m.at_least if m else None), _money(m.at_most if m else None)]
         rows.append(row)
-    spent = sum((w.by_use for w in spend_by_workload(plan)), Decimal(0))
-    rows.append(["total", "", _money(spent), "", *([""] * (len(header) - 4))])
+    spent = sum((w.cost for w in spend_by_workload(plan)), Decimal(0))
+    used = sum((w.by_use for w in spend_by_workload(plan)), Decimal(0))
+    rows.append(["total", "", _money(spent), "", _money(used), *([""] * (len(header) - 5))])
     return ["<h2>Workloads</h2>", _table(header, rows)]
 
 
