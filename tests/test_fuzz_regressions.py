@@ -223,3 +223,16 @@ def test_a_deadline_fix_past_the_longest_horizon_is_not_offered(make_scenario: A
     assert result.status == "infeasible"
     [conflict] = result.conflicts
     assert conflict.kind == "deadline" and conflict.relaxations == ()
+
+
+def test_the_stock_a_huge_reserve_needs_is_found_by_bisection(cli: Any, write: Any) -> None:
+    # 10,000 reserved cards: the least stock that carries the peak was searched one unit at
+    # a time, each try a knapsack over the stock (minutes); more stock never makes the peak
+    # harder, so bisection finds the same least count in a few tries
+    data = minimal_scenario()
+    data["workloads"][2]["cards"] = 10_000
+    result = cli("solve", write(data), "--time-limit", "5")
+    assert result.exit_code == 2, result.output
+    text = " ".join(result.output.split())
+    assert "[stock] devs: needs 10,000 cards" in text
+    assert re.search(r"relax: add [\d,]+ units? of \S+ \w+ stock", text), text

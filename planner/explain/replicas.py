@@ -343,12 +343,20 @@ def _more_stock(scenario: Scenario, job: ReplicaJob) -> tuple[Relaxation, ...]:
     stock = offer.billing(cheapest.mode).stock
     assert stock is not None
     most = max(max(job.demand), max(job.minimum)) * max(c.units for c in job.configs)
-    for k in range(1, most + 1):
-        if _short(job, _bound(scenario, job, {key: k})) is None:
-            cap = None if offer.max_units is None else offer.max_units + k
-            text = (
-                f"add {plural(k, 'unit')} of {offer.id} {cheapest.mode} stock "
-                f"(peak needs {stock + k}, stock {stock})"
-            )
-            return (Relaxation(text, stock_patch(offer.id, cheapest.mode, stock + k, cap)),)
-    return ()
+
+    def enough(k: int) -> bool:
+        return _short(job, _bound(scenario, job, {key: k})) is None
+
+    if most < 1 or not enough(most):
+        return ()
+    low, high = 0, most  # more stock never makes the peak harder: the least k by bisection
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if enough(mid) else (mid, high)
+    k = high
+    cap = None if offer.max_units is None else offer.max_units + k
+    text = (
+        f"add {plural(k, 'unit')} of {offer.id} {cheapest.mode} stock "
+        f"(peak needs {stock + k}, stock {stock})"
+    )
+    return (Relaxation(text, stock_patch(offer.id, cheapest.mode, stock + k, cap)),)
