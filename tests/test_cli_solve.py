@@ -7,6 +7,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from tests.conftest import REPO
@@ -112,6 +113,7 @@ def test_check_rejects_a_file_that_is_not_a_plan(cli: Any, tmp_path: Path) -> No
     assert yaml  # the scenario stays valid YAML
 
 
+@pytest.mark.slow
 def test_same_seed_and_workers_give_the_same_json(cli: Any) -> None:
     runs = []
     for _ in range(2):

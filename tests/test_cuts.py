@@ -8,6 +8,7 @@ import itertools
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ortools.sat.python import cp_model
@@ -59,6 +60,7 @@ def test_a_large_demand_falls_back_to_the_lp_value_rounded_up() -> None:
     assert cover.least_cover([(2, 3), (5, 7)], 9, 0) == 13  # DP: 5 + 2 + 2
 
 
+@pytest.mark.slow
 def test_every_cut_holds_at_the_heuristic_plan_of_q3() -> None:
     """Fixing every variable to the heuristic's plan (a complete hint) leaves the model
     with cuts feasible: no cut removes that plan."""

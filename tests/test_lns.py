@@ -7,6 +7,8 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
+import pytest
+
 from planner.baseline import greedy
 from planner.check import check_plan
 from planner.cpsat.lns import improve, neighbourhoods
@@ -69,6 +71,7 @@ def test_every_workload_is_in_a_neighbourhood_of_its_own(make_scenario: Any) -> 
     assert all(h.free for h in hoods)
 
 
+@pytest.mark.slow
 def test_solve_with_a_share_for_the_search_gives_a_checked_plan_deterministically() -> None:
     from planner.domain.load import load_scenario
     from planner.solve import SolveParams, solve
@@ -105,6 +108,7 @@ def test_rounds_in_processes_reach_the_optimum_and_pass_the_checker(make_scenari
     assert check_plan(problem.scenario, plan).ok
 
 
+@pytest.mark.slow
 def test_rounds_on_ray_give_the_plan_of_the_local_rounds(
     make_scenario: Any, ray_here: None
 ) -> None:

@@ -121,6 +121,7 @@ def test_equal_offers_tie_on_the_lower_id_at_every_level(make_scenario: Any) -> 
         assert (a.offer, a.start.hour, a.end.hour) == ("a", 0, 3)
 
 
+@pytest.mark.slow
 @slow
 @given(with_service(instances()), st.integers(1, 50), st.sampled_from([1, 2, 4]))
 def test_random_instances_same_plan_for_any_seed_and_workers(

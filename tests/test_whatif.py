@@ -244,6 +244,7 @@ def _timeless(report: dict[str, Any]) -> dict[str, Any]:
     return json.loads(re.sub(r'"solve_seconds": [0-9.e+-]+', '"solve_seconds": 0', text))  # type: ignore[no-any-return]
 
 
+@pytest.mark.slow
 def test_a_sweep_on_ray_equals_the_local_run(
     cli: Any,
     tmp_path: Path,
