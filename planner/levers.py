@@ -17,16 +17,18 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from planner.domain.catalog import Network, Offer
-from planner.domain.plan import Plan, by_use
+from planner.domain.plan import Plan
 from planner.domain.scenario import Scenario
 from planner.problem import quote_replicas
 from planner.quote import train_quotes
+from planner.views import UNUSED, attribution
 
 # A network between nodes as published multi-node runs have it: 8 × 400 Gb/s per node.
 OPTIMISTIC_NETWORK_GBPS = 3200.0
 # Cards per node where an offer's figure is assumed below it: an 8-GPU server.
 OPTIMISTIC_NODE_CARDS = 8
-# A workload whose spend by use is at least this share of the plan is weighed too.
+# A workload whose cost (planner.views.attribution) is at least this share of the plan is
+# weighed too.
 COSTLY_SHARE = Fraction(1, 10)
 
 
@@ -169,20 +171,19 @@ def cheapest(scenario: Scenario, workload: str, avoid: tuple[str, str] | None) -
 
 
 def lifted(scenario: Scenario, plan: Plan) -> list[Lifted]:
-    """For each forced purchase and each workload using a tenth of the plan or more, every
-    lever under which that workload alone would cost less than it does now."""
+    """For each forced purchase and each workload costing a tenth of the plan or more (as every
+    view states its cost), every lever under which that workload alone would cost less than
+    it does now."""
     subjects: list[tuple[str, tuple[str, str] | None, Fraction]] = []
     forced = set()
     for f in plan.forced:
         for name in f.workloads:
             subjects.append((name, (f.offer, f.mode), Fraction(f.cost)))
             forced.add(name)
-    spend: dict[str, Fraction] = {}
-    for a in plan.assignments:
-        spend[a.workload] = spend.get(a.workload, Fraction(0)) + Fraction(by_use(a))
+    spend = {name: Fraction(cost) for name, cost in attribution(plan).items()}
     total = Fraction(plan.total_cost)
     for name, used in spend.items():
-        if name not in forced and total and used >= COSTLY_SHARE * total:
+        if name not in forced and name != UNUSED and total and used >= COSTLY_SHARE * total:
             alone = cheapest(scenario, name, None)
             if alone is not None:
                 subjects.append((name, None, alone.cost))
