@@ -320,6 +320,31 @@ class Constraints:
                 self.model.add(free == cap - self.held_units(key, a))
                 load.add_fixed(a, b, free * unit_cards, cap * unit_cards)
             load.constrain(self.model, cap * unit_cards, self.v.sums)
+            self._held_through_idle_days(key, cap)
+
+    def _held_through_idle_days(self, key: tuple[str, str], cap: int) -> None:
+        """A job keeps its units from its first run to its last (rule 5), so they are held
+        between runs too, though its cards are free for others then. Where a windowed job
+        idles a whole local day (a window inside a spring-forward gap, such as 02:00-03:00)
+        no run of it asks for that day's packages, so its span does: at least its units
+        held at every hour from its start to its end. Per job, as a cumulative of the span
+        beside the units not held (a necessary condition: jobs may share a unit)."""
+        for job in self.problem.jobs:
+            for k, config in enumerate(job.configs):
+                idle = [b[0] - (a[0] + a[1]) for a, b in itertools.pairwise(config.runs)]
+                if not (config.held and config.pool == key and any(h >= 23 for h in idle)):
+                    continue
+                span = self.model.new_optional_fixed_size_interval_var(
+                    self.v.start[job.index],
+                    config.span,
+                    self.v.choose[job.index][k],
+                    f"span[{job.name},{k}]",
+                )
+                load = Load(f"span,{job.name},{k}")
+                load.add_moving(span, config.units)
+                for a, b in self._segments(key):
+                    load.add_fixed(a, b, self.v.free[(key, a)], cap)
+                load.constrain(self.model, cap, self.v.sums)
 
     def _nothing_held(self, key: tuple[str, str]) -> None:
         """A pool that can hold nothing (stock 0) carries no job and no replica. Said
