@@ -221,7 +221,9 @@ def _windowed_runs(
     earliest = axis.hour_of_local(w.earliest_start) if w.earliest_start else 0
     deadline = axis.hour_of_local(w.deadline) if w.deadline else axis.hours
     shapes: dict[tuple[tuple[int, int], ...], list[int]] = {}
-    for day in range(axis.day_of(earliest), axis.days):
+    # from the window opened the day before: one that crosses midnight is still open in
+    # the first hours of the earliest start's day (the horizon's first day included)
+    for day in range(axis.day_of(earliest) - 1, axis.days):
         opens, closes = axis.window(day, window)
         if opens >= deadline:
             break

@@ -85,7 +85,9 @@ class ReplicaJob:
         starting in (start(segment) − hold, start(segment)] (none past the workload's end).
 
         Exact for the hourly rule: counts change only at segment starts, so inside a
-        segment the replicas started in the last `hold` hours are most at its first hour."""
+        segment the replicas started in the last `hold` hours are most at its first hour;
+        and the segments are cut where the hold of a replica started at a segment start
+        ends (`_hold_ends`), so no hold keeps its replicas past its own end."""
         if not self.hold or not self.within[segment]:
             return range(0)
         a = segments[segment][0]
@@ -177,6 +179,26 @@ def segments_of(axis: TimeAxis, series: list[list[int]]) -> list[tuple[int, int]
     return list(itertools.pairwise(sorted(cuts)))
 
 
+def _hold_ends(
+    segments: list[tuple[int, int]], holds: dict[str, int], spans: dict[str, list[int]]
+) -> list[tuple[int, int]]:
+    """`segments` also cut where the hold of a replica started at a segment start ends,
+    inside its workload's span. Counts are constant over a segment, so a hold that ended
+    inside one would keep its replicas to the segment's end: one replica needed 09-10
+    under a 3 h hold is held 09-12, not through an idle 10-24 segment (or from 00:00)."""
+    if not segments:
+        return segments
+    ends: set[int] = set()
+    for name, hold in holds.items():
+        span = spans[name]
+        if not hold or not any(span):
+            continue
+        last = len(span) - span[::-1].index(1)  # the workload's end (or the horizon's)
+        ends |= {a + hold for a, _ in segments if span[a] and a + hold < last}
+    cuts = {a for a, _ in segments} | {segments[-1][1]} | ends
+    return list(itertools.pairwise(sorted(cuts)))
+
+
 def replica_jobs(scenario: Scenario) -> tuple[list[tuple[int, int]], list[ReplicaJob]]:
     """Segments of the horizon and every serve and reserve workload as a replica job."""
     axis = scenario.axis
@@ -211,6 +233,7 @@ def replica_jobs(scenario: Scenario) -> tuple[list[tuple[int, int]], list[Replic
     # a held workload's span is cut too, so its hold ends exactly at its end
     cuts = [spans[name] for name, hold in holds.items() if hold]
     segments = segments_of(axis, [series for *_, d, m in raw for series in (d, m)] + cuts)
+    segments = _hold_ends(segments, holds, spans)
     jobs = [
         ReplicaJob(
             name,

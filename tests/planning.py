@@ -244,8 +244,8 @@ def cheapest_count_series(s: Scenario) -> Decimal | None:
     cheapest pairing's round-up); in cents. None when nothing is needed.
 
     Without a hold nothing is held outside the span of needed segments (it only adds
-    hours); under one, starting before the need can be cheapest, so the whole workload's
-    span is tried."""
+    hours); under one, the whole workload's span is tried, since a hold keeps replicas
+    past the need."""
     problem = build_problem(s, serving=True)
     [job] = problem.replica_jobs
     [config] = job.configs

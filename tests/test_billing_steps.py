@@ -270,8 +270,8 @@ def test_the_plan_is_the_cheapest_count_series(
     # or above each segment's need, up to the peak, that keeps the min hold, each priced by
     # its cheapest pairing that holds every rental its hours (checked against every pairing
     # above). The checked plan is proven optimal at exactly the least. One replica needed
-    # 01-02 under a 2 h hold is cheapest started at 00:00 and ended at 02:00 (20.00), not
-    # kept through the segment 02-24 that its hold reaches into.
+    # 01-02 under a 2 h hold is held 01-03 (20.00): the segments are cut where a hold
+    # ends, so it is not kept through an idle 02-24.
     o = {**offer("o", hourly={"price": 10, **billing}), "setup_minutes": setup}
     chat = {**_chat(levels), "min_hold_hours": hold}
     assert_plans_the_cheapest_count_series(make_scenario([o], [chat], days=1))

@@ -210,6 +210,27 @@ def test_a_package_on_the_change_day_holds_its_real_hours(
     assert plan.total_cost == 240 and plan.train[0].held
 
 
+@pytest.mark.parametrize("zone", ["Europe/Berlin", "America/New_York"])
+def test_a_job_keeps_its_machine_through_a_window_lost_to_the_spring_change(
+    make_scenario: Any, zone: str
+) -> None:
+    # 3 h of work in 02:00-03:00 windows over four days from the day before the change: that
+    # window does not exist on the change day, so the job runs on days 1, 3 and 4. On daily
+    # packages of one card at 100 it keeps its unit from the first run to the last (rule
+    # 5), so the change day is held too: 4 x 100 = 400.00. The packages of its run days
+    # alone (300.00) would leave it no machine on the change day: no plan passed the
+    # checker (exit 4) and none was shown.
+    change = {"Europe/Berlin": "2026-03-29", "America/New_York": "2026-03-08"}[zone]
+    first = (dt.date.fromisoformat(change) - dt.timedelta(days=1)).isoformat()
+    work = job("j", 3, daily_hours="02:00-03:00")
+    daily = offer("o", daily={"price": 100})
+    result = solved(make_scenario([daily], [work], days=4, timezone=zone, start=first))
+    assert result.status == "optimal" and result.plan is not None
+    assert result.plan.total_cost == Decimal("400.00")
+    runs = result.plan.train[0].runs
+    assert [(r.end - r.start).total_seconds() for r in runs] == [3600] * 3
+
+
 @pytest.mark.parametrize(("zone", "first", "change", "length"), CHANGES, ids=IDS)
 def test_a_package_on_the_change_day_round_trips_with_idle_on_real_hours(
     make_scenario: Any, zone: str, first: str, change: str, length: int

@@ -110,6 +110,35 @@ def test_a_job_stays_on_its_machine_through_a_renewal(make_scenario: Any) -> Non
     assert result.plan is not None and result.plan.total_cost == Decimal("300.00")
 
 
+def test_a_windowed_job_keeps_a_committed_unit_overnight(make_scenario: Any) -> None:
+    # 20 h of work in 08:00-22:00 windows; one unit committed at 10/h. Committed 1 Jul
+    # 08:00 to 2 Jul 22:00 (38 h, 380.00) it carries the job, 14 + 6 h: 380.00 in all.
+    # Committed as two rentals, 08-22 each day (280.00), the first ends at 22:00 and the
+    # job would have to move to the second in the morning (rule 5; on held cards its setup
+    # is paid once): it rents its own cards instead, 14 + 6 h = 200.00, so 480.00. The
+    # model had put it on the two commitments, which no placement runs (the checker
+    # rejected it: exit 4).
+    def committed(start: str, end: str) -> dict[str, Any]:
+        return {"offer": "o", "mode": "hourly", "units": 1, "start": start, "end": end}
+
+    hourly = offer("o", hourly={"price": 10})
+    work = job("j", 20, daily_hours="08:00-22:00")
+    for commitments, total in (
+        ([committed("2026-07-01T08:00", "2026-07-02T22:00")], "380.00"),
+        (
+            [
+                committed("2026-07-01T08:00", "2026-07-01T22:00"),
+                committed("2026-07-02T08:00", "2026-07-02T22:00"),
+            ],
+            "480.00",
+        ),
+    ):
+        s = make_scenario([hourly], [work], days=2, commitments=commitments)
+        result = solved(s)
+        assert result.inconsistency is None and result.status == "optimal"
+        assert result.plan is not None and result.plan.total_cost == Decimal(total)
+
+
 # --- the placement search against brute force ------------------------------------------
 
 

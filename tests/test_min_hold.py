@@ -146,6 +146,48 @@ def test_the_hold_ends_at_an_end_inside_a_day(make_scenario: Any, capacity: int)
     assert counts(plan) == [(0, 12, 1)]
 
 
+def test_a_hold_ends_where_it_ends_not_where_demand_next_changes(
+    make_scenario: Any, capacity: int
+) -> None:
+    # One replica needed 09:00-10:00 under a 3 h hold, at 10/h with no setup: held 09-12,
+    # 3 h → 30.00. Replica counts are constant over a segment of constant demand, so
+    # without a cut at 12:00 a replica started at 09:00 was held to the next cut, 24:00
+    # (150.00), and the plan called optimal started it at 00:00, its hold over before
+    # 09:00, and held it 00-10 (100.00).
+    plain = offer("o", hourly={"price": 10})
+    hour = service(
+        end="2026-07-02",
+        concurrency={"00-09": 0, "09-10": capacity, "10-24": 0},
+        min_replicas=0,
+        min_hold_hours=3,
+    )
+    result = solved(make_scenario([plain], [hour], days=1))
+    assert result.status == "optimal" and result.plan is not None
+    assert result.plan.total_cost == Decimal("30.00")
+    assert counts(result.plan) == [(9, 12, 1)]
+
+
+def test_a_hold_across_a_spring_forward_ends_after_its_real_hours(
+    make_scenario: Any, capacity: int
+) -> None:
+    # Berlin, 29 Mar 2026 (23 h): two replicas from 00:00 to local 03:00, which is 2 real
+    # hours (02:00 does not exist), under a 3 h hold at 10/h: both held 00:00-04:00 local,
+    # 3 real hours each → 60.00 (480.00, held all day, was called optimal).
+    plain = offer("o", hourly={"price": 10})
+    night = service(
+        start="2026-03-29",
+        end="2026-03-30",
+        concurrency={"00-03": 2 * capacity, "03-24": 0},
+        min_replicas=0,
+        min_hold_hours=3,
+    )
+    s = make_scenario([plain], [night], days=1, timezone="Europe/Berlin", start="2026-03-29")
+    result = solved(s)
+    assert result.status == "optimal" and result.plan is not None
+    assert result.plan.total_cost == Decimal("60.00")
+    assert all(r.billed_hours == 3 for r in result.plan.rentals)
+
+
 def test_a_hold_on_package_cards_takes_the_night_from_a_job(
     make_scenario: Any, capacity: int
 ) -> None:

@@ -65,3 +65,40 @@ def test_a_late_start_with_setup_wastes_no_day(make_scenario: Any) -> None:
     assert plan.total_cost == Decimal("50.00")
     (a,) = plan.train
     assert (a.start.day, a.start.hour, a.end.hour) == (2, 8, 13)
+
+
+def test_a_window_that_crosses_midnight_is_open_in_the_first_hours_of_a_day(
+    make_scenario: Any,
+) -> None:
+    # Window 20:00-04:00. 4 h of work from 2 Jul 00:00, due 2 Jul 04:00: the hours 00-04 of
+    # 2 Jul are the window opened on 1 Jul, so it runs 00:00-04:00, one rental of 4 h at 10/h
+    # = 40.00. Starting only in windows opened on or after its earliest day, it would wait
+    # for 2 Jul 20:00 and miss its deadline.
+    night = job(
+        "j",
+        4,
+        daily_hours="20:00-04:00",
+        earliest_start="2026-07-02T00:00",
+        deadline="2026-07-02T04:00",
+    )
+    result = solved(make_scenario([offer("o", hourly=HOURLY)], [night], days=2))
+    plan = _plan(result)
+    assert result.status == "optimal" and plan.total_cost == Decimal("40.00")
+    (a,) = plan.train
+    assert [(r.start.day, r.start.hour, r.end.hour) for r in a.runs] == [(2, 0, 4)]
+
+
+def test_the_horizon_may_open_inside_a_window_that_crosses_midnight(make_scenario: Any) -> None:
+    # Window 22:00-02:00 and a horizon from 1 Jul 00:00: its first two hours are the window
+    # opened on 30 Jun. 2 h of work due 1 Jul 02:00 runs 00:00-02:00: 2 h x 10 = 20.00.
+    early = job("j", 2, daily_hours="22:00-02:00", deadline="2026-07-01T02:00")
+    result = solved(make_scenario([offer("o", hourly=HOURLY)], [early], days=1))
+    assert result.status == "optimal" and _plan(result).total_cost == Decimal("20.00")
+    # 15 h in 22:00-02:00 windows over 4 days, billed per 0.75 h: from 1 Jul 00:00 its runs
+    # are 2, 4, 4, 4 and 1 h (00-02, then 22:00-02:00 three times, then 22:00-23:00 on
+    # 4 Jul), billed 2.25 + 3 x 4.5 + 1.5 = 17.25 h: 172.50. From 1 Jul 22:00 the windows
+    # left in the horizon hold 4 + 4 + 4 + 2 = 14 h, too few.
+    steps = offer("o", hourly={"price": 10, "increment_hours": 0.75})
+    long_ = job("j", 15, daily_hours="22:00-02:00")
+    result = solved(make_scenario([steps], [long_], days=4))
+    assert result.status == "optimal" and _plan(result).total_cost == Decimal("172.50")

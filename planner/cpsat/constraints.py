@@ -320,6 +320,37 @@ class Constraints:
                 self.model.add(free == cap - self.held_units(key, a))
                 load.add_fixed(a, b, free * unit_cards, cap * unit_cards)
             load.constrain(self.model, cap * unit_cards, self.v.sums)
+            self._held_through_idle_days(key, cap)
+
+    def _held_through_idle_days(self, key: tuple[str, str], cap: int) -> None:
+        """A job keeps its units from its first run to its last (rule 5; on held cards its
+        setup is paid once), so they are held between runs too, though its cards are free
+        for others then. Its runs alone ask for no units between them: a committed hourly
+        unit may end at night and another start in the morning, and a 02:00-03:00 window
+        does not exist on a spring-forward day, whose package no run then asks for. So the
+        span of a windowed job on such a pool needs at least its units held at every hour
+        from its start to its end: per job, a cumulative of the span beside the units not
+        held (a necessary condition: jobs may share a unit). On packages whose runs leave
+        no local day out, each day's runs already ask for that day's packages."""
+        hourly = not self.problem.pools[key].days  # committed hourly or spot units
+        for job in self.problem.jobs:
+            for k, config in enumerate(job.configs):
+                if not (config.held and config.pool == key and len(config.runs) > 1):
+                    continue
+                idle = [b[0] - (a[0] + a[1]) for a, b in itertools.pairwise(config.runs)]
+                if not hourly and all(h < 23 for h in idle):
+                    continue
+                span = self.model.new_optional_fixed_size_interval_var(
+                    self.v.start[job.index],
+                    config.span,
+                    self.v.choose[job.index][k],
+                    f"span[{job.name},{k}]",
+                )
+                load = Load(f"span,{job.name},{k}")
+                load.add_moving(span, config.units)
+                for a, b in self._segments(key):
+                    load.add_fixed(a, b, self.v.free[(key, a)], cap)
+                load.constrain(self.model, cap, self.v.sums)
 
     def _nothing_held(self, key: tuple[str, str]) -> None:
         """A pool that can hold nothing (stock 0) carries no job and no replica. Said

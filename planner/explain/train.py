@@ -213,7 +213,8 @@ def _no_config(scenario: Scenario, job: Job, kind: Kind, available: str) -> Conf
             return found
     axis = scenario.axis
     window = w.daily_hours
-    windows = [] if window is None else [axis.window(d, window) for d in range(axis.days)]
+    # from the day before: a window that crosses midnight is open in the first hours
+    windows = [] if window is None else [axis.window(d, window) for d in range(-1, axis.days)]
     left = [(max(a, job.earliest), min(b, axis.hours)) for a, b in windows]
     left = [(a, b) for a, b in left if a < b]
     if left:
