@@ -149,6 +149,13 @@ class Problem:
     def offers(self) -> dict[str, Offer]:
         return self.scenario.offers
 
+    def held_cards(self, offer: str, cards: int) -> int:
+        """Cards a job or replica of `cards` cards takes of an offer's held machines: its
+        cards, or whole units where it needs more than one (rule 5: it then holds each
+        fully; a 4-card replica on 3-card units takes 6 cards)."""
+        unit = self.offers[offer].unit_cards
+        return cards if cards <= unit else -(-cards // unit) * unit
+
     @property
     def axis(self) -> TimeAxis:
         return self.scenario.axis

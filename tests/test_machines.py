@@ -139,6 +139,34 @@ def test_a_windowed_job_keeps_a_committed_unit_overnight(make_scenario: Any) -> 
         assert result.plan is not None and result.plan.total_cost == Decimal(total)
 
 
+def test_replicas_larger_than_a_unit_take_whole_units(make_scenario: Any) -> None:
+    # Three days on 3-card units (a weekly package, 90; nodes joined by a network). A 2-card
+    # job runs 00:00-08:00 each night (24 h of work) and llama-3.1-8b carries 690 requests
+    # 00:00-11:00: six cards carry at most 689 (4 + 2 cards, 469 + 220), so it takes 7,
+    # and 9 cards with the job: three units, 270.00. Placed: the job and one 1-card replica
+    # on one unit, six 1-card replicas on the other two. A 4-card replica takes two whole
+    # units (6 cards), which the model counted as 4; and each no-good named every replica
+    # count of the service at every hour, so the plans it tried, mixing 4-, 2- and 1-card
+    # replicas day by day, ran out its 8 searches: no plan passed the checker.
+    night = job(
+        "night",
+        0,
+        tokens=2000 * 3600 * 24,
+        max_cards=2,
+        daily_hours="00:00-08:00",
+        measured={"card": "a100-80g", "cards": 2, "tokens_per_s": 2000},
+    )
+    chat = service(concurrency={"00-11": 690, "11-24": 0}, min_replicas=0, end="2026-07-04")
+    threes = {
+        **offer("m", unit_cards=3, weekly={"price": 90}),
+        "cards_per_node": 3,
+        "network": {"kind": "ib", "gbps": 3200},
+    }
+    result = solved(make_scenario([threes], [night, chat], days=3))
+    assert result.inconsistency is None and result.status == "optimal"
+    assert result.plan is not None and result.plan.total_cost == Decimal("270.00")
+
+
 # --- the placement search against brute force ------------------------------------------
 
 

@@ -7,10 +7,11 @@ from fractions import Fraction
 
 from ortools.sat.python import cp_model
 
+from planner.configs import ReplicaConfig
 from planner.cpsat.cumulative import Load
 from planner.cpsat.steps import bill_steps
 from planner.cpsat.variables import Short, Variables, pool_cap, replica_bound
-from planner.problem import Problem
+from planner.problem import NoGood, Problem
 
 # (start, end, variable demand, its largest value) of a fixed part of a cumulative
 Usage = tuple[int, int, cp_model.LinearExprT, int]
@@ -83,11 +84,10 @@ class Constraints:
 
     def _nogoods(self) -> None:
         """No plan repeats work its pool's machines cannot hold (planner.placement): some
-        listed job on another config or start, some listed replica count lower, or more
-        units bought on some listed day. A cut naming a config this problem does not have
-        (a top-K restriction) already holds."""
+        listed job on another config or start, less replica work at a listed segment, or
+        more units bought on some listed day. A cut naming a config this problem does not
+        have (a top-K restriction) already holds."""
         jobs = {job.name: job for job in self.problem.jobs}
-        replica_jobs = {job.name: j for j, job in enumerate(self.problem.replica_jobs)}
         for cut in self.problem.nogoods:
             escapes: list[cp_model.LiteralT] = []
             for name, config, start in cut.jobs:
@@ -100,26 +100,89 @@ class Constraints:
                 self.model.add(self.v.start[job.index] != start).only_enforce_if(~same)
                 escapes += [~self.v.choose[job.index][k], ~same]
             else:
-                for name, replica, s, count in cut.replicas:
-                    j = replica_jobs[name]
-                    configs = self.problem.replica_jobs[j].configs
-                    if replica not in configs:
-                        break
-                    var = self.v.replicas.get((j, configs.index(replica), s))
-                    if var is None:
-                        break
-                    fewer = self.model.new_bool_var(f"fewer[{name},{s}]")
-                    self.model.add(var <= count - 1).only_enforce_if(fewer)
-                    self.model.add(var >= count).only_enforce_if(~fewer)
-                    escapes.append(fewer)
-                else:
-                    bought = self.v.packages.get(cut.pool, {})
-                    for day, count in cut.packages:
-                        more = self.model.new_bool_var(f"more[{cut.pool},{day}]")
-                        self.model.add(bought[day] >= count + 1).only_enforce_if(more)
-                        self.model.add(bought[day] <= count).only_enforce_if(~more)
-                        escapes.append(more)
-                    self.model.add_bool_or(escapes)
+                fewer = self._less_replica_work(cut)
+                if fewer is None:
+                    continue  # no plan of this problem carries the listed replicas
+                escapes += fewer
+                bought = self.v.packages.get(cut.pool, {})
+                for day, count in cut.packages:
+                    more = self.model.new_bool_var(f"more[{cut.pool},{day}]")
+                    self.model.add(bought[day] >= count + 1).only_enforce_if(more)
+                    self.model.add(bought[day] <= count).only_enforce_if(~more)
+                    escapes.append(more)
+                self.model.add_bool_or(escapes)
+
+    def _less_replica_work(self, cut: NoGood) -> list[cp_model.LiteralT] | None:
+        """Literals of which one holds wherever a plan carries less replica work than the
+        cut's at one of its segments; None where no plan can carry as much.
+
+        Replicas on held cards restart anywhere between events, so a replica of c cards
+        may be split into smaller ones and placement only gets easier (a unit that holds
+        the c cards holds the pieces). Where the sizes placed on the pool divide one
+        another, replica work W' can be split and trimmed into the cut's W exactly when,
+        for every piece size z, the cards W' places in pieces of z cards or more are at
+        least W's: so a plan escapes the cut only by carrying fewer such cards at some
+        segment and size, whatever mix of configs and workloads carries them. With sizes that do
+        not divide one another, per config: fewer replicas of a listed config."""
+        unit = self.problem.offers[cut.pool[0]].unit_cards
+
+        def placed(config: ReplicaConfig) -> tuple[int, int]:
+            """(cards of each piece placed, pieces) of one replica (planner.check.machines:
+            a replica larger than a unit takes whole units)."""
+            if config.cards > unit:
+                return unit, -(-config.cards // unit)
+            return config.cards, 1
+
+        on_pool = [
+            (j, k, placed(c))
+            for j, job in enumerate(self.problem.replica_jobs)
+            for k, c in enumerate(job.configs)
+            if c.held and (c.offer, c.mode) == cut.pool
+        ]
+        listed = {placed(replica)[0] for _, replica, _, _ in cut.replicas}
+        sizes = sorted({size for *_, (size, _) in on_pool} | listed, reverse=True)
+        if any(a % b for a, b in itertools.pairwise(sizes)):
+            return self._fewer_replicas(cut)
+        need: dict[int, dict[int, int]] = {}  # segment → piece size → cards the cut places
+        for _, replica, s, count in cut.replicas:
+            size, pieces = placed(replica)
+            by_size = need.setdefault(s, {})
+            by_size[size] = by_size.get(size, 0) + count * pieces * size
+        escapes: list[cp_model.LiteralT] = []
+        for s, by_size in sorted(need.items()):
+            for least in sizes:
+                required = sum(cards for size, cards in by_size.items() if size >= least)
+                carried = [
+                    self.v.replicas[(j, k, s)] * pieces * size
+                    for j, k, (size, pieces) in on_pool
+                    if size >= least and (j, k, s) in self.v.replicas
+                ]
+                if not required:
+                    continue
+                if not carried:
+                    return None
+                fewer = self.model.new_bool_var(f"fewer[{cut.pool},{s},{least}]")
+                self.model.add(sum(carried) <= required - 1).only_enforce_if(fewer)
+                escapes.append(fewer)
+        return escapes
+
+    def _fewer_replicas(self, cut: NoGood) -> list[cp_model.LiteralT] | None:
+        """Per listed replica config and segment: fewer replicas than the cut's."""
+        replica_jobs = {job.name: j for j, job in enumerate(self.problem.replica_jobs)}
+        escapes: list[cp_model.LiteralT] = []
+        for name, replica, s, count in cut.replicas:
+            j = replica_jobs[name]
+            configs = self.problem.replica_jobs[j].configs
+            if replica not in configs:
+                return None
+            var = self.v.replicas.get((j, configs.index(replica), s))
+            if var is None:
+                return None
+            fewer = self.model.new_bool_var(f"fewer[{name},{s}]")
+            self.model.add(var <= count - 1).only_enforce_if(fewer)
+            self.model.add(var >= count).only_enforce_if(~fewer)
+            escapes.append(fewer)
+        return escapes
 
     def _billed_minimum(self) -> None:
         """Rentals that serve less than their minimum pay up to it (rule 6 as rule 4). For a
@@ -171,7 +234,7 @@ class Constraints:
         usage: list[Usage] = []
         for s, (a, b) in enumerate(self.problem.segments):
             mine = [
-                (j, k, job, c, c.cards if held else c.units)
+                (j, k, job, c, self.problem.held_cards(c.offer, c.cards) if held else c.units)
                 for j, job in enumerate(self.problem.replica_jobs)
                 for k, c in enumerate(job.configs)
                 if (c.offer, c.mode) == key and c.held == held
@@ -294,16 +357,18 @@ class Constraints:
 
     def _pool_capacity(self) -> None:
         """Jobs and replicas on held cards use at most the cards held at every hour (rule 5:
-        a held package's cards, so smaller jobs share a machine): usage plus a blocker of
-        (cap − held) units' cards per segment fits a cumulative of the cap's cards."""
+        a held package's cards, so smaller jobs share a machine; one larger than a unit
+        takes whole units): usage plus a blocker of (cap − held) units' cards per segment
+        fits a cumulative of the cap's cards."""
         for key in self.problem.pools:
             unit_cards = self.problem.offers[key[0]].unit_cards
             load = Load(f"pool,{key[0]},{key[1]}")
             for job in self.problem.jobs:
                 for k, config in enumerate(job.configs):
                     if config.held and config.pool == key:
+                        taken = self.problem.held_cards(config.offer, config.cards)
                         for interval in self.v.runs[(job.index, k)]:
-                            load.add_moving(interval, config.cards)
+                            load.add_moving(interval, taken)
             for a, b, cards, most in self.replica_usage(key, held=True):
                 load.add_fixed(a, b, cards, most)
                 # redundant but linear: the LP bound sees that replicas need held packages

@@ -147,7 +147,8 @@ class CpModel:
             self.model.add_hint(
                 usage,
                 sum(
-                    solution.replicas[(j, k, s)] * (c.cards if held else c.units)
+                    solution.replicas[(j, k, s)]
+                    * (self.problem.held_cards(c.offer, c.cards) if held else c.units)
                     for j, k, c in configs
                     if (c.offer, c.mode) == key and c.held == held
                 ),
