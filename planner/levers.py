@@ -116,22 +116,22 @@ def levers(scenario: Scenario) -> list[Lever]:
             )
         )
 
+    def node(o: Offer) -> int:
+        """The most cards per node up to OPTIMISTIC_NODE_CARDS that its units make up."""
+        return OPTIMISTIC_NODE_CARDS // o.unit_cards * o.unit_cards
+
     def small(o: Offer) -> bool:
-        return "cards_per_node" in o.assumed and o.node_cards < OPTIMISTIC_NODE_CARDS
+        return "cards_per_node" in o.assumed and o.node_cards < node(o)
 
     if any(small(o) for o in scenario.offers.values()):
         out.append(
             Lever(
                 "cards per node",
-                f"{OPTIMISTIC_NODE_CARDS} cards per node",
+                f"up to {OPTIMISTIC_NODE_CARDS} cards per node",
                 "ask the provider",
                 _with_offers(
                     scenario,
-                    lambda o: (
-                        o.model_copy(update={"cards_per_node": OPTIMISTIC_NODE_CARDS})
-                        if small(o)
-                        else o
-                    ),
+                    lambda o: o.model_copy(update={"cards_per_node": node(o)}) if small(o) else o,
                 ),
                 lambda o: (
                     f"{o.id} is assumed to have {o.node_cards} cards per node" if small(o) else None
@@ -152,22 +152,48 @@ def levers(scenario: Scenario) -> list[Lever]:
     return out
 
 
+def _in_stock(scenario: Scenario, offer: str, mode: str, units: int) -> bool:
+    """Whether `units` units of an offer's mode fit its stock and its offer-wide cap."""
+    o = scenario.offers[offer]
+    stock = o.billing(mode).stock
+    return (stock is None or units <= stock) and (o.max_units is None or units <= o.max_units)
+
+
 def cheapest(scenario: Scenario, workload: str, avoid: tuple[str, str] | None) -> Option | None:
-    """The workload alone at its cheapest, off the pool `avoid`; None if nothing runs it."""
+    """The workload alone at its cheapest within stock, off the pool `avoid` and off
+    committed units (paid already, and perhaps busy with other work); None if nothing runs
+    it."""
     if scenario.workload(workload).kind == "train":
         for q in train_quotes(scenario, workload):
             c = q.config
-            if (c.offer, c.mode) != avoid:
+            if (c.offer, c.mode) == avoid or q.committed:
+                continue
+            if _in_stock(scenario, c.offer, c.mode, c.units):
                 return Option(c.cards, c.card, c.offer, c.mode, q.cost)
         return None
     rows = sorted(
-        (r for r in quote_replicas(scenario, workload) if (r["offer"], r["mode"]) != avoid),
+        (
+            r
+            for r in quote_replicas(scenario, workload)
+            if (r["offer"], r["mode"]) != avoid
+            and _in_stock(scenario, r["offer"], r["mode"], _replica_units(scenario, r))
+        ),
         key=lambda r: (r["exact_cost"], r["cards"], r["offer"], r["mode"]),
     )
     if not rows:
         return None
     r = rows[0]
     return Option(r["cards"], r["card"], r["offer"], r["mode"], r["exact_cost"])
+
+
+def _replica_units(scenario: Scenario, row: dict[str, object]) -> int:
+    """Units a quoted replica config holds at its peak."""
+    units = row.get("package_units")
+    if isinstance(units, int):
+        return units
+    peak, cards = row["peak"], row["cards"]
+    assert isinstance(peak, int) and isinstance(cards, int)
+    return peak * -(-cards // scenario.offers[str(row["offer"])].unit_cards)
 
 
 def lifted(scenario: Scenario, plan: Plan) -> list[Lifted]:
@@ -177,9 +203,9 @@ def lifted(scenario: Scenario, plan: Plan) -> list[Lifted]:
     subjects: list[tuple[str, tuple[str, str] | None, Fraction]] = []
     forced = set()
     for f in plan.forced:
-        for name in f.workloads:
-            subjects.append((name, (f.offer, f.mode), Fraction(f.cost)))
-            forced.add(name)
+        forced.update(f.workloads)
+        if len(f.workloads) == 1:  # several forcers: one moving leaves the purchase to the rest
+            subjects.append((f.workloads[0], (f.offer, f.mode), Fraction(f.cost)))
     spend = {name: Fraction(cost) for name, cost in attribution(plan).items()}
     total = Fraction(plan.total_cost)
     for name, used in spend.items():
@@ -203,7 +229,10 @@ def lifted(scenario: Scenario, plan: Plan) -> list[Lifted]:
             if lever.name != "memory" and assumed is None:
                 continue  # cheaper on an offer the lever did not change: not this lever's
             if lever.name == "memory":
-                assumed = f"{name}'s memory estimate is planned as estimated"
+                margin = scenario.spec.memory_margin
+                assumed = f"{name}'s memory estimate is planned " + (
+                    "as estimated" if margin == 0 else f"with a memory margin of {margin}"
+                )
             found.append(
                 Lifted(
                     name, purchase, now, lever.name, assumed or "", lever.tried, lever.ask, option

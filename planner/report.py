@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from collections import Counter
 from decimal import ROUND_HALF_EVEN, Decimal
 from fractions import Fraction
@@ -527,16 +528,21 @@ def _outside(scenario: Scenario, plan: Plan) -> list[str]:
     c = plan.currency
     forced = {(f.offer, f.mode): ", ".join(f.workloads) for f in plan.forced}
     out = []
-    past: dict[tuple[str, str], list[Fraction]] = {}  # pool → [money past the end, hours]
+    # pool, committed → [money past the end, hours]; hours by the instant (a clock change
+    # makes a day 23 or 25 h)
+    past: dict[tuple[str, str, bool], list[Fraction]] = {}
     for r in plan.rentals:
-        held = Fraction(int((r.end - r.start).total_seconds()), 3600)
-        after = Fraction(int(max((r.end - last).total_seconds(), 0)), 3600)
-        if r.mode in PACKAGE_DAYS and after and held:
-            money_, hours = past.setdefault((r.offer, r.mode), [Fraction(0), Fraction(0)])
-            past[(r.offer, r.mode)] = [money_ + Fraction(r.cost) * after / held, max(hours, after)]
-    for (offer, mode), (money_, hours) in sorted(past.items()):
+        held = _instant_hours(r.start, r.end)
+        after = max(_instant_hours(last, r.end), Fraction(0))
+        if (r.mode in PACKAGE_DAYS or r.committed) and after and held:
+            key = (r.offer, r.mode, r.committed)
+            money_, hours = past.setdefault(key, [Fraction(0), Fraction(0)])
+            past[key] = [money_ + Fraction(r.cost) * after / held, max(hours, after)]
+    for (offer, mode, committed), (money_, hours) in sorted(past.items()):
         why = (
-            f"the purchase is forced by {forced[offer, mode]}; its dates are the plan's choice"
+            "a commitment, signed before the plan"
+            if committed
+            else f"the purchase is forced by {forced[offer, mode]}; its dates are the plan's choice"
             if (offer, mode) in forced
             else "a choice of the plan: packages are bought whole"
         )
@@ -547,16 +553,18 @@ def _outside(scenario: Scenario, plan: Plan) -> list[str]:
         )
     early = [r for r in plan.rentals if r.start < first]
     if early:
-        ahead = sum(
-            (Fraction(int((first - r.start).total_seconds()), 3600) * r.units for r in early),
-            Fraction(0),
-        )
+        ahead = sum((_instant_hours(r.start, first) * r.units for r in early), Fraction(0))
         out.append(
             f"money before the quarter: {len(early)} rental(s) start before the horizon (setup "
             f"ahead of work in its first hour), {float(ahead):g} unit-hour(s) before "
             f"{scenario.axis.local(0):%m-%d %H:%M}"
         )
     return out
+
+
+def _instant_hours(a: dt.datetime, b: dt.datetime) -> Fraction:
+    """Hours from a to b by the instant (subtracting two times of one zone is wall-clock)."""
+    return Fraction(int(b.timestamp() - a.timestamp()), 3600)
 
 
 def _lifted(r: RestsOn, c: str) -> str:

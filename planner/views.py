@@ -336,13 +336,16 @@ def spend_by_workload(plan: Plan) -> list[WorkloadSpend]:
     add up to the plan's total to the minor unit.
 
     A pool of held cards (an offer's packages or commitments of one mode) costs its money
-    whether used or not. Where some workloads force its purchase (they run nowhere else:
-    `plan.forced`), they cause all of it, idle hours and days past the horizon included, and
-    the workloads that use its spare cards are charged nothing for them (they ride on what
-    was bought anyway). Any other pool is charged to its users in proportion to their
-    card-hours on it, its idle money with it. A pool nobody uses stays in the last row. The
-    exact parts are apportioned (`apportion`) to the minor unit over the held rentals' stated
-    money, so the rows add up to the total exactly."""
+    whether used or not, and each held rental is charged to the work on its pool while it
+    is held. The packages that some workloads force (they run nowhere else: `plan.forced`,
+    up to its count and price, earliest first) are theirs, idle hours and days past the
+    horizon included, and the workloads that use their spare cards are charged nothing for
+    them (they ride on what was bought anyway). Any other package is charged to the work on
+    its pool while it is held, by card-hours, its idle money with it. Commitments, signed
+    before the plan, are caused by no workload: their users pay the part they use; their
+    idle part stays in the last row, as does a package nothing runs on. The exact parts are
+    apportioned (`apportion`) to the minor unit over the held rentals' stated money, so the
+    rows add up to the total exactly."""
     rows = [
         WorkloadSpend(
             a.workload, a.kind, a.cost - a.storage, a.storage, a.package_share or Decimal(0)
@@ -369,30 +372,54 @@ def attribution(plan: Plan) -> dict[str, Decimal]:
 
 
 def _held(plan: Plan) -> dict[str, Fraction]:
-    """Each workload's exact part of the held cards' money by cause (and `UNUSED`)."""
-    money: dict[tuple[str, str], Fraction] = defaultdict(Fraction)
-    for r in plan.rentals:
-        if r.committed or r.mode in PACKAGE_DAYS:
-            money[(r.offer, r.mode)] += Fraction(r.cost)
-    used: dict[tuple[str, str], dict[str, Fraction]] = defaultdict(lambda: defaultdict(Fraction))
+    """Each workload's exact part of the held cards' money by cause (and `UNUSED`), rental
+    by rental: a held rental is charged to the work on its pool while it is held."""
+    spans: dict[tuple[str, str], list[tuple[str, float, float, int]]] = defaultdict(list)
     for a in plan.train:
         if a.held:
-            hours = sum((_hours(run.start, run.end) for run in a.runs), Fraction(0))
-            used[(a.offer, a.mode)][a.workload] += hours * a.cards
+            for run in a.runs:
+                spans[(a.offer, a.mode)].append(
+                    (a.workload, run.start.timestamp(), run.end.timestamp(), a.cards)
+                )
     for ra in plan.replica:
         for u in ra.uses:
             if u.held:
-                hours = _hours(u.start, u.end) * u.replicas
-                used[(u.offer, u.mode)][ra.workload] += hours * u.cards
-    forced = {(f.offer, f.mode): set(f.workloads) for f in plan.forced}
+                cards = u.replicas * u.cards
+                spans[(u.offer, u.mode)].append(
+                    (ra.workload, u.start.timestamp(), u.end.timestamp(), cards)
+                )
+    forced = {(f.offer, f.mode): (set(f.workloads), Fraction(f.cost)) for f in plan.forced}
+    left = {pool: cost for pool, (_, cost) in forced.items()}  # forced money not yet charged
     out: dict[str, Fraction] = defaultdict(Fraction)
-    for pool, paid in money.items():
-        users = used.get(pool, {})
-        causes = {n: h for n, h in users.items() if n in forced.get(pool, set())} or users
-        weight = sum(causes.values(), Fraction(0))
+
+    def charge(money: Fraction, to: dict[str, Fraction]) -> None:
+        weight = sum(to.values(), Fraction(0))
         if not weight:
-            out[UNUSED] += paid
+            out[UNUSED] += money
+            return
+        for name, hours in to.items():
+            out[name] += money * hours / weight
+
+    held = [r for r in plan.rentals if r.committed or r.mode in PACKAGE_DAYS]
+    for r in sorted(held, key=lambda r: (r.start.timestamp(), r.id)):
+        pool, money = (r.offer, r.mode), Fraction(r.cost)
+        lo, hi = r.start.timestamp(), r.end.timestamp()
+        users: dict[str, Fraction] = defaultdict(Fraction)
+        for name, x, y, cards in spans.get(pool, []):
+            if min(hi, y) > max(lo, x):
+                users[name] += Fraction(int(min(hi, y) - max(lo, x)), 3600) * cards
+        if r.committed:  # signed before the plan: its users pay the part they use
+            capacity = Fraction(int(hi - lo), 3600) * r.cards
+            used = sum(users.values(), Fraction(0))
+            share = min(used / capacity, Fraction(1)) if capacity else Fraction(0)
+            charge(money * share, users)
+            out[UNUSED] += money * (1 - share)
             continue
-        for name, hours in causes.items():
-            out[name] += paid * hours / weight
+        names = forced.get(pool, (set(), Fraction(0)))[0]
+        forcers = {n: h for n, h in users.items() if n in names}
+        part = min(money, left.get(pool, Fraction(0))) if forcers else Fraction(0)
+        if part:
+            left[pool] -= part
+            charge(part, forcers)  # a package they force, idle days included
+        charge(money - part, users)  # any other package: its users, by card-hours
     return dict(out)

@@ -63,3 +63,16 @@ def test_a_shared_pool_is_charged_to_its_users_by_card_hours_idle_included(
     result = solved(scenario(tmp_path, offers, desks, days=1))
     assert result.plan is not None and str(result.plan.total_cost) == "100.00"
     assert result.plan.attribution == {"am": Decimal("33.33"), "pm": Decimal("66.67")}
+
+
+def test_only_the_forced_packages_are_charged_to_who_forces_them(tmp_path: Path) -> None:
+    # forcing_fortnight with hourly a100s at 10 and stock for two weekly packages: the plan
+    # holds the package both weeks (2,800.00); j forces one (1,400.00), the second is
+    # bought for chat alone, which pays it: j 1,400.00, chat 1,400.00, as the forced
+    # warning's 1,400.00 (50%) says.
+    offers, workloads = forcing_fortnight()
+    offers[0]["weekly"]["stock"] = 2
+    offers[1]["hourly"]["price"] = 10
+    result = solved(scenario(tmp_path, offers, workloads, days=14))
+    assert result.plan is not None and str(result.plan.total_cost) == "2800.00"
+    assert result.plan.attribution == {"j": Decimal("1400.00"), "chat": Decimal("1400.00")}

@@ -8,6 +8,9 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import yaml
+
+from planner.domain.load import load_scenario
 from tests.planning import offer, only_on_h200, scenario, solved
 
 
@@ -64,4 +67,18 @@ def test_a_stated_network_leaves_nothing_to_say(tmp_path: Path) -> None:
     s = _forced_by_a_missing_network(tmp_path / "s", network=3200)
     result = solved(s)
     assert result.plan is not None and not result.plan.forced
+    assert not [r for r in result.plan.rests_on if r.lever == "network"]
+
+
+def test_an_option_past_its_offers_stock_is_not_a_lever(tmp_path: Path) -> None:
+    # As above with one a100 hourly unit in stock: even with a network stated, two cards of
+    # it cannot be had, so nothing is claimed
+    (tmp_path / "s").mkdir()
+    s = _forced_by_a_missing_network(tmp_path / "s")
+    data = s.catalogs[0].model_dump(mode="json", exclude_none=True)
+    data["offers"][1]["hourly"]["stock"] = 1
+    catalog = tmp_path / "s" / "catalog.yaml"
+    catalog.write_text(yaml.safe_dump(data, sort_keys=False))
+    result = solved(load_scenario(s.path))
+    assert result.plan is not None and result.plan.forced
     assert not [r for r in result.plan.rests_on if r.lever == "network"]

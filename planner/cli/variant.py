@@ -182,7 +182,8 @@ def crossed(base_s: Scenario, variant_s: Scenario, pair: list[Side]) -> list[Sid
             continue
         plan = to_plan(problem, solution, "feasible")
         plan = plan.model_copy(update={"cost_breakdown": breakdown(problem, solution, plan)})
-        if not check_plan(scenario, plan).ok:
+        carried = check_plan(scenario, plan)
+        if not carried.ok:
             continue
         total = solution.cost(problem)
         notes = {
@@ -203,6 +204,7 @@ def crossed(base_s: Scenario, variant_s: Scenario, pair: list[Side]) -> list[Sid
                 "solve_seconds": kept.solve_seconds,
                 "solver": kept.solver,
                 "forced": kept.forced,
+                "unverified": carried.undecided,
             }
         )
         out[i] = replace(side, plan=annotate(problem, solution, plan), total=total)
