@@ -41,7 +41,9 @@ class Lever:
     tried: str
     ask: str
     variant: Scenario
-    changed: Callable[[Offer], str | None]  # what the base assumes of an offer, if lifted
+    # what the base assumes, in words, of a workload and the offer it would move to; None
+    # where the lever did not change that offer (a cheaper option there is not its doing)
+    assumed: Callable[[str, Offer], str | None]
 
 
 @dataclass(frozen=True)
@@ -53,9 +55,6 @@ class Option:
     offer: str
     mode: str
     cost: Fraction
-
-    def where(self) -> str:
-        return f"{self.cards} × {self.card} {self.mode} ({self.offer})"
 
 
 @dataclass(frozen=True)
@@ -96,7 +95,7 @@ def levers(scenario: Scenario) -> list[Lever]:
     def bare(o: Offer) -> bool:
         return o.network is None or (o.network.assumed and o.network.gbps < fast.gbps)
 
-    def no_network(o: Offer) -> str | None:
+    def no_network(_name: str, o: Offer) -> str | None:
         if not bare(o):
             return None
         if o.network is None:
@@ -133,20 +132,22 @@ def levers(scenario: Scenario) -> list[Lever]:
                     scenario,
                     lambda o: o.model_copy(update={"cards_per_node": node(o)}) if small(o) else o,
                 ),
-                lambda o: (
+                lambda _name, o: (
                     f"{o.id} is assumed to have {o.node_cards} cards per node" if small(o) else None
                 ),
             )
         )
-    if scenario.spec.memory_margin != "-band":
+    margin = scenario.spec.memory_margin
+    if margin != "-band":
         spec = scenario.spec.model_copy(update={"memory_margin": "-band"})
+        planned = "as estimated" if margin == 0 else f"with a memory margin of {margin}"
         out.append(
             Lever(
                 "memory",
                 "the memory estimate at the low end of its measured band (--memory-margin -band)",
                 "measure it first (plan probe memory)",
                 scenario.model_copy(update={"spec": spec}),
-                lambda _o: None,
+                lambda name, _o: f"{name}'s memory estimate is planned {planned}",
             )
         )
     return out
@@ -200,42 +201,34 @@ def lifted(scenario: Scenario, plan: Plan) -> list[Lifted]:
     """For each forced purchase and each workload costing a tenth of the plan or more (as every
     view states its cost), every lever under which that workload alone would cost less than
     it does now."""
-    subjects: list[tuple[str, tuple[str, str] | None, Fraction]] = []
+    # (workload, the forced pool or None, what it pays now, its cheapest option off that
+    # pool in the base scenario)
+    subjects: list[tuple[str, tuple[str, str] | None, Fraction, Option | None]] = []
     forced = set()
     for f in plan.forced:
         forced.update(f.workloads)
         if len(f.workloads) == 1:  # several forcers: one moving leaves the purchase to the rest
-            subjects.append((f.workloads[0], (f.offer, f.mode), Fraction(f.cost)))
-    spend = {name: Fraction(cost) for name, cost in attribution(plan).items()}
+            pool = (f.offer, f.mode)
+            name = f.workloads[0]
+            subjects.append((name, pool, Fraction(f.cost), cheapest(scenario, name, pool)))
     total = Fraction(plan.total_cost)
-    for name, used in spend.items():
-        if name not in forced and name != UNUSED and total and used >= COSTLY_SHARE * total:
+    for name, cost in attribution(plan).items():
+        if name not in forced and name != UNUSED and total and cost >= COSTLY_SHARE * total:
             alone = cheapest(scenario, name, None)
             if alone is not None:
-                subjects.append((name, None, alone.cost))
-    if not subjects:
-        return []
+                subjects.append((name, None, alone.cost, alone))
     found = []
-    base = {(name, purchase): cheapest(scenario, name, purchase) for name, purchase, _ in subjects}
-    for lever in levers(scenario):
-        for name, purchase, now in subjects:
+    for lever in levers(scenario) if subjects else []:
+        for name, purchase, now, before in subjects:
             option = cheapest(lever.variant, name, purchase)
             if option is None or option.cost >= now:
                 continue
-            before = base[name, purchase]
             if before is not None and option.cost >= before.cost:
                 continue  # the lever changes nothing the base scenario could not do
-            assumed = lever.changed(scenario.offers[option.offer])
-            if lever.name != "memory" and assumed is None:
+            assumed = lever.assumed(name, scenario.offers[option.offer])
+            if assumed is None:
                 continue  # cheaper on an offer the lever did not change: not this lever's
-            if lever.name == "memory":
-                margin = scenario.spec.memory_margin
-                assumed = f"{name}'s memory estimate is planned " + (
-                    "as estimated" if margin == 0 else f"with a memory margin of {margin}"
-                )
             found.append(
-                Lifted(
-                    name, purchase, now, lever.name, assumed or "", lever.tried, lever.ask, option
-                )
+                Lifted(name, purchase, now, lever.name, assumed, lever.tried, lever.ask, option)
             )
     return found

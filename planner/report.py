@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from collections import Counter
 from decimal import ROUND_HALF_EVEN, Decimal
 from fractions import Fraction
@@ -33,7 +32,7 @@ from planner.prices import card_hour_price
 from planner.problem import Problem
 from planner.rules import package_hours
 from planner.solution import Solution, package_share
-from planner.views import attribution, pool_hours, pool_use
+from planner.views import attribution, instant_hours, pool_hours, pool_use
 
 RATE_DIGITS = Decimal("0.0001")  # derived rates (per card-hour, per GB-hour) are shown to 4 places
 
@@ -532,8 +531,8 @@ def _outside(scenario: Scenario, plan: Plan) -> list[str]:
     # makes a day 23 or 25 h)
     past: dict[tuple[str, str, bool], list[Fraction]] = {}
     for r in plan.rentals:
-        held = _instant_hours(r.start, r.end)
-        after = max(_instant_hours(last, r.end), Fraction(0))
+        held = instant_hours(r.start, r.end)
+        after = max(instant_hours(last, r.end), Fraction(0))
         if (r.mode in PACKAGE_DAYS or r.committed) and after and held:
             key = (r.offer, r.mode, r.committed)
             money_, hours = past.setdefault(key, [Fraction(0), Fraction(0)])
@@ -553,18 +552,13 @@ def _outside(scenario: Scenario, plan: Plan) -> list[str]:
         )
     early = [r for r in plan.rentals if r.start < first]
     if early:
-        ahead = sum((_instant_hours(r.start, first) * r.units for r in early), Fraction(0))
+        ahead = sum((instant_hours(r.start, first) * r.units for r in early), Fraction(0))
         out.append(
             f"money before the quarter: {len(early)} rental(s) start before the horizon (setup "
             f"ahead of work in its first hour), {float(ahead):g} unit-hour(s) before "
             f"{scenario.axis.local(0):%m-%d %H:%M}"
         )
     return out
-
-
-def _instant_hours(a: dt.datetime, b: dt.datetime) -> Fraction:
-    """Hours from a to b by the instant (subtracting two times of one zone is wall-clock)."""
-    return Fraction(int(b.timestamp() - a.timestamp()), 3600)
 
 
 def _lifted(r: RestsOn, c: str) -> str:

@@ -223,7 +223,7 @@ def pool_hours(axis: TimeAxis, plan: Plan) -> list[PoolHours]:
 # --- use of a held pool ------------------------------------------------------------------
 
 
-def _hours(a: dt.datetime, b: dt.datetime) -> Fraction:
+def instant_hours(a: dt.datetime, b: dt.datetime) -> Fraction:
     """Hours between two aware times, by the instant (wall-clock subtraction of one zone's
     times is wrong across a clock change)."""
     return Fraction(int(b.timestamp() - a.timestamp()), 3600)
@@ -249,16 +249,45 @@ def pool_use(scenario: Scenario, plan: Plan, offer: str, mode: str) -> PoolUse:
     held = Fraction(0)
     for r in plan.rentals:
         if r.offer == offer and r.mode == mode and (r.committed or mode in PACKAGE_DAYS):
-            held += _hours(r.start, min(r.end, end, key=lambda t: t.timestamp())) * r.cards
-    used = Fraction(0)
-    for a in plan.train:
-        if a.offer == offer and a.mode == mode and a.held:
-            used += sum((_hours(run.start, run.end) for run in a.runs), Fraction(0)) * a.cards
-    for ra in plan.replica:
-        for u in ra.uses:
-            if u.offer == offer and u.mode == mode and u.held:
-                used += _hours(u.start, u.end) * u.replicas * u.cards
+            held += instant_hours(r.start, min(r.end, end, key=lambda t: t.timestamp())) * r.cards
+    used = sum(
+        (
+            instant_hours(w.start, w.end) * w.cards
+            for w in held_work(plan)
+            if w.pool == (offer, mode)
+        ),
+        Fraction(0),
+    )
     return PoolUse(offer, mode, held, used)
+
+
+@dataclass(frozen=True)
+class HeldWork:
+    """Work on held cards (packages, commitments): a train run, or a run of a constant
+    replica count, with the cards it uses."""
+
+    workload: str
+    pool: tuple[str, str]  # offer, mode
+    start: dt.datetime
+    end: dt.datetime
+    cards: int
+
+
+def held_work(plan: Plan) -> list[HeldWork]:
+    """Every train run and replica use of the plan on held cards."""
+    out = [
+        HeldWork(a.workload, (a.offer, a.mode), run.start, run.end, a.cards)
+        for a in plan.train
+        if a.held
+        for run in a.runs
+    ]
+    out += [
+        HeldWork(ra.workload, (u.offer, u.mode), u.start, u.end, u.replicas * u.cards)
+        for ra in plan.replica
+        for u in ra.uses
+        if u.held
+    ]
+    return out
 
 
 # --- spend by month ------------------------------------------------------------------------
@@ -374,20 +403,9 @@ def attribution(plan: Plan) -> dict[str, Decimal]:
 def _held(plan: Plan) -> dict[str, Fraction]:
     """Each workload's exact part of the held cards' money by cause (and `UNUSED`), rental
     by rental: a held rental is charged to the work on its pool while it is held."""
-    spans: dict[tuple[str, str], list[tuple[str, float, float, int]]] = defaultdict(list)
-    for a in plan.train:
-        if a.held:
-            for run in a.runs:
-                spans[(a.offer, a.mode)].append(
-                    (a.workload, run.start.timestamp(), run.end.timestamp(), a.cards)
-                )
-    for ra in plan.replica:
-        for u in ra.uses:
-            if u.held:
-                cards = u.replicas * u.cards
-                spans[(u.offer, u.mode)].append(
-                    (ra.workload, u.start.timestamp(), u.end.timestamp(), cards)
-                )
+    spans: dict[tuple[str, str], list[HeldWork]] = defaultdict(list)
+    for w in held_work(plan):
+        spans[w.pool].append(w)
     forced = {(f.offer, f.mode): (set(f.workloads), Fraction(f.cost)) for f in plan.forced}
     left = {pool: cost for pool, (_, cost) in forced.items()}  # forced money not yet charged
     out: dict[str, Fraction] = defaultdict(Fraction)
@@ -403,13 +421,14 @@ def _held(plan: Plan) -> dict[str, Fraction]:
     held = [r for r in plan.rentals if r.committed or r.mode in PACKAGE_DAYS]
     for r in sorted(held, key=lambda r: (r.start.timestamp(), r.id)):
         pool, money = (r.offer, r.mode), Fraction(r.cost)
-        lo, hi = r.start.timestamp(), r.end.timestamp()
         users: dict[str, Fraction] = defaultdict(Fraction)
-        for name, x, y, cards in spans.get(pool, []):
-            if min(hi, y) > max(lo, x):
-                users[name] += Fraction(int(min(hi, y) - max(lo, x)), 3600) * cards
+        for w in spans.get(pool, []):
+            start = max(r.start, w.start, key=lambda t: t.timestamp())
+            end = min(r.end, w.end, key=lambda t: t.timestamp())
+            if end.timestamp() > start.timestamp():
+                users[w.workload] += instant_hours(start, end) * w.cards
         if r.committed:  # signed before the plan: its users pay the part they use
-            capacity = Fraction(int(hi - lo), 3600) * r.cards
+            capacity = instant_hours(r.start, r.end) * r.cards
             used = sum(users.values(), Fraction(0))
             share = min(used / capacity, Fraction(1)) if capacity else Fraction(0)
             charge(money * share, users)

@@ -142,14 +142,15 @@ def _workloads(plan: Plan) -> list[str]:
     if margin:
         header += [f"without it, at least ({c}) less", f"at most ({c}) less"]
     rows = []
-    for w in spend_by_workload(plan):
+    spends = spend_by_workload(plan)
+    for w in spends:
         row = [w.workload, w.kind, _money(w.cost), f"{w.cost / total:.0%}", _money(w.by_use)]
         if margin:
             m = margin.get(w.workload)
             row += [_money(m.at_least if m else None), _money(m.at_most if m else None)]
         rows.append(row)
-    spent = sum((w.cost for w in spend_by_workload(plan)), Decimal(0))
-    used = sum((w.by_use for w in spend_by_workload(plan)), Decimal(0))
+    spent = sum((w.cost for w in spends), Decimal(0))
+    used = sum((w.by_use for w in spends), Decimal(0))
     rows.append(["total", "", _money(spent), "", _money(used), *([""] * (len(header) - 5))])
     return ["<h2>Workloads</h2>", _table(header, rows)]
 
