@@ -140,11 +140,39 @@ def test_scenario_memory_margin_reaches_solver_and_checker(make_scenario: Any) -
     assert "memory" in rules
 
 
-def test_gib_band_shown_in_the_table(cli: Any) -> None:
-    result = cli("fit", "llama-3.1-8b", "--task", "serve", "--card", "h100-80g", "--cards", "1")
-    assert result.exit_code == 0
-    assert re.search(r"\d+\.\d ±\d+%", result.stdout)
-    assert "90th percentile of |measured − estimate| ÷ estimate" in result.stdout
+def test_every_figure_shows_its_band_and_basis(cli: Any) -> None:
+    """Memory and speed cells carry their bands; the basis names each figure's formula and
+    the evaluation figures its band rests on, as the JSON row has them."""
+    from planner.estimate.bands import band_for
+
+    for task, speeds in (
+        ("serve", ("tok/s/req", "tok/s/replica")),
+        ("lora", ("tok/s",)),
+    ):
+        args = ("fit", "llama-3.1-8b", "--task", task, "--card", "h100-80g", "--cards", "1")
+        result = cli(*args)
+        assert result.exit_code == 0, result.output
+        [row] = json.loads(cli(*args, "--json", "-").stdout)
+        assert re.search(r"\d+\.\d ±\d+%", result.stdout)  # GiB/card
+        basis = result.stdout[result.stdout.index("Basis") :]
+        for column in ("GiB/card", *speeds):
+            assert f"• {column}: " in basis
+        names = ["memory_per_card_gib"] + (
+            ["tokens_per_s_per_request", "tokens_per_s_per_replica"]
+            if task == "serve"
+            else ["tokens_per_s"]
+        )
+        for name in names:
+            band = row[f"{name}_band"]
+            assert band is not None
+            assert (band["fraction"], band["kind"]) == (
+                band_for(band["kind"])[0],  # type: ignore[index]
+                band["kind"],
+            )
+            assert f"±{band['fraction']:.0%}" in " ".join(basis.split())
+            assert f"{band['figures']} published {band['kind']} figures" in " ".join(
+                basis.split()
+            )
 
 
 def test_solve_memory_margin_flag_overrides_the_scenario(make_scenario: Any, cli: Any) -> None:

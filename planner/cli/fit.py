@@ -274,6 +274,7 @@ def fit(
     console = human(json_path)
     console.print(_table(query, rows, loaded.currency))
     _notes(console, rows)
+    _basis(console, rows)
     _bands(console, rows)
     if card_model.moe is not None and task.value != "serve":
         console.print(f"  note: {_moe_note(task.value)}", markup=False)
@@ -353,20 +354,72 @@ def _table(query: FitQuery, rows: list[dict[str, Any]], currency: str) -> Table:
         if serve:
             cells += [
                 str(r["max_concurrency_per_replica"]),
-                f"{r['tokens_per_s_per_request']:.0f}",
-                f"{r['tokens_per_s_per_replica']:.0f}",
+                _banded(r, "tokens_per_s_per_request", "{:.0f}"),
+                _banded(r, "tokens_per_s_per_replica", "{:.0f}"),
                 r.get("offer", "-"),
                 f"{r['hourly_price']:,.2f}" if "hourly_price" in r else "-",
             ]
         else:
             cells += [
-                f"{r['tokens_per_s']:,.0f}",
+                _banded(r, "tokens_per_s", "{:,.0f}"),
                 f"{r['hours_per_billion_tokens']:,.1f}",
                 r.get("offer", "-"),
                 f"{r['cost']:,}" if "cost" in r else "-",
             ]
         table.add_row(*cells)
     return table
+
+
+def _banded(row: dict[str, Any], name: str, form: str) -> str:
+    band = row.get(f"{name}_band")
+    return form.format(row[name]) + (f" ±{band['fraction']:.0%}" if band else "")
+
+
+# What each figure of the table is computed from (its formula's inputs are the assumptions
+# listed above the basis), keyed by the row field that carries its band.
+BASIS = {
+    "memory_per_card_gib": (
+        "GiB/card",
+        "the sum of the memory terms (weights, KV cache or activations, gradients and "
+        "optimizer states, workspace); each term's formula: --explain",
+    ),
+    "tokens_per_s": (
+        "tok/s",
+        "training FLOPs per token ÷ (cards × the card's dense peak × MFU × scaling "
+        "efficiency over the cards and the network between nodes)",
+    ),
+    "tokens_per_s_per_request": (
+        "tok/s/req",
+        "1 ÷ the decode step time at the concurrency asked: the longer of the bytes a step "
+        "reads (weights, or the active experts', plus the batch's KV cache) ÷ the card's "
+        "bandwidth × the engine's efficiency, and the step's FLOPs ÷ the card's peak",
+    ),
+    "tokens_per_s_per_replica": (
+        "tok/s/replica",
+        "the concurrency asked ÷ the same step time (every request in flight gains a token "
+        "per step), at most the requests the KV cache holds",
+    ),
+}
+
+
+def _basis(console: Any, rows: list[dict[str, Any]]) -> None:
+    """Each figure's basis and its band: the published figures it was checked against."""
+    estimated = [r for r in rows if "reason" not in r]
+    if not estimated:
+        return
+    console.print("[bold]Basis[/] of each figure, and its band:")
+    for name, (column, basis) in BASIS.items():
+        if name not in estimated[0]:
+            continue
+        band = next((r[f"{name}_band"] for r in estimated if r.get(f"{name}_band")), None)
+        evidence = (
+            f"±{band['fraction']:.0%}: 90th percentile of |error| over {band['figures']} "
+            f"published {band['kind']} figures no constant was tuned on; the truth has lain "
+            f"up to {band['lower_fraction']:.0%} below"
+            if band
+            else f"no band: fewer than {MIN_CASES} published figures of this kind"
+        )
+        console.print(f"  • {column}: {basis}. {evidence}.", markup=False)
 
 
 def _notes(console: Any, rows: list[dict[str, Any]]) -> None:
@@ -416,17 +469,14 @@ def _moe_note(method: str) -> str:
 
 
 def _bands(console: Any, rows: list[dict[str, Any]]) -> None:
-    """Where the ± comes from, and what a marginal verdict means."""
+    """What a marginal verdict means (where the ± comes from: `_basis`)."""
     band = next(
         (r["memory_per_card_gib_band"] for r in rows if r.get("memory_per_card_gib_band")), None
     )
     if band is None:
         return
     console.print(
-        "± is the 90th percentile of |measured − estimate| ÷ estimate for "
-        f"{band['kind']} estimates against {band['figures']} published measurements no "
-        "constant was tuned on; "
-        "'marginal': it fits, but would not if the estimate were that much too low; or it "
+        "'marginal': it fits, but would not if the estimate were its band too low; or it "
         "overfills the card, but estimates of this kind have run up to "
         f"{band['lower_fraction']:.0%} high (the lower band)."
         + (

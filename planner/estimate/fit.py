@@ -209,6 +209,8 @@ def _serve_row(query: FitQuery, card: CardType, count: int, offers: list[Offer])
     row["tokens_per_s_per_replica_at_max"] = round(capacity.tokens_per_s, 1)
     decode = kind_of("decode_tok_s", "serve", setup.engine, query.model.moe is not None)
     row.update(band_fields(decode, row["tokens_per_s_per_request"], "tokens_per_s_per_request"))
+    throughput = kind_of("serve_throughput", "serve", setup.engine, query.model.moe is not None)
+    row.update(band_fields(throughput, row["tokens_per_s_per_replica"], "tokens_per_s_per_replica"))
     priced = _cheapest_hourly(offers, card, count)
     if priced is not None:
         offer, price = priced
