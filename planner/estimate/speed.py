@@ -73,6 +73,11 @@ ALLREDUCE_SECONDS = {"nvlink": 22e-6, "hccs": 30e-6, "pcie": 60e-6, "pcie-no-p2p
 # implied by the calibration set's vLLM batch-1 rows (Qwen2.5 7B/14B/72B, Qwen2-7B). gpt-fast
 # (one compiled loop) has none; plain HF generate's is inside its low bandwidth share.
 ENGINE_STEP_SECONDS = {"vllm": 1.8e-3, "gpt-fast": 0.0, "hf": 0.0}
+# gpt-fast's weight-only int8 and int4 linears dequantise in kernels of their own, which at
+# batch 1 cost a latency per layer beyond their bytes: 30 µs, fitted on the calibration set's
+# gpt-fast int8/int4 rows (their errors were +11% to +29% without it, and grew with the layer
+# count per card: worst on 8-way tensor parallel, where each card's bytes are few).
+LAYER_SECONDS = {("gpt-fast", True): 30e-6}
 # Each expert a decode step touches is its own small GEMM launch: fitted on the calibration
 # set's Qwen3-30B-A3B (SGLang) row; Mixtral's two experts per layer barely feel it.
 EXPERT_SECONDS = 9e-6
@@ -86,6 +91,16 @@ TP_DECODE_COST = {"nvlink": 0.12, "hccs": 0.12, "pcie": 0.3, "pcie-no-p2p": 0.45
 PREFILL_MFU = 0.33
 PREFILL_EFFICIENCY = {"ampere": 0.68, "hopper": 0.33}
 FP8_COMPUTE_SHARE = 1.36
+# A serving step of at least BATCHED_TOKENS tokens (a large decode batch, prompt chunks
+# beside it) runs its GEMMs at this share of the dense peak. The prefill shares above come
+# from time to first token at light load, which also holds the scheduler's and a decode
+# step's latency; thousands of tokens a step keep the tensor cores busier. Hopper 0.55:
+# fitted on the calibration set's batched-throughput rows (TensorRT-LLM at max load; 0.33
+# left them 13% slow at the median and 40% at p90, 0.55 gives +3% and 23%); A100 keeps its
+# prefill share (the fit did not move it); other families the Hopper prefill share, assumed.
+BATCHED_TOKENS = 1024
+BATCH_COMPUTE_SHARE = {"ampere": 0.68, "hopper": 0.55}
+BATCH_COMPUTE_UNKNOWN = 0.33
 
 
 def mfu_default(card: CardType, method: str = "full") -> tuple[float, str]:
@@ -298,9 +313,20 @@ def decode_efficiency(setup: ServeSetup) -> float:
     """Share of memory bandwidth a decode step reaches, by engine and weight format."""
     if setup.engine == "hf":
         return HF_DECODE_EFFICIENCY
+    return VLLM_DECODE_EFFICIENCY[weight_kind(setup)]
+
+
+def weight_kind(setup: ServeSetup) -> str:
+    """The weights' format family: 16bit, int8 (and FP8) or 4bit."""
     if setup.precision in ("int4", "nf4"):
-        return VLLM_DECODE_EFFICIENCY["4bit"]
-    return VLLM_DECODE_EFFICIENCY["int8" if setup.precision == "int8" else "16bit"]
+        return "4bit"
+    return "int8" if setup.precision == "int8" else "16bit"
+
+
+def layer_seconds(setup: ServeSetup) -> float:
+    """Kernel latency per layer a decode step pays beyond its bytes (LAYER_SECONDS)."""
+    quantised = weight_kind(setup) != "16bit"
+    return LAYER_SECONDS.get((setup.engine, quantised), 0.0)
 
 
 def tp_efficiency(card: CardType, cards: int) -> float:
@@ -333,21 +359,31 @@ def experts_touched(model: ModelCard, batch: int) -> float:
     return moe.experts * (1 - (1 - moe.experts_per_token / moe.experts) ** max(batch, 1))
 
 
-def compute_efficiency(card: CardType, precision: str) -> float:
-    """The share of `card`'s dense peak at `precision` a prefill or compute-bound decode
-    reaches (PREFILL_EFFICIENCY; PREFILL_MFU for families without a measurement)."""
-    share = PREFILL_EFFICIENCY.get(card.architecture.value.lower(), PREFILL_MFU)
+def compute_efficiency(card: CardType, precision: str, batched: bool = False) -> float:
+    """The share of `card`'s dense peak at `precision` that a prefill (PREFILL_EFFICIENCY;
+    PREFILL_MFU for families without a measurement) or, `batched`, a serving step of
+    thousands of tokens (BATCH_COMPUTE_SHARE) reaches."""
+    family = card.architecture.value.lower()
+    if batched:
+        share = BATCH_COMPUTE_SHARE.get(family, BATCH_COMPUTE_UNKNOWN)
+    else:
+        share = PREFILL_EFFICIENCY.get(family, PREFILL_MFU)
     if precision == "fp8" and card.fp8.value:
         share *= FP8_COMPUTE_SHARE
     return share
 
 
 def compute_seconds(
-    model: ModelCard, card: CardType, cards: int, setup: ServeSetup, flops: float
+    model: ModelCard,
+    card: CardType,
+    cards: int,
+    setup: ServeSetup,
+    flops: float,
+    batched: bool = False,
 ) -> float:
-    """Seconds for `flops` of forward work over a replica's cards at PREFILL_MFU (a layer
-    split computes on one card at a time; tensor parallel on all, less its overhead)."""
-    rate = peak_flops(card, setup.precision) * compute_efficiency(card, setup.precision)
+    """Seconds for `flops` of forward work over a replica's cards at the compute share (a
+    layer split computes on one card at a time; tensor parallel on all, less its overhead)."""
+    rate = peak_flops(card, setup.precision) * compute_efficiency(card, setup.precision, batched)
     if layer_split(setup, cards):
         return flops / rate
     return flops / (rate * cards * tp_efficiency(card, cards))
@@ -356,18 +392,53 @@ def compute_seconds(
 def decode_step_seconds(
     model: ModelCard, card: CardType, cards: int, setup: ServeSetup, batch: int
 ) -> float:
-    """One decode step of `batch` sequences at full context: bytes read ÷ effective bandwidth,
-    plus two all-reduce latencies per layer under tensor parallelism, or the batch's 2·P
-    FLOPs per token at PREFILL_MFU where that takes longer (large batches are compute
-    bound); plus one launch per expert touched and the engine's step. Tensor parallel reads
-    each card's share at once; a layer split reads them in turn."""
-    weights = weights_read_per_step(model, setup, batch) / cards
+    """One decode step of `batch` sequences at `setup.context_tokens` (engine_step_seconds
+    with no prompt tokens in it)."""
+    return engine_step_seconds(model, card, cards, setup, batch)
+
+
+def engine_step_seconds(
+    model: ModelCard,
+    card: CardType,
+    cards: int,
+    setup: ServeSetup,
+    batch: int,
+    chunk_tokens: float = 0.0,
+    prompt_tokens: int = 0,
+) -> float:
+    """One engine step, as the kernels run it: `batch` sequences decode one token each at
+    `setup.context_tokens`, beside `chunk_tokens` tokens of prompts `prompt_tokens` long
+    (chunked prefill). The weight GEMMs take the longer of reading the weights and the step's
+    2·P FLOPs per token (large steps are compute bound); attention then reads each decoding
+    sequence's KV cache and computes the prompt chunk's 2·L·h·s FLOPs per token (its own
+    kernels: they do not hide behind the GEMMs); tensor parallel adds two all-reduces per
+    layer of the step's activations; plus per-layer kernel latency, one launch per expert
+    touched, and the engine's scheduler and sampler. Tensor parallel reads each card's
+    share at once; a layer split reads them in turn."""
+    tokens = batch + chunk_tokens
+    weights = weights_read_per_step(model, setup, math.ceil(tokens)) / cards
     kv = batch * kv_bytes_per_sequence(model, setup, cards)
     bandwidth = card.bandwidth_gbs.value * 1e9 * decode_efficiency(setup)
-    fixed = model.layers * experts_touched(model, batch) * EXPERT_SECONDS
+    fixed = model.layers * experts_touched(model, math.ceil(tokens)) * EXPERT_SECONDS
     fixed += ENGINE_STEP_SECONDS.get(setup.engine, 0.0)
-    compute = compute_seconds(model, card, cards, setup, 2.0 * model.active_params * batch)
+    fixed += model.layers * layer_seconds(setup)
+    batched = tokens >= BATCHED_TOKENS
+    gemm = compute_seconds(model, card, cards, setup, 2.0 * model.active_params * tokens, batched)
+    attention = compute_seconds(
+        model, card, cards, setup, 2.0 * model.layers * model.hidden * prompt_tokens * chunk_tokens
+    )
     if layer_split(setup, cards):
-        return max((weights + kv) * cards / bandwidth, compute) + fixed
-    allreduce = 2 * model.layers * ALLREDUCE_SECONDS[link_kind(card)] if cards > 1 else 0.0
-    return max((weights + kv) / bandwidth + allreduce, compute) + fixed
+        return max(weights * cards / bandwidth, gemm) + kv * cards / bandwidth + attention + fixed
+    allreduce = tp_allreduce_seconds(model, card, cards, tokens)
+    return max(weights / bandwidth, gemm) + kv / bandwidth + attention + allreduce + fixed
+
+
+def tp_allreduce_seconds(model: ModelCard, card: CardType, cards: int, tokens: float) -> float:
+    """A tensor-parallel step's all-reduces: two per layer (after attention and after the
+    MLP), each a latency plus the step's 16-bit activations (tokens × hidden × 2 B) moved
+    2(n − 1)/n times over the link (a ring)."""
+    if cards <= 1:
+        return 0.0
+    moved = tokens * model.hidden * 2.0 * 2 * (cards - 1) / cards
+    each = ALLREDUCE_SECONDS[link_kind(card)] + moved / (link_gbs(card) * 1e9)
+    return 2 * model.layers * each
