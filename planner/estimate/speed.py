@@ -23,27 +23,22 @@ from planner.estimate.memory import (
 )
 from planner.estimate.precision import weight_bytes
 
-# Model FLOPs utilisation (model FLOPs: 6P + attention, recompute not counted) of a tuned
-# full fine-tune on one card, by chip family, fitted together with the communication model
-# below on the calibration set's training rows (benchmarks/RESULTS.md lists them): Ampere
-# data-centre cards reach a larger share of their peak than Hopper (A100: 0.64 over 16 rows
-# of torchtitan, InternEvo, VectorLM, torchtune; H100/H200: 0.42 over 8 rows of torchtitan,
-# Megatron and NeMo, bf16 and FP8 alike); Ada 0.69 from 4 RTX 4090 rows (torchtune). The
-# rest have no calibration row and are assumed: GeForce Ampere (FP32-accumulate tensor math
-# at half rate) and the 910B 0.35, others 0.5.
-MFU_BY_ARCHITECTURE = {"ampere": 0.64, "hopper": 0.42, "ada": 0.69}
+# Share of the dense peak that a tuned fine-tune's executed FLOPs reach on one card
+# (executed_flops_per_token: recompute counted, frozen weights' gradients not), by chip
+# family, fitted together with the communication model below on the calibration set's
+# training rows, full fine-tunes and LoRA alike (benchmarks/RESULTS.md lists them): Ampere
+# data-centre cards reach a larger share of their peak than Hopper (A100 rows of torchtitan,
+# InternEvo, VectorLM, torchtune; H100/H200 rows of torchtitan, Megatron and NeMo, bf16 and
+# FP8 alike); Ada from the RTX 4090 rows (torchtune). The rest have no calibration row and
+# are assumed: GeForce Ampere (FP32-accumulate tensor math at half rate) and the 910B 0.35,
+# others 0.5.
+MFU_BY_ARCHITECTURE = {"ampere": 0.68, "hopper": 0.45, "ada": 0.8}
 MFU_ASSUMED = {"ampere-geforce": 0.35, "ascend": 0.35}
 MFU_UNKNOWN = 0.5
-# LoRA and QLoRA run their 4P FLOPs (frozen weights: no weight gradients) at this share of a
-# full fine-tune's utilisation (fitted with the above: the LoRA rows of A100, H100, RTX 4090).
-LORA_EFFICIENCY = 0.8
-# Full activation checkpointing recomputes the forward: torchtitan's MFU drops 58% → 52%
-# (selective → full AC), torchtune's 3B ladder loses 21% of tokens/s.
-CHECKPOINTING_SPEED = 0.85
-# Dequantising the 4-bit base each step: the two calibration QLoRA rows (torchtune's compiled
-# torchao NF4, on an RTX 4090 and 8 A100s) run as fast as its LoRA, so no slowdown is planned;
-# uncompiled bitsandbytes kernels are slower, but no calibration row measures them.
-QLORA_SLOWDOWN = 1.0
+# LoRA's executed FLOPs run at this share of a full fine-tune's utilisation.
+LORA_EFFICIENCY = 1.0
+# A QLoRA base is dequantised by a streaming kernel at this share of the card's bandwidth.
+DEQUANT_BANDWIDTH_SHARE = 0.7
 OFFLOAD_SPEED = {"none": 1.0, "optimizer": 0.85, "optimizer+params": 0.6}
 # Scaling over cards: each optimizer step's collectives (NCCL-style rings) move, per card,
 # (n − 1)/n of: twice the gradients under data parallelism or ZeRO-1/2 (all-reduce), or the
@@ -104,7 +99,8 @@ BATCH_COMPUTE_UNKNOWN = 0.33
 
 
 def mfu_default(card: CardType, method: str = "full") -> tuple[float, str]:
-    """The MFU an estimate uses on `card` for `method`, and where it comes from."""
+    """The share of `card`'s dense peak an estimate's executed FLOPs reach for `method`, and
+    where it comes from."""
     family = card.architecture.value.lower()
     if family in MFU_BY_ARCHITECTURE:
         mfu, source = MFU_BY_ARCHITECTURE[family], f"measured on {family} cards"
@@ -112,7 +108,7 @@ def mfu_default(card: CardType, method: str = "full") -> tuple[float, str]:
         mfu, source = MFU_ASSUMED[family], f"assumed for {family} cards (no measurement)"
     else:
         mfu, source = MFU_UNKNOWN, f"assumed ({family} cards have no measurement)"
-    if method in ("lora", "qlora"):
+    if method in ("lora", "qlora") and LORA_EFFICIENCY != 1:
         mfu *= LORA_EFFICIENCY
         source += f", × {LORA_EFFICIENCY:g} for LoRA"
     return mfu, source
@@ -129,14 +125,37 @@ def peak_flops(card: CardType, precision: str) -> float:
 
 
 def flops_per_token(model: ModelCard, setup: TrainSetup) -> tuple[float, str]:
-    """Model FLOPs per token: 6P (full), 4P (LoRA: no weight gradients for frozen weights),
-    2P (forward only), plus attention 12·L·h·s (a third of it forward only). P = active params."""
+    """Model FLOPs per token (what MFU counts): 6P (full), 4P (LoRA: no weight gradients for
+    frozen weights), 2P (forward only), plus attention 12·L·h·s (a third of it forward only).
+    P = active params."""
     params = float(model.active_params)
     factor = {"full": 6.0, "lora": 4.0, "qlora": 4.0, "eval": 2.0}[setup.method]
     attention = 12.0 * model.layers * model.hidden * setup.seq_len
     if setup.method == "eval":
         attention /= 3
     return factor * params + attention, f"{factor:g}·P + attention FLOPs per token"
+
+
+def executed_flops_per_token(model: ModelCard, setup: TrainSetup) -> tuple[float, str]:
+    """FLOPs a card executes per token, pass by pass: the forward 2P; the backward's input
+    gradients 2P, through every layer, frozen or not (the loss's gradient must reach the
+    first adapter); weight gradients 2P for trained weights only (a full fine-tune: LoRA's
+    adapters are r·(in + out) a matrix, negligible); with activation checkpointing one more
+    forward (2P) recomputes what was dropped. Attention has no weights: 4·L·h·s a forward,
+    twice that in the backward. P = active params."""
+    params = float(model.active_params)
+    attention = 4.0 * model.layers * model.hidden * setup.seq_len
+    if setup.method == "eval":
+        return 2.0 * params + attention, "forward 2·P + attention FLOPs per token"
+    passes = ["forward 2·P", "input gradients 2·P"]
+    if setup.method == "full":
+        passes.append("weight gradients 2·P")
+    linear, attn = 2.0 * len(passes), 3.0
+    if setup.knobs.checkpointing:
+        passes.append("recompute 2·P")
+        linear, attn = linear + 2.0, attn + 1.0
+    text = " + ".join(passes) + " + attention FLOPs per token executed"
+    return linear * params + attn * attention, text
 
 
 def link_kind(card: CardType) -> str:
@@ -221,28 +240,54 @@ class TrainSpeed:
 def single_card_speed(
     model: ModelCard, card: CardType, setup: TrainSetup, notes: Assumptions | None = None
 ) -> tuple[float, float]:
-    """Tokens/s of one card running the job (and the MFU used): peak × MFU ÷ FLOPs per token,
-    less recompute, dequantisation and CPU offload."""
+    """Tokens/s of one card running the job (and its model FLOPs utilisation): peak × the
+    family's utilisation ÷ the FLOPs executed per token (recompute included), less QLoRA's
+    dequantisation and CPU offload. A stated MFU counts model FLOPs, recompute inside it."""
     notes = notes if notes is not None else Assumptions()
-    work, work_text = flops_per_token(model, setup)
-    mfu, mfu_source = (
-        (setup.knobs.mfu, "stated") if setup.knobs.mfu else mfu_default(card, setup.method)
-    )
-    speed = peak_flops(card, setup.precision) * mfu / work
-    notes.add("flops", work_text)
-    notes.add("mfu", f"MFU {mfu:.0%} of {card.id}'s dense {setup.precision} peak ({mfu_source})")
+    peak = peak_flops(card, setup.precision)
+    model_work, _ = flops_per_token(model, setup)
     notes.card(card, "bf16_tflops")
-    if setup.knobs.checkpointing and setup.method != "eval":
-        speed *= CHECKPOINTING_SPEED
-        notes.add("recompute", f"activation checkpointing: {CHECKPOINTING_SPEED:.0%} speed")
-    if setup.method == "qlora" and QLORA_SLOWDOWN != 1:
-        speed /= QLORA_SLOWDOWN
-        notes.add("qlora", f"QLoRA dequantisation: {QLORA_SLOWDOWN:g}× slower than LoRA")
+    if setup.knobs.mfu:
+        speed = peak * setup.knobs.mfu / model_work
+        notes.add("flops", f"{model_work / 1e9:.0f} GFLOPs of model work per token")
+        notes.add("mfu", f"MFU {setup.knobs.mfu:.0%} of {card.id}'s dense peak (stated)")
+    else:
+        work, work_text = executed_flops_per_token(model, setup)
+        share, source = mfu_default(card, setup.method)
+        speed = peak * share / work
+        notes.add("flops", work_text)
+        notes.add(
+            "mfu",
+            f"{share:.0%} of {card.id}'s dense {setup.precision} peak on the executed FLOPs "
+            f"({source}): MFU {speed * model_work / peak:.0%}",
+        )
+    if setup.method == "qlora":
+        seconds = dequantise_seconds(model, card, setup)
+        step = setup.tokens / speed
+        speed = setup.tokens / (step + seconds)
+        notes.add(
+            "qlora",
+            f"QLoRA dequantises each 4-bit matrix to 16 bit once a pass: {seconds * 1e3:.0f} ms "
+            f"a step of {setup.tokens} tokens",
+        )
     offload = OFFLOAD_SPEED[setup.knobs.offload or "none"]
     if offload < 1:
         speed *= offload
         notes.add("offload_speed", f"CPU offload: {offload:.0%} of on-card speed")
-    return speed, mfu
+    return speed, speed * model_work / peak
+
+
+def dequantise_seconds(model: ModelCard, card: CardType, setup: TrainSetup) -> float:
+    """Memory time a QLoRA step spends dequantising its base: each pass over the layers
+    (forward, backward, and the recompute under checkpointing) reads every quantised matrix
+    in its packed format and writes it out in 16 bit for the GEMM, at the bandwidth share a
+    streaming kernel reaches (DEQUANT_BANDWIDTH_SHARE)."""
+    passes = 3 if setup.knobs.checkpointing else 2
+    notes = Assumptions()
+    packed = weight_bytes(model, base_format(setup), notes)
+    written = 2.0 * float(model.params)
+    bandwidth = card.bandwidth_gbs.value * 1e9 * DEQUANT_BANDWIDTH_SHARE
+    return passes * (packed + written) / bandwidth
 
 
 def train_speed(
