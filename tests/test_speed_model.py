@@ -194,6 +194,7 @@ def test_batched_serving_is_a_roofline_over_steps_with_chunked_prefill() -> None
     setup = ServeSetup(concurrency=256, batched_tokens=8192)
     mean = replace(setup, context_tokens=128 + 256)
     chunk_steps = 256 * 128 / 7936
+    assert 256 < 8192 * 512 // (128 + 512)  # the budget sustains the batch
     chunked = engine_step_seconds(m, c, 1, mean, 256, 7936, 128)
     plain = engine_step_seconds(m, c, 1, mean, 256)
     expected = 256 * 512 / (chunk_steps * chunked + (512 - chunk_steps) * plain)

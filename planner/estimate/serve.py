@@ -200,22 +200,23 @@ def serving_throughput(
     """Output tokens/s of one replica with `setup.concurrency` requests in flight, a roofline
     over engine steps. Continuous batching keeps `batch` requests decoding: at most the
     concurrency, the requests whose KV cache at full context fits (an engine admits a request
-    only if it can finish it), and the engine's token budget per step. While each writes its
-    O tokens, about `batch` new prompts of I tokens are prefilled in chunks that fill the
-    step's budget beside the decoding batch (chunked prefill: prompt tokens share a step's
-    GEMMs with decode tokens, so a short prompt rides on weights read anyway); the other
-    steps decode alone. Each step at the mean context I + O/2."""
+    only if it can finish it), and as many as the step's token budget sustains: while each
+    writes its O tokens, its successor's I prompt tokens must pass through the same steps,
+    so a step carries batch × (1 + I/O) tokens. The prompts are prefilled in chunks that fill
+    the budget beside the decoding batch (chunked prefill: prompt tokens share a step's GEMMs
+    with decode tokens, so a short prompt rides on weights read anyway); the other steps
+    decode alone. Each step at the mean context I + O/2."""
     full = replace(setup, context_tokens=input_tokens + output_tokens)
     by_memory = max_concurrency_by_memory(model, card, cards, full)
-    batch = max(1, min(setup.concurrency, by_memory, setup.batched_tokens))
+    budget = setup.batched_tokens
+    by_budget = budget * output_tokens // (input_tokens + output_tokens)
+    batch = max(1, min(setup.concurrency, by_memory, by_budget))
     if batch == 1:
         return generation_tokens_per_s(model, card, cards, setup, input_tokens, output_tokens)
     mean = replace(setup, context_tokens=input_tokens + output_tokens // 2)
-    room = setup.batched_tokens - batch  # prompt tokens a step carries beside the batch
-    beside = batch if room >= 1 else 0  # no room: prompts take steps of their own
-    chunk = room if room >= 1 else setup.batched_tokens
-    chunk_steps = batch * input_tokens / chunk
-    chunked = engine_step_seconds(model, card, cards, mean, beside, chunk, input_tokens)
+    room = max(budget - batch, 1)  # prompt tokens a step carries beside the batch
+    chunk_steps = batch * input_tokens / room
+    chunked = engine_step_seconds(model, card, cards, mean, batch, room, input_tokens)
     plain = engine_step_seconds(model, card, cards, mean, batch)
-    decode_only = max(0.0, output_tokens - (chunk_steps if beside else 0.0))
+    decode_only = max(0.0, output_tokens - chunk_steps)
     return batch * output_tokens / (chunk_steps * chunked + decode_only * plain)
