@@ -112,15 +112,24 @@ class Case:
     def estimate(self) -> float:
         return ESTIMATORS[self.quantity](self.record)
 
+    def _pair(self) -> tuple[float, float]:
+        """(estimate, measured) as compared: a time per training step is compared as the
+        speed it means (its inverse), so that a speed band reads the same whatever the unit."""
+        estimate, measured = self.estimate(), self.measured
+        if self.unit == "s/step":
+            return 1.0 / estimate, 1.0 / measured
+        return estimate, measured
+
     def error(self) -> float:
         """(estimate − measured) ÷ measured: how wrong the estimate was."""
-        return (self.estimate() - self.measured) / self.measured
+        estimate, measured = self._pair()
+        return (estimate - measured) / measured
 
     def deviation(self) -> float:
         """(measured − estimate) ÷ estimate: how far the truth lay from the estimate, as a
         share of it. Bands use this, so that E × (1 + band) covers an underestimate."""
-        estimate = self.estimate()
-        return (self.measured - estimate) / estimate
+        estimate, measured = self._pair()
+        return (measured - estimate) / estimate
 
 
 # --- from a record to gpuplan's estimate ------------------------------------------------------
@@ -259,6 +268,9 @@ def _train_tokens(r: dict[str, Any]) -> float:
         r.get("cards_per_node", 8),
         network,
     )
+    if r["unit"] == "s/step":  # one optimizer step: grad_accum micro-batches on every card
+        step_tokens = r["micro_batch"] * r.get("grad_accum", 1) * r["seq_len"] * cards
+        return step_tokens / speed.tokens_per_s
     return speed.tokens_per_s / cards if r["unit"] == "tok/s/card" else speed.tokens_per_s
 
 

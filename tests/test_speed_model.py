@@ -23,6 +23,8 @@ from planner.estimate.speed import (
     dequantise_seconds,
     engine_step_seconds,
     executed_flops_per_token,
+    fixed_seconds,
+    scaling_efficiency,
     tp_allreduce_seconds,
     train_speed,
 )
@@ -150,7 +152,8 @@ def test_lora_executes_the_frozen_base_forward_and_backward_but_no_weight_gradie
     # forward per token, twice that in the backward; a linear pass is 2·P
     m = model("llama-3.1-8b")
     p, attention = 8_030_261_248, 4 * 32 * 4096 * 2048
-    lora = TrainSetup("lora", recipe_knobs("lora", None, TrainKnobs(checkpointing=False)))
+    knobs = TrainKnobs(checkpointing=False, compile=True)  # compiled: no adapter latency
+    lora = TrainSetup("lora", recipe_knobs("lora", None, knobs))
     assert executed_flops_per_token(m, lora)[0] == 4 * p + 3 * attention
     # checkpointing adds one more forward, linear and attention alike
     recomputed = replace(lora, knobs=lora.knobs.model_copy(update={"checkpointing": True}))
@@ -220,3 +223,30 @@ def test_gpt_fast_quantised_linears_pay_a_latency_a_layer(monkeypatch: Any) -> N
     bare = [decode_step_seconds(m, c, 1, s, 1) for s in setups]
     assert steps[0] - bare[0] == pytest.approx(32 * 30e-6)
     assert steps[1:] == bare[1:]
+
+
+def test_eager_lora_pays_a_latency_per_adapter_per_pass() -> None:
+    # Llama-3.1-8B, LoRA on every linear (7 a layer, 32 layers), checkpointed (3 passes),
+    # uncompiled: 672 adapter passes × 120 µs beside the FLOPs; compiled, none
+    m, c = model("llama-3.1-8b"), card("a100-80g")
+    knobs = TrainKnobs(lora_targets="all", checkpointing=True, compile=False)
+    eager = TrainSetup("lora", recipe_knobs("lora", None, knobs), seq_len=256)
+    compiled = replace(eager, knobs=eager.knobs.model_copy(update={"compile": True}))
+    latency = 32 * 7 * 3 * 120e-6  # 81 ms a micro-batch
+    assert fixed_seconds(m, eager)[0] == pytest.approx(latency)
+    assert fixed_seconds(m, compiled)[0] == 0.0
+    flops_time = 256 / train_speed(m, c, 1, compiled).tokens_per_s
+    assert train_speed(m, c, 1, eager).tokens_per_s == pytest.approx(256 / (flops_time + latency))
+
+
+def test_zero3_gathers_each_layer_a_pass_beside_the_bytes() -> None:
+    # Llama-3.1-8B full fine-tune under ZeRO-3 on 2 A100s: the collectives move 3 × 16 GB
+    # halved over NVLink (240 GB/s), plus 32 layers × 3 passes × 4 ms of gather latency
+    m, c = model("llama-3.1-8b"), card("a100-80g")
+    setup = TrainSetup("full", recipe_knobs("full", None, TrainKnobs(zero=3, checkpointing=True)))
+    one = 10_000.0
+    seconds = 3 * 8_030_261_248 * 2.0 / 2 / (600e9 / 2 * 0.8) + 32 * 3 * 4e-3
+    compute = setup.tokens / one
+    exposed = max(0.0, seconds - 0.5 * compute)
+    efficiency, _ = scaling_efficiency(m, c, 2, setup, one_card=one)
+    assert efficiency == pytest.approx(compute / (compute + exposed))

@@ -37,8 +37,24 @@ MFU_ASSUMED = {"ampere-geforce": 0.35, "ascend": 0.35}
 MFU_UNKNOWN = 0.5
 # LoRA's executed FLOPs run at this share of a full fine-tune's utilisation.
 LORA_EFFICIENCY = 1.0
-# A QLoRA base is dequantised by a streaming kernel at this share of the card's bandwidth.
-DEQUANT_BANDWIDTH_SHARE = 0.7
+# A QLoRA base is dequantised by a streaming kernel at this share of the card's bandwidth:
+# NF4 0.7, assumed (torchtune's compiled torchao NF4 rows run as fast as their LoRA, so the
+# term must stay small); int4 GPTQ/AWQ bases dequantise through auto-gptq's training
+# kernels, fitted on the calibration set's Qwen Q-LoRA rows (their step time grows by the
+# base's bytes, not its tokens: +0.2 s a micro-batch for 7B, +2.7 s for 72B).
+DEQUANT_BANDWIDTH_SHARE = {"nf4": 0.7, "int4": 0.12}
+# Eager (uncompiled) LoRA runs each adapter as its own small modules, a latency per adapted
+# matrix per pass beyond its FLOPs (PEFT's Python forward, dropout, two thin matmuls, the
+# scaled add), whatever the tokens: fitted on the calibration set's Qwen LoRA rows (at 256
+# tokens a micro-batch their steps took 2-3 × the FLOPs' time; at 8,192 barely more).
+ADAPTER_SECONDS = 120e-6
+# ZeRO-3/FSDP gathers each layer's weights in collectives of its own, forward and backward
+# (and the recompute): a latency per layer per pass beyond the bytes, counted with the step's
+# communication (so it hides behind compute as the bytes do). 4 ms, fitted on the calibration
+# set's training rows (Qwen-72B LoRA under DeepSpeed ZeRO-3 on 4 A100s took 17.6 s for 8
+# micro-batches of 256 tokens, twice their FLOPs and bytes; the FSDP rows of torchtitan and
+# VectorLM, with long micro-batches, hide it).
+GATHER_SECONDS = 4e-3
 OFFLOAD_SPEED = {"none": 1.0, "optimizer": 0.85, "optimizer+params": 0.6}
 # Scaling over cards: each optimizer step's collectives (NCCL-style rings) move, per card,
 # (n − 1)/n of: twice the gradients under data parallelism or ZeRO-1/2 (all-reduce), or the
@@ -212,6 +228,9 @@ def scaling_efficiency(
     nodes = math.ceil(cards / cards_per_node)
     seconds = volume * (in_node - 1) / in_node / (link_gbs(card) * 1e9) if in_node > 1 else 0.0
     text = f"{what}: {volume / 1e9:.1f} GB a step over {link_kind(card)}"
+    if (setup.knobs.zero or 0) >= 3:
+        seconds += model.layers * passes(setup) * GATHER_SECONDS
+        text += f", {model.layers} layers gathered {passes(setup)} times"
     if nodes > 1:
         gbps = network.gbps if network is not None else SLOW_NETWORK_GBPS
         seconds += volume * (nodes - 1) / nodes / (gbps / 8 * NETWORK_SHARE * 1e9)
@@ -238,7 +257,10 @@ class TrainSpeed:
 
 
 def single_card_speed(
-    model: ModelCard, card: CardType, setup: TrainSetup, notes: Assumptions | None = None
+    model: ModelCard,
+    card: CardType,
+    setup: TrainSetup,
+    notes: Assumptions | None = None,
 ) -> tuple[float, float]:
     """Tokens/s of one card running the job (and its model FLOPs utilisation): peak × the
     family's utilisation ÷ the FLOPs executed per token (recompute included), less QLoRA's
@@ -263,13 +285,16 @@ def single_card_speed(
         )
     if setup.method == "qlora":
         seconds = dequantise_seconds(model, card, setup)
-        step = setup.tokens / speed
-        speed = setup.tokens / (step + seconds)
+        speed = setup.tokens / (setup.tokens / speed + seconds)
         notes.add(
             "qlora",
             f"QLoRA dequantises each 4-bit matrix to 16 bit once a pass: {seconds * 1e3:.0f} ms "
-            f"a step of {setup.tokens} tokens",
+            f"a micro-batch of {setup.tokens} tokens",
         )
+    latency, what = fixed_seconds(model, setup)
+    if latency:
+        speed = setup.tokens / (setup.tokens / speed + latency)
+        notes.add("latency", f"{latency * 1e3:.0f} ms a micro-batch of fixed latency ({what})")
     offload = OFFLOAD_SPEED[setup.knobs.offload or "none"]
     if offload < 1:
         speed *= offload
@@ -277,17 +302,42 @@ def single_card_speed(
     return speed, speed * model_work / peak
 
 
+def passes(setup: TrainSetup) -> int:
+    """Passes over the layers a micro-batch makes: forward, backward, and the recompute."""
+    return 3 if setup.knobs.checkpointing else 2
+
+
 def dequantise_seconds(model: ModelCard, card: CardType, setup: TrainSetup) -> float:
-    """Memory time a QLoRA step spends dequantising its base: each pass over the layers
-    (forward, backward, and the recompute under checkpointing) reads every quantised matrix
-    in its packed format and writes it out in 16 bit for the GEMM, at the bandwidth share a
-    streaming kernel reaches (DEQUANT_BANDWIDTH_SHARE)."""
-    passes = 3 if setup.knobs.checkpointing else 2
-    notes = Assumptions()
-    packed = weight_bytes(model, base_format(setup), notes)
+    """Memory time a QLoRA micro-batch spends dequantising its base: each pass over the
+    layers reads every quantised matrix in its packed format and writes it out in 16 bit for
+    the GEMM, at the bandwidth share its kernels reach (DEQUANT_BANDWIDTH_SHARE)."""
+    fmt = base_format(setup)
+    packed = weight_bytes(model, fmt, Assumptions())
     written = 2.0 * float(model.params)
-    bandwidth = card.bandwidth_gbs.value * 1e9 * DEQUANT_BANDWIDTH_SHARE
-    return passes * (packed + written) / bandwidth
+    bandwidth = card.bandwidth_gbs.value * 1e9 * DEQUANT_BANDWIDTH_SHARE.get(fmt, 0.7)
+    return passes(setup) * (packed + written) / bandwidth
+
+
+def adapters_per_layer(model: ModelCard, targets: str) -> int:
+    """Adapted matrices a token passes in one layer: q, v; q, k, v, o; or those and the MLP's
+    three (each expert the token is routed to, on a mixture of experts)."""
+    count = {"qv": 2, "attn": 4, "all": 4}[targets]
+    if targets == "all":
+        routed = 1 if model.moe is None else model.moe.experts_per_token + model.moe.shared_experts
+        count += 3 * routed
+    return count
+
+
+def fixed_seconds(model: ModelCard, setup: TrainSetup) -> tuple[float, str]:
+    """Latency a micro-batch pays whatever its tokens: eager LoRA's adapter modules
+    (ADAPTER_SECONDS a matrix a pass)."""
+    seconds, parts = 0.0, []
+    k = setup.knobs
+    if setup.method in ("lora", "qlora") and not k.compile:
+        adapters = model.layers * adapters_per_layer(model, k.lora_targets or "attn")
+        seconds += adapters * passes(setup) * ADAPTER_SECONDS
+        parts.append(f"{adapters} eager adapters × {passes(setup)} passes")
+    return seconds, ", ".join(parts)
 
 
 def train_speed(
