@@ -1140,7 +1140,7 @@ def child(repo: Path, folder: Path, out: Path, only: list[str] | None) -> None:
     record("seed-70b-serving", lambda: adapter.load(scenarios / "seed-70b-serving.yaml"), 20)
 
     def seed_70b_catalog() -> Any:
-        # seed-70b-serving at 191 requests in flight: the catalog's 8 × A100 machine wins
+        # seed-70b-serving at 191 requests in flight: the catalog's H200s and A100 machine compete
         copy = folder / "seed-70b-191"
         copy.mkdir()
         for name in ("seed-70b-serving.yaml", "seed-70b-catalog.yaml"):

@@ -23,8 +23,9 @@ from planner.domain.load import load_catalog, load_model
 from planner.domain.model_card import ModelCard
 from planner.domain.recipes import TrainKnobs, recipe_knobs
 from planner.estimate.bands import kind_of
-from planner.estimate.core import GB, GIB
+from planner.estimate.core import GB, GIB, Assumptions
 from planner.estimate.memory import ServeSetup, TrainSetup, serve_memory, train_memory
+from planner.estimate.precision import weight_bytes
 from planner.estimate.serve import generation_tokens_per_s, prefill_seconds, serving_throughput
 from planner.estimate.speed import decode_step_seconds, train_speed
 
@@ -111,15 +112,24 @@ class Case:
     def estimate(self) -> float:
         return ESTIMATORS[self.quantity](self.record)
 
+    def _pair(self) -> tuple[float, float]:
+        """(estimate, measured) as compared: a time per training step is compared as the
+        speed it means (its inverse), so that a speed band reads the same whatever the unit."""
+        estimate, measured = self.estimate(), self.measured
+        if self.unit == "s/step":
+            return 1.0 / estimate, 1.0 / measured
+        return estimate, measured
+
     def error(self) -> float:
         """(estimate − measured) ÷ measured: how wrong the estimate was."""
-        return (self.estimate() - self.measured) / self.measured
+        estimate, measured = self._pair()
+        return (estimate - measured) / measured
 
     def deviation(self) -> float:
         """(measured − estimate) ÷ estimate: how far the truth lay from the estimate, as a
         share of it. Bands use this, so that E × (1 + band) covers an underestimate."""
-        estimate = self.estimate()
-        return (self.measured - estimate) / estimate
+        estimate, measured = self._pair()
+        return (measured - estimate) / estimate
 
 
 # --- from a record to gpuplan's estimate ------------------------------------------------------
@@ -133,6 +143,19 @@ def _memory_unit(r: dict[str, Any], value: float) -> float:
     return value / {"GiB": GIB, "GB": GB, "MiB": 2.0**20, "MB": 1e6}[r["unit"]]
 
 
+def _usable_fraction(r: dict[str, Any]) -> float:
+    """The card's share the engine may use. vLLM's gpu_memory_utilization is a share of the
+    card; TensorRT-LLM's kv_cache_free_gpu_mem_fraction is a share of what the weights leave
+    free, so it is carried to the card: (W + f × (M − W)) ÷ M."""
+    fraction = float(r.get("usable_fraction", 0.90))
+    if r.get("engine") != "trtllm" or "usable_fraction" not in r:
+        return fraction
+    memory = _card(r).memory_gib.value * GIB
+    weights = weight_bytes(model(r["model"]), r.get("precision", "bf16"), Assumptions())
+    share = weights / r.get("cards", 1) / memory
+    return share + fraction * (1.0 - share)
+
+
 def _serve_setup(r: dict[str, Any], **overrides: Any) -> ServeSetup:
     context = r.get("context_tokens") or r.get("input_tokens", 0) + r.get("output_tokens", 0)
     engine = r.get("engine") if r.get("engine") in ("hf", "gpt-fast") else "vllm"
@@ -142,7 +165,7 @@ def _serve_setup(r: dict[str, Any], **overrides: Any) -> ServeSetup:
         context_tokens=context,
         concurrency=r.get("concurrency", 1),
         pipeline=bool(r.get("knobs", {}).get("pipeline", False)),
-        usable_fraction=r.get("usable_fraction", 0.90),
+        usable_fraction=_usable_fraction(r),
     )
     if r.get("kv_precision"):
         fields["kv_precision"] = r["kv_precision"]
@@ -245,6 +268,9 @@ def _train_tokens(r: dict[str, Any]) -> float:
         r.get("cards_per_node", 8),
         network,
     )
+    if r["unit"] == "s/step":  # one optimizer step: grad_accum micro-batches on every card
+        step_tokens = r["micro_batch"] * r.get("grad_accum", 1) * r["seq_len"] * cards
+        return step_tokens / speed.tokens_per_s
     return speed.tokens_per_s / cards if r["unit"] == "tok/s/card" else speed.tokens_per_s
 
 

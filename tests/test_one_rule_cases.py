@@ -216,20 +216,21 @@ CASES = [
     # setup 1 h, minimum 3 h: kept 08-12 through the dip
     case("serve-setup-min-3-dip", [a100(60, **hourly(min_hours=3))], [chat(DIP)], "40.00"),
     case("serve-setup", [a100(60, **hourly())], [chat(window(9, 12, 50))], "40.00"),  # 08-12
-    # --- max_cards_per_replica: 210 requests need 3 one-card replicas or one of two cards
-    case("cap-1", [a100(**hourly())], [chat(window(9, 12, 210), cap=1)], "90.00"),
-    case("cap-2", [a100(**hourly())], [chat(window(9, 12, 210), cap=2)], "60.00"),
-    case("no-cap", [a100(**hourly())], [chat(window(9, 12, 210), cap=None)], "60.00"),
+    # --- max_cards_per_replica: 201 requests need 3 one-card replicas (100 each) or one of two
+    # cards (201)
+    case("cap-1", [a100(**hourly())], [chat(window(9, 12, 201), cap=1)], "90.00"),
+    case("cap-2", [a100(**hourly())], [chat(window(9, 12, 201), cap=2)], "60.00"),
+    case("no-cap", [a100(**hourly())], [chat(window(9, 12, 201), cap=None)], "60.00"),
     case(
         "cap-2-step-2",
         [a100(**hourly(increment_hours=2))],
-        [chat(window(9, 12, 210), cap=2)],
+        [chat(window(9, 12, 201), cap=2)],
         "80.00",
     ),
     case(
         "cap-1-step-2",
         [a100(**hourly(increment_hours=2))],
-        [chat(window(9, 12, 210), cap=1)],
+        [chat(window(9, 12, 201), cap=1)],
         "120.00",
     ),
     case("70b-cap-4", [a100(**hourly())], [big(window(9, 12, 50), 4)], "120.00"),  # 4 cards, 3 h

@@ -54,19 +54,19 @@ def _seed_70b(tmp_path, concurrency: int):  # type: ignore[no-untyped-def]
     return load_scenario(path)
 
 
-def test_seed_70b_serving_flips_from_h200_to_the_a100_machine(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_seed_70b_serving_prices_each_step_of_h200s(tmp_path) -> None:  # type: ignore[no-untyped-def]
     # Per replica (fp8 on H200, int8 on A100; 4,096 tokens at ≥ 20 tok/s): one H200 carries
-    # 45 requests, two in tensor parallel 145, four 345; an 8 × A100 80G machine 300.
-    # Cheapest: H200s up to c = 190 (TP2 + one card = ¥30,108); the A100 machine (¥40,000)
-    # from 191 to 300, where H200s would need four cards (¥40,144); above 300 one A100
-    # machine no longer suffices and four H200s (¥40,144) win again.
+    # 45 requests, two in tensor parallel 145, four 279; an 8 × A100 80G machine (¥40,000)
+    # 172 as one replica, 186 as two of four cards, so it never undercuts the H200s: one
+    # card (¥10,036) to 45, TP2 (¥20,072) to 145, TP2 + one card (¥30,108) to 190, two TP2
+    # replicas (¥40,144) to 290, then one more card (¥50,180).
     expected = {
         40: ("h200-141g", "10036.00"),
         145: ("h200-141g", "20072.00"),
         190: ("h200-141g", "30108.00"),
-        191: ("a100-80g", "40000.00"),
-        300: ("a100-80g", "40000.00"),
-        301: ("h200-141g", "40144.00"),
+        191: ("h200-141g", "40144.00"),
+        290: ("h200-141g", "40144.00"),
+        291: ("h200-141g", "50180.00"),
     }
     for concurrency, (card, cost) in expected.items():
         result = solved(_seed_70b(tmp_path, concurrency))

@@ -8,21 +8,40 @@ from typing import Any
 
 import pytest
 
-from planner.domain.recipes import recipe_knobs
+from planner.domain.recipes import TrainKnobs, recipe_knobs
 from planner.estimate.bands import LOWER, lower_band_for
 from planner.estimate.memory import ServeSetup, TrainSetup
-from planner.estimate.serve import prefill_seconds, replica_capacity, token_seconds
-from planner.estimate.speed import compute_efficiency, decode_step_seconds, peak_flops, train_speed
+from planner.estimate.serve import (
+    prefill_seconds,
+    replica_capacity,
+    serving_throughput,
+    token_seconds,
+)
+from planner.estimate.speed import (
+    compute_efficiency,
+    decode_step_seconds,
+    dequantise_seconds,
+    engine_step_seconds,
+    executed_flops_per_token,
+    fixed_seconds,
+    scaling_efficiency,
+    tp_allreduce_seconds,
+    train_speed,
+)
 from tests.measurements import card, model
 
 
 def test_a_large_batch_decodes_at_its_compute_time() -> None:
-    # Llama-3.1-8B on one H100: a step of 4,096 sequences is 2·P·4096 FLOPs at the prefill
-    # share of the peak, far longer than reading the weights and their short KV caches
+    # Llama-3.1-8B on one H100: a step of 4,096 sequences is 2·P·4096 FLOPs at the batched
+    # share of the peak (longer than reading the weights), then attention reads the 4,096
+    # short KV caches in kernels of its own
     m, c = model("llama-3.1-8b"), card("h100-80g")
     setup = ServeSetup(context_tokens=16, engine="gpt-fast")
-    compute = 2 * m.active_params * 4096 / (peak_flops(c, "bf16") * compute_efficiency(c, "bf16"))
-    assert decode_step_seconds(m, c, 1, setup, 4096) == pytest.approx(compute)
+    share = compute_efficiency(c, "bf16", batched=True)
+    assert share == 0.55
+    compute = 2 * m.active_params * 4096 / (989e12 * share)  # 0.121 s
+    kv = 4096 * 16 * 131072 / (3350e9 * 0.7)  # 128 KiB a token: 3.7 ms
+    assert decode_step_seconds(m, c, 1, setup, 4096) == pytest.approx(compute + kv)
     # and a single sequence is bandwidth bound: well under its compute-time equivalent × 100
     assert decode_step_seconds(m, c, 1, setup, 1) > 100 * compute / 4096
 
@@ -126,3 +145,108 @@ def test_output_tokens_must_leave_a_prompt(cli: Any) -> None:
     result = cli("fit", "llama-3.1-8b", "--context-tokens", "1000", "--output-tokens", "5000")
     assert result.exit_code == 1  # an input error, as for every other flag plan fit refuses
     assert "--output-tokens 5000 must be less than --context-tokens 1000" in result.output
+
+
+def test_lora_executes_the_frozen_base_forward_and_backward_but_no_weight_gradients() -> None:
+    # Llama-3.1-8B, 2,048-token sequences: attention is 4·L·h·s = 4·32·4096·2048 FLOPs a
+    # forward per token, twice that in the backward; a linear pass is 2·P
+    m = model("llama-3.1-8b")
+    p, attention = 8_030_261_248, 4 * 32 * 4096 * 2048
+    knobs = TrainKnobs(checkpointing=False, compile=True)  # compiled: no adapter latency
+    lora = TrainSetup("lora", recipe_knobs("lora", None, knobs))
+    assert executed_flops_per_token(m, lora)[0] == 4 * p + 3 * attention
+    # checkpointing adds one more forward, linear and attention alike
+    recomputed = replace(lora, knobs=lora.knobs.model_copy(update={"checkpointing": True}))
+    assert executed_flops_per_token(m, recomputed)[0] == 6 * p + 4 * attention
+    full = TrainSetup("full", recipe_knobs("full", None, TrainKnobs(checkpointing=True)))
+    assert executed_flops_per_token(m, full)[0] == 8 * p + 4 * attention
+    # so a checkpointed LoRA runs 8/6 of a checkpointed full fine-tune's speed (less attention)
+    c = card("a100-80g")
+    ratio = train_speed(m, c, 1, recomputed).tokens_per_s / train_speed(m, c, 1, full).tokens_per_s
+    assert ratio == pytest.approx((8 * p + 4 * attention) / (6 * p + 4 * attention))
+
+
+def test_qlora_pays_one_dequantisation_of_its_base_a_pass() -> None:
+    # Llama-3.1-8B in NF4 (5.70 GB packed) on an RTX 4090 (1,008 GB/s at 70%): three passes
+    # (forward, backward, recompute) each read the packed base and write 2 B a parameter
+    m, c = model("llama-3.1-8b"), card("rtx4090")
+    setup = TrainSetup("qlora", recipe_knobs("qlora", None, TrainKnobs(checkpointing=True)))
+    seconds = 3 * (5_701_941_313.024 + 2 * 8_030_261_248) / (1008e9 * 0.7)
+    assert dequantise_seconds(m, c, setup) == pytest.approx(seconds)  # 92 ms
+    lora = replace(setup, method="lora")
+    step = setup.tokens / train_speed(m, c, 1, lora).tokens_per_s
+    assert train_speed(m, c, 1, setup).tokens_per_s == pytest.approx(
+        setup.tokens / (step + seconds)
+    )
+
+
+def test_tensor_parallel_all_reduces_carry_the_steps_activations() -> None:
+    # Llama-3.1-8B over 8 H100s (NVLink 450 GB/s a direction, 80% reached): each of the 64
+    # all-reduces a step moves 1,000 tokens × 4,096 × 2 B × 2·7/8 per card, plus 22 µs
+    m, c = model("llama-3.1-8b"), card("h100-80g")
+    each = 22e-6 + 1000 * 4096 * 2 * 2 * 7 / 8 / (450e9 * 0.8)
+    assert tp_allreduce_seconds(m, c, 8, 1000) == pytest.approx(64 * each)
+    assert tp_allreduce_seconds(m, c, 1, 1000) == 0.0
+
+
+def test_batched_serving_is_a_roofline_over_steps_with_chunked_prefill() -> None:
+    # 256 requests of 128 prompt + 512 output tokens, an 8,192-token step budget: 7,936 prompt
+    # tokens ride beside the 256 decoding sequences in 256 × 128 ÷ 7,936 steps; the other
+    # steps decode alone
+    m, c = model("llama-3.1-8b"), card("h100-80g")
+    setup = ServeSetup(concurrency=256, batched_tokens=8192)
+    mean = replace(setup, context_tokens=128 + 256)
+    chunk_steps = 256 * 128 / 7936
+    assert 256 < 8192 * 512 // (128 + 512)  # the budget sustains the batch
+    chunked = engine_step_seconds(m, c, 1, mean, 256, 7936, 128)
+    plain = engine_step_seconds(m, c, 1, mean, 256)
+    expected = 256 * 512 / (chunk_steps * chunked + (512 - chunk_steps) * plain)
+    assert serving_throughput(m, c, 1, setup, 128, 512) == pytest.approx(expected)
+    # a prompt chunk makes the step compute bound: 8,192 tokens of 2·P at the batched share
+    assert chunked > 2 * m.active_params * 8192 / (989e12 * 0.55)
+    # one request alone: its prefill, then 512 steps
+    alone = replace(setup, concurrency=1)
+    single = prefill_seconds(m, c, 1, alone, 128) + 512 * decode_step_seconds(m, c, 1, mean, 1)
+    assert serving_throughput(m, c, 1, alone, 128, 512) == pytest.approx(512 / single)
+
+
+def test_gpt_fast_quantised_linears_pay_a_latency_a_layer(monkeypatch: Any) -> None:
+    # weight-only int8 in gpt-fast: 30 µs a layer beyond the bytes, 32 layers for the 8B;
+    # 16-bit weights and vLLM's quantised kernels pay none
+    import planner.estimate.speed as speed
+
+    m, c = model("llama-3.1-8b"), card("a100-80g")
+    int8 = ServeSetup(precision="int8", engine="gpt-fast", context_tokens=16)
+    setups = (int8, replace(int8, precision="bf16"), replace(int8, engine="vllm"))
+    steps = [decode_step_seconds(m, c, 1, s, 1) for s in setups]
+    monkeypatch.setattr(speed, "LAYER_SECONDS", {})
+    bare = [decode_step_seconds(m, c, 1, s, 1) for s in setups]
+    assert steps[0] - bare[0] == pytest.approx(32 * 30e-6)
+    assert steps[1:] == bare[1:]
+
+
+def test_eager_lora_pays_a_latency_per_adapter_per_pass() -> None:
+    # Llama-3.1-8B, LoRA on every linear (7 a layer, 32 layers), checkpointed (3 passes),
+    # uncompiled: 672 adapter passes × 120 µs beside the FLOPs; compiled, none
+    m, c = model("llama-3.1-8b"), card("a100-80g")
+    knobs = TrainKnobs(lora_targets="all", checkpointing=True, compile=False)
+    eager = TrainSetup("lora", recipe_knobs("lora", None, knobs), seq_len=256)
+    compiled = replace(eager, knobs=eager.knobs.model_copy(update={"compile": True}))
+    latency = 32 * 7 * 3 * 120e-6  # 81 ms a micro-batch
+    assert fixed_seconds(m, eager)[0] == pytest.approx(latency)
+    assert fixed_seconds(m, compiled)[0] == 0.0
+    flops_time = 256 / train_speed(m, c, 1, compiled).tokens_per_s
+    assert train_speed(m, c, 1, eager).tokens_per_s == pytest.approx(256 / (flops_time + latency))
+
+
+def test_zero3_gathers_each_layer_a_pass_beside_the_bytes() -> None:
+    # Llama-3.1-8B full fine-tune under ZeRO-3 on 2 A100s: the collectives move 3 × 16 GB
+    # halved over NVLink (240 GB/s), plus 32 layers × 3 passes × 4 ms of gather latency
+    m, c = model("llama-3.1-8b"), card("a100-80g")
+    setup = TrainSetup("full", recipe_knobs("full", None, TrainKnobs(zero=3, checkpointing=True)))
+    one = 10_000.0
+    seconds = 3 * 8_030_261_248 * 2.0 / 2 / (600e9 / 2 * 0.8) + 32 * 3 * 4e-3
+    compute = setup.tokens / one
+    exposed = max(0.0, seconds - 0.5 * compute)
+    efficiency, _ = scaling_efficiency(m, c, 2, setup, one_card=one)
+    assert efficiency == pytest.approx(compute / (compute + exposed))

@@ -9,7 +9,12 @@ from planner.domain.catalog import CardType
 from planner.domain.model_card import ModelCard
 from planner.estimate.core import Assumption, MemoryEstimate
 from planner.estimate.memory import ServeSetup, layer_split, max_concurrency_by_memory, serve_memory
-from planner.estimate.speed import compute_seconds, decode_efficiency, decode_step_seconds
+from planner.estimate.speed import (
+    compute_seconds,
+    decode_efficiency,
+    decode_step_seconds,
+    engine_step_seconds,
+)
 
 
 @dataclass(frozen=True)
@@ -175,10 +180,13 @@ def generation_tokens_per_s(
     input_tokens: int,
     output_tokens: int,
 ) -> float:
-    """Generated tokens/s of one request, prefill included: O ÷ (prefill + O decode steps at
-    the mean context I + O/2), the serving throughput of a single request in flight."""
-    alone = replace(setup, concurrency=1)
-    return serving_throughput(model, card, cards, alone, input_tokens, output_tokens)
+    """Generated tokens/s of one request alone, prefill included: O ÷ (prefill + O decode
+    steps at the mean context I + O/2)."""
+    mean = replace(setup, context_tokens=input_tokens + output_tokens // 2, concurrency=1)
+    prefill = prefill_seconds(model, card, cards, setup, input_tokens)
+    return output_tokens / (
+        prefill + output_tokens * decode_step_seconds(model, card, cards, mean, 1)
+    )
 
 
 def serving_throughput(
@@ -189,11 +197,26 @@ def serving_throughput(
     input_tokens: int,
     output_tokens: int,
 ) -> float:
-    """Output tokens/s of one replica with `setup.concurrency` requests in flight
-    (continuous batching, capped by the KV cache): c·O ÷ (c·prefill + O decode steps)."""
+    """Output tokens/s of one replica with `setup.concurrency` requests in flight, a roofline
+    over engine steps. Continuous batching keeps `batch` requests decoding: at most the
+    concurrency, the requests whose KV cache at full context fits (an engine admits a request
+    only if it can finish it), and as many as the step's token budget sustains: while each
+    writes its O tokens, its successor's I prompt tokens must pass through the same steps,
+    so a step carries batch × (1 + I/O) tokens. The prompts are prefilled in chunks that fill
+    the budget beside the decoding batch (chunked prefill: prompt tokens share a step's GEMMs
+    with decode tokens, so a short prompt rides on weights read anyway); the other steps
+    decode alone. Each step at the mean context I + O/2."""
     full = replace(setup, context_tokens=input_tokens + output_tokens)
-    batch = max(1, min(setup.concurrency, max_concurrency_by_memory(model, card, cards, full)))
+    by_memory = max_concurrency_by_memory(model, card, cards, full)
+    budget = setup.batched_tokens
+    by_budget = budget * output_tokens // (input_tokens + output_tokens)
+    batch = max(1, min(setup.concurrency, by_memory, by_budget))
+    if batch == 1:
+        return generation_tokens_per_s(model, card, cards, setup, input_tokens, output_tokens)
     mean = replace(setup, context_tokens=input_tokens + output_tokens // 2)
-    prefill = batch * prefill_seconds(model, card, cards, setup, input_tokens)
-    decode = output_tokens * decode_step_seconds(model, card, cards, mean, batch)
-    return batch * output_tokens / (prefill + decode)
+    room = max(budget - batch, 1)  # prompt tokens a step carries beside the batch
+    chunk_steps = batch * input_tokens / room
+    chunked = engine_step_seconds(model, card, cards, mean, batch, room, input_tokens)
+    plain = engine_step_seconds(model, card, cards, mean, batch)
+    decode_only = max(0.0, output_tokens - chunk_steps)
+    return batch * output_tokens / (chunk_steps * chunked + decode_only * plain)

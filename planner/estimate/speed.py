@@ -23,27 +23,38 @@ from planner.estimate.memory import (
 )
 from planner.estimate.precision import weight_bytes
 
-# Model FLOPs utilisation (model FLOPs: 6P + attention, recompute not counted) of a tuned
-# full fine-tune on one card, by chip family, fitted together with the communication model
-# below on the calibration set's training rows (benchmarks/RESULTS.md lists them): Ampere
-# data-centre cards reach a larger share of their peak than Hopper (A100: 0.64 over 16 rows
-# of torchtitan, InternEvo, VectorLM, torchtune; H100/H200: 0.42 over 8 rows of torchtitan,
-# Megatron and NeMo, bf16 and FP8 alike); Ada 0.69 from 4 RTX 4090 rows (torchtune). The
-# rest have no calibration row and are assumed: GeForce Ampere (FP32-accumulate tensor math
-# at half rate) and the 910B 0.35, others 0.5.
-MFU_BY_ARCHITECTURE = {"ampere": 0.64, "hopper": 0.42, "ada": 0.69}
+# Share of the dense peak that a tuned fine-tune's executed FLOPs reach on one card
+# (executed_flops_per_token: recompute counted, frozen weights' gradients not), by chip
+# family, fitted together with the communication model below on the calibration set's
+# training rows, full fine-tunes and LoRA alike (benchmarks/RESULTS.md lists them): Ampere
+# data-centre cards reach a larger share of their peak than Hopper (A100 rows of torchtitan,
+# InternEvo, VectorLM, torchtune; H100/H200 rows of torchtitan, Megatron and NeMo, bf16 and
+# FP8 alike); Ada from the RTX 4090 rows (torchtune). The rest have no calibration row and
+# are assumed: GeForce Ampere (FP32-accumulate tensor math at half rate) and the 910B 0.35,
+# others 0.5.
+MFU_BY_ARCHITECTURE = {"ampere": 0.68, "hopper": 0.45, "ada": 0.8}
 MFU_ASSUMED = {"ampere-geforce": 0.35, "ascend": 0.35}
 MFU_UNKNOWN = 0.5
-# LoRA and QLoRA run their 4P FLOPs (frozen weights: no weight gradients) at this share of a
-# full fine-tune's utilisation (fitted with the above: the LoRA rows of A100, H100, RTX 4090).
-LORA_EFFICIENCY = 0.8
-# Full activation checkpointing recomputes the forward: torchtitan's MFU drops 58% → 52%
-# (selective → full AC), torchtune's 3B ladder loses 21% of tokens/s.
-CHECKPOINTING_SPEED = 0.85
-# Dequantising the 4-bit base each step: the two calibration QLoRA rows (torchtune's compiled
-# torchao NF4, on an RTX 4090 and 8 A100s) run as fast as its LoRA, so no slowdown is planned;
-# uncompiled bitsandbytes kernels are slower, but no calibration row measures them.
-QLORA_SLOWDOWN = 1.0
+# LoRA's executed FLOPs run at this share of a full fine-tune's utilisation.
+LORA_EFFICIENCY = 1.0
+# A QLoRA base is dequantised by a streaming kernel at this share of the card's bandwidth:
+# NF4 0.7, assumed (torchtune's compiled torchao NF4 rows run as fast as their LoRA, so the
+# term must stay small); int4 GPTQ/AWQ bases dequantise through auto-gptq's training
+# kernels, fitted on the calibration set's Qwen Q-LoRA rows (their step time grows by the
+# base's bytes, not its tokens: +0.2 s a micro-batch for 7B, +2.7 s for 72B).
+DEQUANT_BANDWIDTH_SHARE = {"nf4": 0.7, "int4": 0.12}
+# Eager (uncompiled) LoRA runs each adapter as its own small modules, a latency per adapted
+# matrix per pass beyond its FLOPs (PEFT's Python forward, dropout, two thin matmuls, the
+# scaled add), whatever the tokens: fitted on the calibration set's Qwen LoRA rows (at 256
+# tokens a micro-batch their steps took 2-3 × the FLOPs' time; at 8,192 barely more).
+ADAPTER_SECONDS = 120e-6
+# ZeRO-3/FSDP gathers each layer's weights in collectives of its own, forward and backward
+# (and the recompute): a latency per layer per pass beyond the bytes, counted with the step's
+# communication (so it hides behind compute as the bytes do). 4 ms, fitted on the calibration
+# set's training rows (Qwen-72B LoRA under DeepSpeed ZeRO-3 on 4 A100s took 17.6 s for 8
+# micro-batches of 256 tokens, twice their FLOPs and bytes; the FSDP rows of torchtitan and
+# VectorLM, with long micro-batches, hide it).
+GATHER_SECONDS = 4e-3
 OFFLOAD_SPEED = {"none": 1.0, "optimizer": 0.85, "optimizer+params": 0.6}
 # Scaling over cards: each optimizer step's collectives (NCCL-style rings) move, per card,
 # (n − 1)/n of: twice the gradients under data parallelism or ZeRO-1/2 (all-reduce), or the
@@ -73,6 +84,11 @@ ALLREDUCE_SECONDS = {"nvlink": 22e-6, "hccs": 30e-6, "pcie": 60e-6, "pcie-no-p2p
 # implied by the calibration set's vLLM batch-1 rows (Qwen2.5 7B/14B/72B, Qwen2-7B). gpt-fast
 # (one compiled loop) has none; plain HF generate's is inside its low bandwidth share.
 ENGINE_STEP_SECONDS = {"vllm": 1.8e-3, "gpt-fast": 0.0, "hf": 0.0}
+# gpt-fast's weight-only int8 and int4 linears dequantise in kernels of their own, which at
+# batch 1 cost a latency per layer beyond their bytes: 30 µs, fitted on the calibration set's
+# gpt-fast int8/int4 rows (their errors were +11% to +29% without it, and grew with the layer
+# count per card: worst on 8-way tensor parallel, where each card's bytes are few).
+LAYER_SECONDS = {("gpt-fast", True): 30e-6}
 # Each expert a decode step touches is its own small GEMM launch: fitted on the calibration
 # set's Qwen3-30B-A3B (SGLang) row; Mixtral's two experts per layer barely feel it.
 EXPERT_SECONDS = 9e-6
@@ -86,10 +102,21 @@ TP_DECODE_COST = {"nvlink": 0.12, "hccs": 0.12, "pcie": 0.3, "pcie-no-p2p": 0.45
 PREFILL_MFU = 0.33
 PREFILL_EFFICIENCY = {"ampere": 0.68, "hopper": 0.33}
 FP8_COMPUTE_SHARE = 1.36
+# A serving step of at least BATCHED_TOKENS tokens (a large decode batch, prompt chunks
+# beside it) runs its GEMMs at this share of the dense peak. The prefill shares above come
+# from time to first token at light load, which also holds the scheduler's and a decode
+# step's latency; thousands of tokens a step keep the tensor cores busier. Hopper 0.55:
+# fitted on the calibration set's batched-throughput rows (TensorRT-LLM at max load; 0.33
+# left them 13% slow at the median and 40% at p90, 0.55 gives +3% and 23%); A100 keeps its
+# prefill share (the fit did not move it); other families the Hopper prefill share, assumed.
+BATCHED_TOKENS = 1024
+BATCH_COMPUTE_SHARE = {"ampere": 0.68, "hopper": 0.55}
+BATCH_COMPUTE_UNKNOWN = 0.33
 
 
 def mfu_default(card: CardType, method: str = "full") -> tuple[float, str]:
-    """The MFU an estimate uses on `card` for `method`, and where it comes from."""
+    """The share of `card`'s dense peak an estimate's executed FLOPs reach for `method`, and
+    where it comes from."""
     family = card.architecture.value.lower()
     if family in MFU_BY_ARCHITECTURE:
         mfu, source = MFU_BY_ARCHITECTURE[family], f"measured on {family} cards"
@@ -97,7 +124,7 @@ def mfu_default(card: CardType, method: str = "full") -> tuple[float, str]:
         mfu, source = MFU_ASSUMED[family], f"assumed for {family} cards (no measurement)"
     else:
         mfu, source = MFU_UNKNOWN, f"assumed ({family} cards have no measurement)"
-    if method in ("lora", "qlora"):
+    if method in ("lora", "qlora") and LORA_EFFICIENCY != 1:
         mfu *= LORA_EFFICIENCY
         source += f", × {LORA_EFFICIENCY:g} for LoRA"
     return mfu, source
@@ -114,14 +141,37 @@ def peak_flops(card: CardType, precision: str) -> float:
 
 
 def flops_per_token(model: ModelCard, setup: TrainSetup) -> tuple[float, str]:
-    """Model FLOPs per token: 6P (full), 4P (LoRA: no weight gradients for frozen weights),
-    2P (forward only), plus attention 12·L·h·s (a third of it forward only). P = active params."""
+    """Model FLOPs per token (what MFU counts): 6P (full), 4P (LoRA: no weight gradients for
+    frozen weights), 2P (forward only), plus attention 12·L·h·s (a third of it forward only).
+    P = active params."""
     params = float(model.active_params)
     factor = {"full": 6.0, "lora": 4.0, "qlora": 4.0, "eval": 2.0}[setup.method]
     attention = 12.0 * model.layers * model.hidden * setup.seq_len
     if setup.method == "eval":
         attention /= 3
     return factor * params + attention, f"{factor:g}·P + attention FLOPs per token"
+
+
+def executed_flops_per_token(model: ModelCard, setup: TrainSetup) -> tuple[float, str]:
+    """FLOPs a card executes per token, pass by pass: the forward 2P; the backward's input
+    gradients 2P, through every layer, frozen or not (the loss's gradient must reach the
+    first adapter); weight gradients 2P for trained weights only (a full fine-tune: LoRA's
+    adapters are r·(in + out) a matrix, negligible); with activation checkpointing one more
+    forward (2P) recomputes what was dropped. Attention has no weights: 4·L·h·s a forward,
+    twice that in the backward. P = active params."""
+    params = float(model.active_params)
+    attention = 4.0 * model.layers * model.hidden * setup.seq_len
+    if setup.method == "eval":
+        return 2.0 * params + attention, "forward 2·P + attention FLOPs per token"
+    passes = ["forward 2·P", "input gradients 2·P"]
+    if setup.method == "full":
+        passes.append("weight gradients 2·P")
+    linear, attn = 2.0 * len(passes), 3.0
+    if setup.knobs.checkpointing:
+        passes.append("recompute 2·P")
+        linear, attn = linear + 2.0, attn + 1.0
+    text = " + ".join(passes) + " + attention FLOPs per token executed"
+    return linear * params + attn * attention, text
 
 
 def link_kind(card: CardType) -> str:
@@ -178,6 +228,9 @@ def scaling_efficiency(
     nodes = math.ceil(cards / cards_per_node)
     seconds = volume * (in_node - 1) / in_node / (link_gbs(card) * 1e9) if in_node > 1 else 0.0
     text = f"{what}: {volume / 1e9:.1f} GB a step over {link_kind(card)}"
+    if (setup.knobs.zero or 0) >= 3:
+        seconds += model.layers * passes(setup) * GATHER_SECONDS
+        text += f", {model.layers} layers gathered {passes(setup)} times"
     if nodes > 1:
         gbps = network.gbps if network is not None else SLOW_NETWORK_GBPS
         seconds += volume * (nodes - 1) / nodes / (gbps / 8 * NETWORK_SHARE * 1e9)
@@ -204,30 +257,87 @@ class TrainSpeed:
 
 
 def single_card_speed(
-    model: ModelCard, card: CardType, setup: TrainSetup, notes: Assumptions | None = None
+    model: ModelCard,
+    card: CardType,
+    setup: TrainSetup,
+    notes: Assumptions | None = None,
 ) -> tuple[float, float]:
-    """Tokens/s of one card running the job (and the MFU used): peak × MFU ÷ FLOPs per token,
-    less recompute, dequantisation and CPU offload."""
+    """Tokens/s of one card running the job (and its model FLOPs utilisation): peak × the
+    family's utilisation ÷ the FLOPs executed per token (recompute included), less QLoRA's
+    dequantisation and CPU offload. A stated MFU counts model FLOPs, recompute inside it."""
     notes = notes if notes is not None else Assumptions()
-    work, work_text = flops_per_token(model, setup)
-    mfu, mfu_source = (
-        (setup.knobs.mfu, "stated") if setup.knobs.mfu else mfu_default(card, setup.method)
-    )
-    speed = peak_flops(card, setup.precision) * mfu / work
-    notes.add("flops", work_text)
-    notes.add("mfu", f"MFU {mfu:.0%} of {card.id}'s dense {setup.precision} peak ({mfu_source})")
+    peak = peak_flops(card, setup.precision)
+    model_work, _ = flops_per_token(model, setup)
     notes.card(card, "bf16_tflops")
-    if setup.knobs.checkpointing and setup.method != "eval":
-        speed *= CHECKPOINTING_SPEED
-        notes.add("recompute", f"activation checkpointing: {CHECKPOINTING_SPEED:.0%} speed")
-    if setup.method == "qlora" and QLORA_SLOWDOWN != 1:
-        speed /= QLORA_SLOWDOWN
-        notes.add("qlora", f"QLoRA dequantisation: {QLORA_SLOWDOWN:g}× slower than LoRA")
+    if setup.knobs.mfu:
+        speed = peak * setup.knobs.mfu / model_work
+        notes.add("flops", f"{model_work / 1e9:.0f} GFLOPs of model work per token")
+        notes.add("mfu", f"MFU {setup.knobs.mfu:.0%} of {card.id}'s dense peak (stated)")
+    else:
+        work, work_text = executed_flops_per_token(model, setup)
+        share, source = mfu_default(card, setup.method)
+        speed = peak * share / work
+        notes.add("flops", work_text)
+        notes.add(
+            "mfu",
+            f"{share:.0%} of {card.id}'s dense {setup.precision} peak on the executed FLOPs "
+            f"({source}): MFU {speed * model_work / peak:.0%}",
+        )
+    if setup.method == "qlora":
+        seconds = dequantise_seconds(model, card, setup)
+        speed = setup.tokens / (setup.tokens / speed + seconds)
+        notes.add(
+            "qlora",
+            f"QLoRA dequantises each 4-bit matrix to 16 bit once a pass: {seconds * 1e3:.0f} ms "
+            f"a micro-batch of {setup.tokens} tokens",
+        )
+    latency, what = fixed_seconds(model, setup)
+    if latency:
+        speed = setup.tokens / (setup.tokens / speed + latency)
+        notes.add("latency", f"{latency * 1e3:.0f} ms a micro-batch of fixed latency ({what})")
     offload = OFFLOAD_SPEED[setup.knobs.offload or "none"]
     if offload < 1:
         speed *= offload
         notes.add("offload_speed", f"CPU offload: {offload:.0%} of on-card speed")
-    return speed, mfu
+    return speed, speed * model_work / peak
+
+
+def passes(setup: TrainSetup) -> int:
+    """Passes over the layers a micro-batch makes: forward, backward, and the recompute."""
+    return 3 if setup.knobs.checkpointing else 2
+
+
+def dequantise_seconds(model: ModelCard, card: CardType, setup: TrainSetup) -> float:
+    """Memory time a QLoRA micro-batch spends dequantising its base: each pass over the
+    layers reads every quantised matrix in its packed format and writes it out in 16 bit for
+    the GEMM, at the bandwidth share its kernels reach (DEQUANT_BANDWIDTH_SHARE)."""
+    fmt = base_format(setup)
+    packed = weight_bytes(model, fmt, Assumptions())
+    written = 2.0 * float(model.params)
+    bandwidth = card.bandwidth_gbs.value * 1e9 * DEQUANT_BANDWIDTH_SHARE.get(fmt, 0.7)
+    return passes(setup) * (packed + written) / bandwidth
+
+
+def adapters_per_layer(model: ModelCard, targets: str) -> int:
+    """Adapted matrices a token passes in one layer: q, v; q, k, v, o; or those and the MLP's
+    three (each expert the token is routed to, on a mixture of experts)."""
+    count = {"qv": 2, "attn": 4, "all": 4}[targets]
+    if targets == "all":
+        routed = 1 if model.moe is None else model.moe.experts_per_token + model.moe.shared_experts
+        count += 3 * routed
+    return count
+
+
+def fixed_seconds(model: ModelCard, setup: TrainSetup) -> tuple[float, str]:
+    """Latency a micro-batch pays whatever its tokens: eager LoRA's adapter modules
+    (ADAPTER_SECONDS a matrix a pass)."""
+    seconds, parts = 0.0, []
+    k = setup.knobs
+    if setup.method in ("lora", "qlora") and not k.compile:
+        adapters = model.layers * adapters_per_layer(model, k.lora_targets or "attn")
+        seconds += adapters * passes(setup) * ADAPTER_SECONDS
+        parts.append(f"{adapters} eager adapters × {passes(setup)} passes")
+    return seconds, ", ".join(parts)
 
 
 def train_speed(
@@ -298,9 +408,20 @@ def decode_efficiency(setup: ServeSetup) -> float:
     """Share of memory bandwidth a decode step reaches, by engine and weight format."""
     if setup.engine == "hf":
         return HF_DECODE_EFFICIENCY
+    return VLLM_DECODE_EFFICIENCY[weight_kind(setup)]
+
+
+def weight_kind(setup: ServeSetup) -> str:
+    """The weights' format family: 16bit, int8 (and FP8) or 4bit."""
     if setup.precision in ("int4", "nf4"):
-        return VLLM_DECODE_EFFICIENCY["4bit"]
-    return VLLM_DECODE_EFFICIENCY["int8" if setup.precision == "int8" else "16bit"]
+        return "4bit"
+    return "int8" if setup.precision == "int8" else "16bit"
+
+
+def layer_seconds(setup: ServeSetup) -> float:
+    """Kernel latency per layer a decode step pays beyond its bytes (LAYER_SECONDS)."""
+    quantised = weight_kind(setup) != "16bit"
+    return LAYER_SECONDS.get((setup.engine, quantised), 0.0)
 
 
 def tp_efficiency(card: CardType, cards: int) -> float:
@@ -333,21 +454,31 @@ def experts_touched(model: ModelCard, batch: int) -> float:
     return moe.experts * (1 - (1 - moe.experts_per_token / moe.experts) ** max(batch, 1))
 
 
-def compute_efficiency(card: CardType, precision: str) -> float:
-    """The share of `card`'s dense peak at `precision` a prefill or compute-bound decode
-    reaches (PREFILL_EFFICIENCY; PREFILL_MFU for families without a measurement)."""
-    share = PREFILL_EFFICIENCY.get(card.architecture.value.lower(), PREFILL_MFU)
+def compute_efficiency(card: CardType, precision: str, batched: bool = False) -> float:
+    """The share of `card`'s dense peak at `precision` that a prefill (PREFILL_EFFICIENCY;
+    PREFILL_MFU for families without a measurement) or, `batched`, a serving step of
+    thousands of tokens (BATCH_COMPUTE_SHARE) reaches."""
+    family = card.architecture.value.lower()
+    if batched:
+        share = BATCH_COMPUTE_SHARE.get(family, BATCH_COMPUTE_UNKNOWN)
+    else:
+        share = PREFILL_EFFICIENCY.get(family, PREFILL_MFU)
     if precision == "fp8" and card.fp8.value:
         share *= FP8_COMPUTE_SHARE
     return share
 
 
 def compute_seconds(
-    model: ModelCard, card: CardType, cards: int, setup: ServeSetup, flops: float
+    model: ModelCard,
+    card: CardType,
+    cards: int,
+    setup: ServeSetup,
+    flops: float,
+    batched: bool = False,
 ) -> float:
-    """Seconds for `flops` of forward work over a replica's cards at PREFILL_MFU (a layer
-    split computes on one card at a time; tensor parallel on all, less its overhead)."""
-    rate = peak_flops(card, setup.precision) * compute_efficiency(card, setup.precision)
+    """Seconds for `flops` of forward work over a replica's cards at the compute share (a
+    layer split computes on one card at a time; tensor parallel on all, less its overhead)."""
+    rate = peak_flops(card, setup.precision) * compute_efficiency(card, setup.precision, batched)
     if layer_split(setup, cards):
         return flops / rate
     return flops / (rate * cards * tp_efficiency(card, cards))
@@ -356,18 +487,53 @@ def compute_seconds(
 def decode_step_seconds(
     model: ModelCard, card: CardType, cards: int, setup: ServeSetup, batch: int
 ) -> float:
-    """One decode step of `batch` sequences at full context: bytes read ÷ effective bandwidth,
-    plus two all-reduce latencies per layer under tensor parallelism, or the batch's 2·P
-    FLOPs per token at PREFILL_MFU where that takes longer (large batches are compute
-    bound); plus one launch per expert touched and the engine's step. Tensor parallel reads
-    each card's share at once; a layer split reads them in turn."""
-    weights = weights_read_per_step(model, setup, batch) / cards
+    """One decode step of `batch` sequences at `setup.context_tokens` (engine_step_seconds
+    with no prompt tokens in it)."""
+    return engine_step_seconds(model, card, cards, setup, batch)
+
+
+def engine_step_seconds(
+    model: ModelCard,
+    card: CardType,
+    cards: int,
+    setup: ServeSetup,
+    batch: int,
+    chunk_tokens: float = 0.0,
+    prompt_tokens: int = 0,
+) -> float:
+    """One engine step, as the kernels run it: `batch` sequences decode one token each at
+    `setup.context_tokens`, beside `chunk_tokens` tokens of prompts `prompt_tokens` long
+    (chunked prefill). The weight GEMMs take the longer of reading the weights and the step's
+    2·P FLOPs per token (large steps are compute bound); attention then reads each decoding
+    sequence's KV cache and computes the prompt chunk's 2·L·h·s FLOPs per token (its own
+    kernels: they do not hide behind the GEMMs); tensor parallel adds two all-reduces per
+    layer of the step's activations; plus per-layer kernel latency, one launch per expert
+    touched, and the engine's scheduler and sampler. Tensor parallel reads each card's
+    share at once; a layer split reads them in turn."""
+    tokens = batch + chunk_tokens
+    weights = weights_read_per_step(model, setup, math.ceil(tokens)) / cards
     kv = batch * kv_bytes_per_sequence(model, setup, cards)
     bandwidth = card.bandwidth_gbs.value * 1e9 * decode_efficiency(setup)
-    fixed = model.layers * experts_touched(model, batch) * EXPERT_SECONDS
+    fixed = model.layers * experts_touched(model, math.ceil(tokens)) * EXPERT_SECONDS
     fixed += ENGINE_STEP_SECONDS.get(setup.engine, 0.0)
-    compute = compute_seconds(model, card, cards, setup, 2.0 * model.active_params * batch)
+    fixed += model.layers * layer_seconds(setup)
+    batched = tokens >= BATCHED_TOKENS
+    gemm = compute_seconds(model, card, cards, setup, 2.0 * model.active_params * tokens, batched)
+    attention = compute_seconds(
+        model, card, cards, setup, 2.0 * model.layers * model.hidden * prompt_tokens * chunk_tokens
+    )
     if layer_split(setup, cards):
-        return max((weights + kv) * cards / bandwidth, compute) + fixed
-    allreduce = 2 * model.layers * ALLREDUCE_SECONDS[link_kind(card)] if cards > 1 else 0.0
-    return max((weights + kv) / bandwidth + allreduce, compute) + fixed
+        return max(weights * cards / bandwidth, gemm) + kv * cards / bandwidth + attention + fixed
+    allreduce = tp_allreduce_seconds(model, card, cards, tokens)
+    return max(weights / bandwidth, gemm) + kv / bandwidth + attention + allreduce + fixed
+
+
+def tp_allreduce_seconds(model: ModelCard, card: CardType, cards: int, tokens: float) -> float:
+    """A tensor-parallel step's all-reduces: two per layer (after attention and after the
+    MLP), each a latency plus the step's 16-bit activations (tokens × hidden × 2 B) moved
+    2(n − 1)/n times over the link (a ring)."""
+    if cards <= 1:
+        return 0.0
+    moved = tokens * model.hidden * 2.0 * 2 * (cards - 1) / cards
+    each = ALLREDUCE_SECONDS[link_kind(card)] + moved / (link_gbs(card) * 1e9)
+    return 2 * model.layers * each
