@@ -11,6 +11,7 @@ import pytest
 from planner.domain.recipes import TrainKnobs, recipe_knobs
 from planner.estimate.core import GIB
 from planner.estimate.memory import (
+    QLORA_SLACK,
     QLORA_WORKING_GIB,
     TrainSetup,
     block_params,
@@ -48,11 +49,44 @@ def test_an_experts_matrix_is_dequantised_alone() -> None:
     assert qwen.breakdown["dequant"] == 2 * 2048 * 4096 * 2
 
 
-def test_working_memory_is_per_card_not_per_parameter() -> None:
-    small = train_memory(model("llama-3.2-1b"), card("a100-80g"), 1, qlora())
-    large = train_memory(model("llama-2-70b"), card("a100-80g"), 1, qlora())
-    assert small.breakdown["working"] == large.breakdown["working"]
-    assert large.breakdown["working"] == QLORA_WORKING_GIB["nf4"] * GIB
+def test_working_memory_is_a_constant_plus_a_share_of_the_transient_tensors() -> None:
+    # The same batch on 1B and 70B: the fixed part is the same per card; the slack is
+    # QLORA_SLACK × (activations + logits), so it follows the batch, not the parameters
+    for name in ("llama-3.2-1b", "llama-2-70b"):
+        b = train_memory(model(name), card("a100-80g"), 1, qlora()).breakdown
+        transient = b["activations"] + b["logits"]
+        fixed = QLORA_WORKING_GIB["nf4"] * GIB
+        assert b["working"] == pytest.approx(fixed + QLORA_SLACK * transient)
+    # Llama-2-7B at 2048 tokens, checkpointed: 32 × 2048 × 2 × 4096 B of layer inputs, one
+    # layer's 2048 × (12h + 4h_kv + 8f) working set, 2048 × 32000 × 8 B of fp32 logits + grad
+    b = train_memory(model("llama-2-7b"), card("a100-80g"), 1, qlora()).breakdown
+    h, f = 4096, 11008
+    activations = 32 * 2048 * 2 * h + 2048 * (12 * h + 4 * h + 8 * f)
+    logits = 2048 * 32000 * 8
+    assert b["activations"] == activations and b["logits"] == logits
+    assert b["working"] / GIB == pytest.approx(2.6 + 0.08 * (activations + logits) / GIB)
+    assert b["working"] / GIB == pytest.approx(2.702, abs=1e-3)
+
+
+def test_zero_shards_the_adapters_states_stage_by_stage() -> None:
+    # Llama-2-7B LoRA rank 64 on every linear layer, fp32 adapters, AdamW (8 B/param m + v),
+    # over 4 cards: ZeRO-1 shards the optimizer states, ZeRO-2 the gradients too, ZeRO-3 the
+    # adapter weights too
+    m = model("llama-2-7b")
+    adapters = lora_params(m, 64, "all")
+
+    def terms(zero: int) -> dict[str, float]:
+        knobs = TrainKnobs(lora_rank=64, lora_targets="all", lora_precision="fp32", zero=zero)
+        setup = TrainSetup("lora", recipe_knobs("lora", None, knobs), "bf16")
+        return train_memory(m, card("a100-80g"), 4, setup).breakdown
+
+    none, one, two, three = (terms(z) for z in range(4))
+    assert none["optimizer"] == 8 * adapters and one["optimizer"] == 2 * adapters
+    assert one["gradients"] == 4 * adapters and two["gradients"] == adapters
+    # ZeRO-3 also holds two gathered blocks (16-bit) in flight
+    gathered = 2 * block_params(m) * 2
+    assert three["weights"] == pytest.approx(m.params * 2 / 4 + adapters + gathered)
+    assert two["weights"] == pytest.approx(m.params * 2 + 4 * adapters)
 
 
 def test_a_16_bit_lora_base_has_no_quantised_terms() -> None:
@@ -85,15 +119,15 @@ def test_fp32_adapters_double_the_adapter_terms() -> None:
 
 
 def test_zero_3_gathers_a_quantised_base_packed() -> None:
-    # Two cards, ZeRO-3: half the packed base, plus two gathered blocks as stored (NF4), not
-    # as 16-bit copies (which would add 2 × 856M × 2 B = 3.2 GiB instead of 0.82)
+    # Two cards, ZeRO-3: half the packed base and of the adapters, plus two gathered blocks
+    # as stored (NF4), not as 16-bit copies (which would add 2 × 856M × 2 B = 3.2 GiB, not 0.82)
     m = model("llama-2-70b")
     setup = qlora(zero=3, lora_precision="bf16")
     estimate = train_memory(m, card("a100-80g"), 2, setup)
     embeddings = 2 * 32000 * 8192
     half = ((m.params - embeddings) * WEIGHT_BYTES["nf4"] + embeddings * 2) / 2
     gathered = 2 * block_params(m) * WEIGHT_BYTES["nf4"]
-    adapters = 2 * lora_params(m, 64, "all")
+    adapters = 2 * lora_params(m, 64, "all") / 2  # bf16 adapters, sharded like the base
     assert estimate.breakdown["weights"] == pytest.approx(half + adapters + gathered)
 
 

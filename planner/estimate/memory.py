@@ -25,10 +25,14 @@ KV_BLOCK_TOKENS = 16  # vLLM pages the KV cache in blocks of 16 tokens
 SERVE_OVERHEAD_GIB = {"vllm": 0.4, "hf": 0.75}
 TRAIN_OVERHEAD_GIB = 1.0  # CUDA context, cuBLAS workspace, allocator slack
 # A quantised base's working terms (_quantised_terms): the 16-bit copies live at once, and
-# the rest of published QLoRA peaks per card, the median gap of the calibration set's NF4 and
-# GPTQ rows once every other term is counted (benchmarks/RESULTS.md lists them).
+# the rest of published QLoRA peaks per card: a fixed part (kernel workspace) and a part that
+# grows with the transient tensors (activations and logits) the caching allocator splits and
+# re-uses between dequantised matrices of other sizes. The fixed part per 4-bit format (the
+# bitsandbytes and GPTQ kernels differ), the share common: fitted together (least absolute
+# relative error) on the calibration set's QLoRA rows once every other term is counted.
 DEQUANT_COPIES = 2
-QLORA_WORKING_GIB = {"nf4": 3.2, "int4": 1.8}
+QLORA_WORKING_GIB = {"nf4": 2.6, "int4": 1.3}
+QLORA_SLACK = 0.08  # × (activations + logits)
 # Bytes per adapter parameter, for its weight and again for its gradient.
 ADAPTER_BYTES = {"fp32": 4.0, "bf16": 2.0}
 BASE_FORMATS = {"nf4": "NF4 (bitsandbytes/torchao)", "int4": "int4 (GPTQ/AWQ)"}
@@ -330,6 +334,7 @@ def train_memory(model: ModelCard, card: CardType, cards: int, setup: TrainSetup
             "of the model states and activations; the last also holds the logits",
         )
     activations, logits = _activation_terms(model, setup, split, notes, formulas)
+    _with_slack(quantised, activations + logits, formulas)
     overhead = (TRAIN_OVERHEAD_GIB + (NCCL_GIB if cards > 1 and split == 1 else 0.0)) * GIB
     formulas["overhead"] = f"{TRAIN_OVERHEAD_GIB:g} GiB context and workspace" + (
         f" + {NCCL_GIB:g} GiB NCCL" if cards > 1 and split == 1 else ""
@@ -456,17 +461,29 @@ def _lora_states(
         f"LoRA rank {rank} on {shown}: {adapters / 1e6:.1f}M adapter params, "
         f"{k.lora_precision or 'fp32'} weight + grad ({width:g} + {width:g} B), {opt_text}",
     )
+    # ZeRO shards the adapters' states as it shards a full fine-tune's: stage 1 the
+    # optimizer states, 2 the gradients too, 3 (FSDP full shard) the adapter weights too.
+    zero = (k.zero or 0) if cards > 1 else 0
+    over = [cards if zero >= stage else 1 for stage in (1, 2, 3)]  # optimizer, grads, weights
+    by = [f" ÷ {n}" if n > 1 else "" for n in over]
+    if zero:
+        notes.add(
+            "adapter_sharding",
+            f"ZeRO-{zero} over {cards} cards shards the adapters' "
+            + ", ".join(["optimizer states", "gradients", "weights"][:zero]),
+        )
     a = f"{adapters / 1e6:.1f}M adapter params"
-    formulas["weights"] += f" + {a} × {width:g} B"
-    formulas["gradients"] = f"{a} × {width:g} B"
-    formulas["optimizer"] = f"{a} × {opt_bytes:g} B"
-    optimizer = _offload_and_paging(k, adapters * opt_bytes, notes, formulas)
+    formulas["weights"] += f" + {a} × {width:g} B{by[2]}"
+    formulas["gradients"] = f"{a} × {width:g} B{by[1]}"
+    formulas["optimizer"] = f"{a} × {opt_bytes:g} B{by[0]}"
+    optimizer = _offload_and_paging(k, adapters * opt_bytes / over[0], notes, formulas)
     if k.offload == "optimizer+params":  # the frozen base waits in CPU RAM between uses
         base = 0.0
-        formulas["weights"] = f"base offloaded to CPU RAM + {a} × {width:g} B"
+        formulas["weights"] = f"base offloaded to CPU RAM + {a} × {width:g} B{by[2]}"
         notes.add("offload_params", "frozen base offloaded to CPU RAM between uses")
     extra = _quantised_terms(model, base_precision, notes, formulas)
-    return base + width * adapters, width * adapters, optimizer, extra
+    trained = width * adapters
+    return base + trained / over[2], trained / over[1], optimizer, extra
 
 
 def largest_matrix(model: ModelCard) -> int:
@@ -486,10 +503,11 @@ def _quantised_terms(
       matmul_4bit, torchao's NF4 linear, GPTQ's dequantising kernels), in forward and again in
       backward: the copy in use and the next one's block, so DEQUANT_COPIES × the largest
       matrix × 2 B. Per layer, never the whole model.
-    - `working`: what published QLoRA peaks hold beyond every other term, a constant per card
-      (the 4-bit kernels' workspace and the caching allocator's fragmentation from matrices
-      of several sizes dequantised and freed in turn). Fitted on the calibration set; across
-      3B to 70B models the gap is flat, not proportional to the parameters.
+    - `working`: what published QLoRA peaks hold beyond every other term: QLORA_WORKING_GIB
+      per card for the format (the 4-bit kernels' workspace) here, and QLORA_SLACK × the
+      activations and logits added by `_with_slack` once those are known (the caching
+      allocator's blocks split between the dequantised matrices and the transient tensors:
+      fragmentation grows with the batch, not with the model). Fitted on the calibration set.
     """
     if base_precision not in QUANTISED:
         return {}
@@ -500,8 +518,8 @@ def _quantised_terms(
         "one matrix at a time)"
     )
     fitted = base_precision in QLORA_WORKING_GIB
-    working_gib = QLORA_WORKING_GIB.get(base_precision, max(QLORA_WORKING_GIB.values()))
-    formulas["working"] = f"{working_gib:g} GiB 4-bit kernels' workspace and fragmentation" + (
+    working_gib = QLORA_WORKING_GIB.get(base_precision, QLORA_WORKING_GIB["nf4"])
+    formulas["working"] = f"{working_gib:g} GiB 4-bit kernels' workspace" + (
         " (fitted)" if fitted else " (NF4's, assumed)"
     )
     fmt = BASE_FORMATS.get(base_precision, f"{base_precision} (8-bit)")
@@ -513,10 +531,21 @@ def _quantised_terms(
     notes.add(
         "base",
         f"{fmt} base, dequantised to 16-bit one matrix at a time ({DEQUANT_COPIES} copies of "
-        f"the largest live); {working_gib:g} GiB per card of kernel workspace and "
-        f"fragmentation ({source}); adapters, norms, embeddings and LM head stay 16/32-bit",
+        f"the largest live); {working_gib:g} GiB per card of kernel workspace + "
+        f"{QLORA_SLACK:.0%} of activations and logits for allocator fragmentation ({source}); "
+        "adapters, norms, embeddings and LM head stay 16/32-bit",
     )
     return {"dequant": dequant, "working": working_gib * GIB}
+
+
+def _with_slack(quantised: dict[str, float], transient: float, formulas: dict[str, str]) -> None:
+    """Add the allocator's fragmentation, QLORA_SLACK × activations and logits, to `working`."""
+    if "working" in quantised:
+        quantised["working"] += QLORA_SLACK * transient
+        formulas["working"] += (
+            f" + {QLORA_SLACK:g} × activations and logits ({transient / GIB:.2f} GiB), "
+            "allocator fragmentation (fitted)"
+        )
 
 
 def base_format(setup: TrainSetup) -> str:
