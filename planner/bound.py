@@ -46,6 +46,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
+from planner import charges
 from planner.configs import Config, ReplicaConfig
 from planner.cover import least_cover
 from planner.problem import Job, Problem
@@ -66,14 +67,28 @@ class Bound:
     # priced by time (`_windowed`): the pool, and the real hours of the package whose span
     # is charged `rates[pool]` (the rest of the horizon: that pool's full rate)
     window: tuple[Key, tuple[int, int]] | None = None
+    # priced by segment (planner.charges): each unused package pool's charge per segment
+    segments: charges.Charges | None = None
 
 
-def lower_bound(problem: Problem, forced: dict[Key, int] | None = None, time: bool = True) -> Bound:
+# the charge by segment (planner.charges) is priced where its linear program has at most
+# this many columns before pruning (GLOP takes about 4 s for 170k on 2 cores; none is
+# timed, so the bound of a scenario never depends on the machine's load)
+SEGMENT_COLUMNS = 200_000
+
+
+def lower_bound(
+    problem: Problem,
+    forced: dict[Key, int] | None = None,
+    time: bool = True,
+    by_segment: bool = False,
+) -> Bound:
     """The best bound over a few charges: full rates everywhere, and for each pool that some
     plan must buy, every step from free to full (pool by pool, keeping the best). `forced`:
     unit-packages per pool that every plan is proven to buy (planner.forced), where that is
     more than the one-job arithmetic here sees. `time`: also try charging a forced pool by
-    time (`_windowed`)."""
+    time (`_windowed`). `by_segment`: also try a charge per unused package pool and
+    segment (planner.charges) where its linear program is small enough."""
     packages = _packages(problem)
     full = {key: p.unit_price / p.card_hours for key, p in packages.items()}
     least = _least_bought(problem, packages)
@@ -117,6 +132,15 @@ def lower_bound(problem: Problem, forced: dict[Key, int] | None = None, time: bo
         windowed = _windowed(problem, key, least[key], rates, floors, others)
         if windowed is not None and windowed.total > best.total:
             best = replace(windowed, least=least)
+    if by_segment and problem.segments and charges.columns(problem) <= SEGMENT_COLUMNS:
+        timed = [key for key in charges.timed_pools(problem) if not least.get(key)]
+        spans = charges.Spans(problem, timed)
+        found = charges.relaxed_charges(problem, spans, flat.rates, least) if timed else None
+        if found is not None:
+            fixed = charges.repair(problem, spans, found)
+            total = charges.priced(problem, spans, fixed, flat.rates, least, paid)
+            if total > best.total:
+                best = Bound(total, dict(flat.rates), least, segments=fixed)
     return best
 
 

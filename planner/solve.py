@@ -194,7 +194,7 @@ def solve(
     until = None if params.deterministic else time.perf_counter() + budget
     forced = forced_packages(problem, until=until) if "forced" in params.techniques else {}
     heuristic, heuristic_why = greedy(problem, careful=True, forced=list(forced.values()))
-    relaxation = lower_bound(problem, {k: f.packages for k, f in forced.items()})
+    relaxation = lower_bound(problem, {k: f.packages for k, f in forced.items()}, by_segment=True)
     floor = relaxation.total
     # the baselines are checked now, inside the time limit; one the checker refuses (a bug,
     # said in its note) is neither priced, nor a hint, nor a plan to fall back on

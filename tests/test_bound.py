@@ -39,6 +39,26 @@ def test_the_bound_never_exceeds_the_optimum(make_scenario: Any, instance: dict[
     if best is not None:
         counts = {k: f.packages for k, f in forced_packages(problem).items()}
         assert lower_bound(problem).total <= lower_bound(problem, counts).total <= best
+        assert (
+            lower_bound(problem, counts).total
+            <= lower_bound(problem, counts, by_segment=True).total
+            <= best
+        )
+
+
+def test_a_package_used_only_in_busy_hours_is_charged_by_segment(make_scenario: Any) -> None:
+    # a card 09:00-12:00 on 3 days: hourly at 10 costs 3 × 3 × 10 = 90; a daily package at
+    # 100 holds the card all day. One charge for the whole quarter (100 ÷ 24 per card-hour)
+    # prices the package's 9 busy hours at 37.50; charged by segment, the busy hours carry
+    # up to 10 each (30 a day, within the package's 100), so the bound is the optimum
+    offers = [
+        offer("o", hourly={"price": 10, "stock": 4}),
+        offer("p", daily={"price": 100, "stock": 4}),
+    ]
+    s = make_scenario(offers, [planning.reserve("desk", 1, "09:00-12:00", days=3)], days=3)
+    problem = build_problem(s, serving=True)
+    assert lower_bound(problem).total == Fraction(75, 2)
+    assert lower_bound(problem, by_segment=True).total == optimum(problem) == 90
 
 
 def test_whole_replicas_on_one_hourly_offer_are_exact(make_scenario: Any) -> None:
@@ -176,3 +196,4 @@ def test_a_bound_priced_by_time_never_exceeds_the_optimum(
     if best is not None:
         counts = {k: f.packages for k, f in forced_packages(problem).items()}
         assert lower_bound(problem, counts).total <= best
+        assert lower_bound(problem, counts, by_segment=True).total <= best

@@ -1,0 +1,422 @@
+"""The bound with a charge per package pool and segment (planner.bound's argument, by time).
+
+planner.bound prices a card-hour of a package pool at one charge λ_P for the whole quarter,
+at most price_P ÷ (the card-hours one package holds). That treats every package as fully
+used: a service that wants package cards only in its busy hours pays λ_P for those hours
+alone, although a package bought for them is paid for its idle nights as well.
+
+Here λ_P(s) ≥ 0 may differ by segment s (segments break at every local 00:00, so a
+package's span is a run of whole segments). Relaxing "cards used ≤ cards held" hour by hour
+with these charges, a unit-package of P bought on day d pays
+
+    price_P − unit cards × Σ over the segments s of its span of λ_P(s) × hours(s)
+
+(its reduced price), and each workload pays for the card-hours of P it uses at λ_P of the
+segment they lie in. Where every reduced price is ≥ 0, a plan buying no package of P is the
+cheapest choice of the relaxation, so
+
+    cost ≥ commitments + Σ_P M_P × (least reduced price of a package P could count)
+           + each workload at its cheapest under the charges,
+
+with M_P the unit-packages every plan buys in P (planner.bound's `least`): each counted at
+the least reduced price of any day, and where a job runs only on P (the anchor), one of them
+at the least over the days whose span meets that job's window. Each workload is priced alone
+as in planner.bound: a serve or reserve workload per segment at its least whole-replica cover
+under that segment's charges; a train job on its cheapest config, a held config paying its
+cards × the cheapest hours of its window (the hours it runs are distinct hours inside it).
+
+Every choice of charges with reduced prices ≥ 0 gives a valid bound (`repair` makes any
+choice so by scaling down the segments of each over-charged span). Good charges come from
+the linear relaxation's duals: a linear program of the same quarter (fractional replicas
+and packages; train card-hours anywhere in their windows) solved with GLOP, whose dual on
+"card-hours used ≤ card-hours held" per pool and segment is the charge. The bound here, at
+those charges, is then at least that program's optimum less what the repair took off,
+because each workload's whole-replica cover costs at least its fractional one. The program
+is not timed (GLOP has no deterministic limit): planner.bound prices it only where it is
+small enough (`SEGMENT_COLUMNS`), so a scenario's bound never depends on the machine.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from planner.configs import Config, ReplicaConfig
+from planner.cover import least_cover
+from planner.problem import Job, Problem
+
+Key = tuple[str, str]
+# charges are rounded down to this many parts of the money unit per card-hour before the
+# exact bound is priced (GLOP's duals are floats; rounding down keeps reduced prices ≥ 0)
+PARTS = 10**6
+
+
+@dataclass(frozen=True)
+class Charges:
+    """A charge per card-hour for each timed pool and segment."""
+
+    by_pool: dict[Key, tuple[Fraction, ...]]
+    memo: dict[tuple[Key, int, int], list[tuple[Fraction, int]]] = field(
+        default_factory=dict, compare=False
+    )
+
+    def at(self, key: Key, segment: int) -> Fraction:
+        row = self.by_pool.get(key)
+        return Fraction(0) if row is None else row[segment]
+
+
+def timed_pools(problem: Problem) -> list[Key]:
+    """Package pools the charges vary by segment: buyable, and without commitments (a
+    committed package sits on known days and is priced by planner.bound's flat charge)."""
+    return sorted(
+        key
+        for key, pool in problem.pools.items()
+        if pool.days and not problem.committed_purchases(key)
+    )
+
+
+class Spans:
+    """Each timed pool's package spans as ranges of segments, with their real hours."""
+
+    def __init__(self, problem: Problem, pools: Sequence[Key]) -> None:
+        starts = [a for a, _ in problem.segments]
+        self.hours = [b - a for a, b in problem.segments]
+        self.spans: dict[Key, list[tuple[int, int]]] = {}
+        for key in pools:
+            row = []
+            for d in range(problem.axis.days):
+                a, b = problem.package(key, d)
+                row.append((bisect.bisect_left(starts, a), bisect.bisect_left(starts, b)))
+            self.spans[key] = row
+
+    def charged(self, row: Sequence[Fraction], span: tuple[int, int]) -> Fraction:
+        lo, hi = span
+        return sum((row[s] * self.hours[s] for s in range(lo, hi)), Fraction(0))
+
+
+def repair(problem: Problem, spans: Spans, charges: Charges) -> Charges:
+    """The charges with every package's reduced price ≥ 0: each span charged more than its
+    price ÷ unit cards has its segments scaled down to that (lowering one span's charges
+    only lowers the others', so one pass in day order suffices)."""
+    out = {}
+    for key, row in charges.by_pool.items():
+        cap = problem.pools[key].unit_price / problem.offers[key[0]].unit_cards
+        fixed = [Fraction(math.floor(max(Fraction(0), x) * PARTS), PARTS) for x in row]
+        for lo, hi in spans.spans[key]:
+            charged = spans.charged(fixed, (lo, hi))
+            if charged > cap:
+                factor = cap / charged
+                for s in range(lo, hi):  # rounded down: the span stays within its price
+                    fixed[s] = Fraction(math.floor(fixed[s] * factor * PARTS), PARTS)
+        out[key] = tuple(fixed)
+    return Charges(out)
+
+
+def priced(
+    problem: Problem,
+    spans: Spans,
+    charges: Charges,
+    flat: dict[Key, Fraction],
+    least: dict[Key, int],
+    paid: Fraction,
+) -> Fraction:
+    """The bound at `charges` (reduced prices ≥ 0: see `repair`) for the timed pools and
+    `flat` charges for the others; `least`: unit-packages every plan buys per pool; `paid`:
+    commitments less the committed packages `least` counts."""
+    total = paid
+    for key, n in least.items():
+        price = problem.pools[key].unit_price
+        cards = problem.offers[key[0]].unit_cards
+        row = charges.by_pool.get(key)
+        if row is None:
+            total += n * (price - flat[key] * _card_hours(problem, key))
+            continue
+        reduced = [price - cards * spans.charged(row, span) for span in spans.spans[key]]
+        anchor = _anchor_days(problem, key)
+        first = min((reduced[d] for d in anchor), default=min(reduced))
+        total += first + (n - 1) * min(reduced)
+    for job in problem.jobs:
+        total += min(_train_floor(problem, job, c, charges, flat) for c in job.configs)
+    for j in range(len(problem.replica_jobs)):
+        total += _replica_floor(problem, j, charges, flat)
+    return total
+
+
+def _card_hours(problem: Problem, key: Key) -> int:
+    longest = max(b - a for a, b in (problem.package(key, d) for d in range(problem.axis.days)))
+    return longest * problem.offers[key[0]].unit_cards
+
+
+def _anchor_days(problem: Problem, key: Key) -> list[int]:
+    """Days a package of `key` could start and still meet the window of the job with the
+    narrowest window among those that run only on `key` (one such package every plan buys);
+    none where no job runs only there."""
+    only = [
+        j for j in problem.jobs if j.configs and all(c.held and c.pool == key for c in j.configs)
+    ]
+    if not only:
+        return []
+    anchor = min(only, key=lambda j: (j.deadline - j.earliest, j.index))
+    return [
+        d
+        for d in range(problem.axis.days)
+        if (span := problem.package(key, d))[0] < anchor.deadline and span[1] > anchor.earliest
+    ]
+
+
+def _train_floor(
+    problem: Problem, job: Job, c: Config, charges: Charges, flat: dict[Key, Fraction]
+) -> Fraction:
+    if not c.held:
+        return c.cost
+    hours = sum(length for _, length in c.runs)
+    if c.pool not in charges.by_pool:
+        return c.storage_cost + hours * c.cards * flat.get(c.pool, Fraction(0))
+    return c.storage_cost + c.cards * _cheapest_hours(problem, job, c.pool, hours, charges)
+
+
+def _cheapest_hours(problem: Problem, job: Job, key: Key, hours: int, charges: Charges) -> Fraction:
+    """The least charge `hours` distinct hours of `job`'s window can carry on pool `key`."""
+    total, left = Fraction(0), hours
+    for charge, length in _window_charges(problem, charges, key, job.earliest, job.deadline):
+        take = min(left, length)
+        total += charge * take
+        left -= take
+        if not left:
+            break
+    return total
+
+
+def _window_charges(
+    problem: Problem, charges: Charges, key: Key, start: int, end: int
+) -> list[tuple[Fraction, int]]:
+    """(charge, hours) of pool `key` within [start, end), cheapest first."""
+    memo = charges.memo
+    if (key, start, end) not in memo:
+        row = charges.by_pool[key]
+        inside = []
+        for s, (a, b) in enumerate(problem.segments):
+            shared = min(b, end) - max(a, start)
+            if shared > 0:
+                inside.append((row[s], shared))
+        memo[key, start, end] = sorted(inside)
+    return memo[key, start, end]
+
+
+def _replica_floor(
+    problem: Problem, j: int, charges: Charges, flat: dict[Key, Fraction]
+) -> Fraction:
+    """Replica job `j`'s least whole-replica cover in each segment at that segment's charges
+    (every charge a whole number of 1/PARTS: `repair`), in integers of 1/scale."""
+    job = problem.replica_jobs[j]
+    rates = [problem.replica_rate(job.name, c) for c in job.configs]
+    fixed = [  # per replica-hour, less the charge by segment of a timed pool
+        r.per_hour
+        if c.rented
+        else r.disk
+        + (
+            Fraction(0)
+            if (c.offer, c.mode) in charges.by_pool
+            else c.cards * flat.get((c.offer, c.mode), Fraction(0))
+        )
+        for c, r in zip(job.configs, rates, strict=True)
+    ]
+    scale = math.lcm(PARTS, *(f.denominator for f in fixed))
+    base = [int(f * scale) for f in fixed]
+    timed = [
+        None if c.rented or (c.offer, c.mode) not in charges.by_pool else (c.offer, c.mode)
+        for c in job.configs
+    ]
+    per_part = scale // PARTS
+    covers: dict[tuple[tuple[tuple[int, int], ...], int, int], int] = {}
+    total = 0
+    for s, (a, b) in enumerate(problem.segments):
+        if not job.active(s):
+            continue
+        items = set()
+        for i, c in enumerate(job.configs):
+            if not job.bounds[c][s]:
+                continue
+            key = timed[i]
+            cost = base[i]
+            if key is not None:
+                charge = charges.by_pool[key][s]
+                cost += c.cards * per_part * (charge.numerator * (PARTS // charge.denominator))
+            items.add((c.capacity, cost))
+        if not items:
+            continue
+        found = (tuple(sorted(items)), job.demand[s], job.minimum[s])
+        if found not in covers:
+            covers[found] = least_cover(*found)
+        total += (b - a) * covers[found]
+    return Fraction(total, scale)
+
+
+def columns(problem: Problem) -> int:
+    """The linear program's size before pruning: a replica column per usable config and
+    segment, a train column per held pool and segment of each job's window."""
+    replicas = sum(
+        sum(1 for c in job.configs if job.bounds[c][s])
+        for job in problem.replica_jobs
+        for s in range(len(problem.segments))
+        if job.active(s)
+    )
+    trains = sum(
+        len({c.pool for c in job.configs if c.held})
+        * sum(1 for a, b in problem.segments if min(b, job.deadline) > max(a, job.earliest))
+        for job in problem.jobs
+    )
+    return replicas + trains
+
+
+def relaxed_charges(
+    problem: Problem, spans: Spans, flat: dict[Key, Fraction], least: dict[Key, int]
+) -> Charges | None:
+    """Charges from the duals of the quarter's linear relaxation: fractional replicas (with
+    the cuts whole replicas obey), configs and packages; a train job's card-hours on a pool
+    anywhere in its window, as the bound prices them. None where GLOP finds no optimum."""
+    from ortools.linear_solver import pywraplp  # type: ignore[import-untyped]
+
+    lp = pywraplp.Solver.CreateSolver("GLOP")
+    if lp is None:
+        return None
+    inf = lp.infinity()
+    hours = spans.hours
+    segments = range(len(problem.segments))
+    # card-hours used on a timed pool, per segment: terms added below, row built at the end
+    used: dict[tuple[Key, int], list[tuple[object, float]]] = {}
+    objective = lp.Objective()
+    for key, row in spans.spans.items():
+        price = float(problem.pools[key].unit_price)
+        cards = problem.offers[key[0]].unit_cards
+        bought = []
+        for lo, hi in row:
+            n = lp.NumVar(0, inf, "")
+            objective.SetCoefficient(n, price)
+            bought.append(n)
+            for s in range(lo, hi):
+                used.setdefault((key, s), []).append((n, -cards * hours[s]))
+        if least.get(key):
+            lp.Add(sum(bought) >= least[key])
+            anchor = _anchor_days(problem, key)
+            if anchor:
+                lp.Add(sum(bought[d] for d in anchor) >= 1)
+    for j in range(len(problem.replica_jobs)):
+        job = problem.replica_jobs[j]
+        fronts: dict[tuple[tuple[int, ...], int], list[int]] = {}
+        rates = [float(problem.replica_rate(job.name, c).per_hour) for c in job.configs]
+        disks = [float(problem.replica_rate(job.name, c).disk) for c in job.configs]
+        for s in segments:
+            if not job.active(s):
+                continue
+            # fractional replicas, with the cuts whole replicas obey: a replica carries at
+            # most the demand, at least ⌈demand ÷ the largest capacity⌉ replicas run, and
+            # at least one wherever there is demand
+            usable = tuple(i for i, c in enumerate(job.configs) if job.bounds[c][s])
+            if not usable:
+                continue
+            demand = job.demand[s]
+            largest = max(job.configs[i].capacity for i in usable)
+            least_count = max(job.minimum[s], -(-demand // largest) if largest else 0)
+            cover = lp.Constraint(demand, inf)
+            count = lp.Constraint(least_count, inf)
+            if (usable, demand) not in fronts:
+                fronts[usable, demand] = _front(job.configs, usable, demand, rates, disks)
+            for i in fronts[usable, demand]:
+                c = job.configs[i]
+                x = lp.NumVar(0, inf, "")
+                cover.SetCoefficient(x, min(c.capacity, demand))
+                count.SetCoefficient(x, 1)
+                key = (c.offer, c.mode)
+                if c.rented:
+                    objective.SetCoefficient(x, hours[s] * rates[i])
+                elif key in spans.spans:
+                    objective.SetCoefficient(x, hours[s] * disks[i])
+                    used.setdefault((key, s), []).append((x, c.cards * hours[s]))
+                else:
+                    per = c.cards * float(flat.get(key, Fraction(0))) + disks[i]
+                    objective.SetCoefficient(x, hours[s] * per)
+    for train in problem.jobs:
+        one = lp.Constraint(1, 1)
+        spread: dict[Key, pywraplp.Constraint] = {}
+        for config in train.configs:
+            y = lp.NumVar(0, 1, "")
+            one.SetCoefficient(y, 1)
+            if not config.held:
+                objective.SetCoefficient(y, float(config.cost))
+                continue
+            card_hours = config.cards * sum(length for _, length in config.runs)
+            if config.pool not in spans.spans:
+                flat_cost = config.storage_cost + card_hours * flat.get(config.pool, Fraction(0))
+                objective.SetCoefficient(y, float(flat_cost))
+                continue
+            objective.SetCoefficient(y, float(config.storage_cost))
+            if config.pool not in spread:
+                spread[config.pool] = lp.Constraint(0, 0)
+                for seg, (a, b) in enumerate(problem.segments):
+                    shared = min(b, train.deadline) - max(a, train.earliest)
+                    if shared <= 0:
+                        continue
+                    z = lp.NumVar(0, inf, "")
+                    spread[config.pool].SetCoefficient(z, 1)
+                    used.setdefault((config.pool, seg), []).append((z, 1.0))
+            spread[config.pool].SetCoefficient(y, -card_hours)
+    rows = {}
+    for (key, s), terms in used.items():
+        row = lp.Constraint(-inf, 0)
+        for var, coefficient in terms:
+            row.SetCoefficient(var, row.GetCoefficient(var) + coefficient)
+        rows[key, s] = row
+    objective.SetMinimization()
+    if lp.Solve() != pywraplp.Solver.OPTIMAL:
+        return None
+    out = {}
+    for key in spans.spans:
+        out[key] = tuple(
+            Fraction(math.floor(-rows[key, s].dual_value() * PARTS), PARTS)
+            if (key, s) in rows
+            else Fraction(0)
+            for s in segments
+        )
+    return Charges(out)
+
+
+def _front(
+    configs: Sequence[ReplicaConfig],
+    usable: Sequence[int],
+    demand: int,
+    rates: Sequence[float],
+    disks: Sequence[float],
+) -> list[int]:
+    """The configs no other one dominates in the linear program: rented ones by (the demand
+    a replica carries, capped at `demand`; price), held ones on the same pool by (that;
+    cards; disk). A dominated column never lowers the program's optimum."""
+
+    def signature(i: int) -> tuple[object, int, tuple[float, ...]]:
+        c = configs[i]
+        group: object = "rented" if c.rented else (c.offer, c.mode)
+        cost = (rates[i],) if c.rented else (float(c.cards), disks[i])
+        return group, min(c.capacity, demand), cost
+
+    marks = {i: signature(i) for i in usable}
+    kept: list[int] = []
+    for i in usable:
+        group, carried, cost = marks[i]
+        beaten = False
+        for k in usable:
+            if k == i:
+                continue
+            other, more, less = marks[k]
+            if other != group or more < carried:
+                continue
+            if all(x <= y for x, y in zip(less, cost, strict=True)) and (
+                more > carried or less != cost or k < i
+            ):
+                beaten = True
+                break
+        if not beaten:
+            kept.append(i)
+    return kept
