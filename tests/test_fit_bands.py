@@ -170,9 +170,7 @@ def test_every_figure_shows_its_band_and_basis(cli: Any) -> None:
                 band["kind"],
             )
             assert f"±{band['fraction']:.0%}" in " ".join(basis.split())
-            assert f"{band['figures']} published {band['kind']} figures" in " ".join(
-                basis.split()
-            )
+            assert f"{band['figures']} published {band['kind']} figures" in " ".join(basis.split())
 
 
 def test_solve_memory_margin_flag_overrides_the_scenario(make_scenario: Any, cli: Any) -> None:
