@@ -100,11 +100,16 @@ def lower_bound(
     # purchase counts include
     paid = sum((f.cost for f in problem.fixed), Fraction(0)) - problem.bought_commitments
 
-    def bound(rates: dict[Key, Fraction]) -> Fraction:
-        total = paid + sum(
+    def terms(rates: dict[Key, Fraction], skip: Key | None = None) -> Fraction:
+        """The commitments, and each counted package at its price less its charges."""
+        return paid + sum(
             (n * (packages[key].unit_price - rates[key] * packages[key].card_hours))
             for key, n in least.items()
+            if key != skip
         )
+
+    def bound(rates: dict[Key, Fraction]) -> Fraction:
+        total = terms(rates)
         total += sum((floors.job(j.index, rates) for j in problem.jobs), Fraction(0))
         for j in range(len(problem.replica_jobs)):
             total += floors.replicas(j, rates)
@@ -124,21 +129,16 @@ def lower_bound(
         if packages[key].committed:
             continue  # committed packages sit on known days: not priced by time here
         rates = {**flat.rates, key: full[key]}
-        others = paid + sum(
-            (n * (packages[k].unit_price - rates[k] * packages[k].card_hours))
-            for k, n in least.items()
-            if k != key
-        )
-        windowed = _windowed(problem, key, least[key], rates, floors, others)
+        windowed = _windowed(problem, key, least[key], rates, floors, terms(rates, skip=key))
         if windowed is not None and windowed.total > best.total:
             best = replace(windowed, least=least)
     if by_segment and problem.segments and charges.columns(problem) <= SEGMENT_COLUMNS:
-        timed = [key for key in charges.timed_pools(problem) if not least.get(key)]
+        timed = charges.timed_pools(problem, least)
         spans = charges.Spans(problem, timed)
-        found = charges.relaxed_charges(problem, spans, flat.rates, least) if timed else None
+        found = charges.relaxed_charges(problem, spans, flat.rates) if timed else None
         if found is not None:
             fixed = charges.repair(problem, spans, found)
-            total = charges.priced(problem, spans, fixed, flat.rates, least, paid)
+            total = charges.priced(problem, fixed, flat.rates, terms(flat.rates))
             if total > best.total:
                 best = Bound(total, dict(flat.rates), least, segments=fixed)
     return best

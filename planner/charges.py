@@ -15,15 +15,15 @@ with these charges, a unit-package of P bought on day d pays
 segment they lie in. Where every reduced price is ≥ 0, a plan buying no package of P is the
 cheapest choice of the relaxation, so
 
-    cost ≥ commitments + Σ_P M_P × (least reduced price of a package P could count)
-           + each workload at its cheapest under the charges,
+    cost ≥ commitments + the package terms of the pools charged flat (planner.bound)
+           + each workload at its cheapest under the charges.
 
-with M_P the unit-packages every plan buys in P (planner.bound's `least`): each counted at
-the least reduced price of any day, and where a job runs only on P (the anchor), one of them
-at the least over the days whose span meets that job's window. Each workload is priced alone
-as in planner.bound: a serve or reserve workload per segment at its least whole-replica cover
-under that segment's charges; a train job on its cheapest config, a held config paying its
-cards × the cheapest hours of its window (the hours it runs are distinct hours inside it).
+Only pools no plan must buy are charged by segment (`timed_pools`): a pool some job forces
+keeps planner.bound's flat charge and counted packages, and its charge by time is
+planner.bound's window. Each workload is priced alone as in planner.bound: a serve or
+reserve workload per segment at its least whole-replica cover under that segment's charges;
+a train job on its cheapest config, a held config paying its cards × the cheapest hours of
+its window (the hours it runs are distinct hours inside it).
 
 Every choice of charges with reduced prices ≥ 0 gives a valid bound (`repair` makes any
 choice so by scaling down the segments of each over-charged span). Good charges come from
@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -68,13 +68,14 @@ class Charges:
         return Fraction(0) if row is None else row[segment]
 
 
-def timed_pools(problem: Problem) -> list[Key]:
-    """Package pools the charges vary by segment: buyable, and without commitments (a
-    committed package sits on known days and is priced by planner.bound's flat charge)."""
+def timed_pools(problem: Problem, bought: Collection[Key]) -> list[Key]:
+    """Package pools the charges vary by segment: buyable, without commitments (a committed
+    package sits on known days), and none that every plan buys (`bought`): those keep
+    planner.bound's flat charge and counted packages."""
     return sorted(
         key
         for key, pool in problem.pools.items()
-        if pool.days and not problem.committed_purchases(key)
+        if pool.days and not problem.committed_purchases(key) and key not in bought
     )
 
 
@@ -116,55 +117,17 @@ def repair(problem: Problem, spans: Spans, charges: Charges) -> Charges:
 
 
 def priced(
-    problem: Problem,
-    spans: Spans,
-    charges: Charges,
-    flat: dict[Key, Fraction],
-    least: dict[Key, int],
-    paid: Fraction,
+    problem: Problem, charges: Charges, flat: dict[Key, Fraction], fixed: Fraction
 ) -> Fraction:
     """The bound at `charges` (reduced prices ≥ 0: see `repair`) for the timed pools and
-    `flat` charges for the others; `least`: unit-packages every plan buys per pool; `paid`:
-    commitments less the committed packages `least` counts."""
-    total = paid
-    for key, n in least.items():
-        price = problem.pools[key].unit_price
-        cards = problem.offers[key[0]].unit_cards
-        row = charges.by_pool.get(key)
-        if row is None:
-            total += n * (price - flat[key] * _card_hours(problem, key))
-            continue
-        reduced = [price - cards * spans.charged(row, span) for span in spans.spans[key]]
-        anchor = _anchor_days(problem, key)
-        first = min((reduced[d] for d in anchor), default=min(reduced))
-        total += first + (n - 1) * min(reduced)
+    `flat` charges for the others; `fixed`: the commitments and the flat pools' package
+    terms (planner.bound). A timed pool's packages add nothing: buying none is cheapest."""
+    total = fixed
     for job in problem.jobs:
         total += min(_train_floor(problem, job, c, charges, flat) for c in job.configs)
     for j in range(len(problem.replica_jobs)):
         total += _replica_floor(problem, j, charges, flat)
     return total
-
-
-def _card_hours(problem: Problem, key: Key) -> int:
-    longest = max(b - a for a, b in (problem.package(key, d) for d in range(problem.axis.days)))
-    return longest * problem.offers[key[0]].unit_cards
-
-
-def _anchor_days(problem: Problem, key: Key) -> list[int]:
-    """Days a package of `key` could start and still meet the window of the job with the
-    narrowest window among those that run only on `key` (one such package every plan buys);
-    none where no job runs only there."""
-    only = [
-        j for j in problem.jobs if j.configs and all(c.held and c.pool == key for c in j.configs)
-    ]
-    if not only:
-        return []
-    anchor = min(only, key=lambda j: (j.deadline - j.earliest, j.index))
-    return [
-        d
-        for d in range(problem.axis.days)
-        if (span := problem.package(key, d))[0] < anchor.deadline and span[1] > anchor.earliest
-    ]
 
 
 def _train_floor(
@@ -272,9 +235,7 @@ def columns(problem: Problem) -> int:
     return replicas + trains
 
 
-def relaxed_charges(
-    problem: Problem, spans: Spans, flat: dict[Key, Fraction], least: dict[Key, int]
-) -> Charges | None:
+def relaxed_charges(problem: Problem, spans: Spans, flat: dict[Key, Fraction]) -> Charges | None:
     """Charges from the duals of the quarter's linear relaxation: fractional replicas (with
     the cuts whole replicas obey), configs and packages; a train job's card-hours on a pool
     anywhere in its window, as the bound prices them. None where GLOP finds no optimum."""
@@ -292,18 +253,11 @@ def relaxed_charges(
     for key, row in spans.spans.items():
         price = float(problem.pools[key].unit_price)
         cards = problem.offers[key[0]].unit_cards
-        bought = []
         for lo, hi in row:
             n = lp.NumVar(0, inf, "")
             objective.SetCoefficient(n, price)
-            bought.append(n)
             for s in range(lo, hi):
                 used.setdefault((key, s), []).append((n, -cards * hours[s]))
-        if least.get(key):
-            lp.Add(sum(bought) >= least[key])
-            anchor = _anchor_days(problem, key)
-            if anchor:
-                lp.Add(sum(bought[d] for d in anchor) >= 1)
     for j in range(len(problem.replica_jobs)):
         job = problem.replica_jobs[j]
         fronts: dict[tuple[tuple[int, ...], int], list[int]] = {}
