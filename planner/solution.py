@@ -255,9 +255,10 @@ def _rental(
     units: int,
     start: int,
     end: int,
-    workload: str,
+    workload: str | None = None,
 ) -> tuple[Rental, Fraction]:
-    """One hourly or spot rental started for `workload`, billed by `Problem.rental_money`."""
+    """One rental held from `start` to `end` (an hourly or spot one started for `workload`;
+    a package: none), billed by `Problem.rental_money`."""
     billed, cost = problem.rental_money(mode, offer_id, end - start, units)
     offer = problem.offers[offer_id]
     rental = Rental(
@@ -285,27 +286,14 @@ def package_share(problem: Problem, config: Config) -> Fraction:
 def _package_rentals(problem: Problem, solution: Solution) -> list[tuple[Rental, Fraction]]:
     rentals = []
     for (offer_id, mode), bought in sorted(solution.packages.items()):
-        offer = problem.offers[offer_id]
         committed = problem.committed_purchases((offer_id, mode))  # paid as commitments
         for day, count in sorted(bought.items()):
             extra = count - committed.get(day, 0)
             if extra <= 0:
                 continue
             a, b = problem.package((offer_id, mode), day)  # 00:00 to 00:00 local: real hours
-            billed, cost = problem.rental_money(mode, offer_id, b - a, extra)
-            rental = Rental(
-                id=f"{offer_id}/{mode}/{problem.axis.date(day):%Y-%m-%d}",
-                offer=offer_id,
-                card=offer.card,
-                mode=mode,
-                units=extra,
-                cards=extra * offer.unit_cards,
-                start=problem.axis.instant(a),
-                end=problem.axis.instant(b),
-                billed_hours=billed,
-                cost=Decimal(0),
-            )
-            rentals.append((rental, cost))
+            rental_id = f"{offer_id}/{mode}/{problem.axis.date(day):%Y-%m-%d}"
+            rentals.append(_rental(problem, rental_id, offer_id, mode, extra, a, b))
     return rentals
 
 
