@@ -35,8 +35,6 @@ from planner.estimate.precision import weight_bytes
 MFU_BY_ARCHITECTURE = {"ampere": 0.68, "hopper": 0.45, "ada": 0.8}
 MFU_ASSUMED = {"ampere-geforce": 0.35, "ascend": 0.35}
 MFU_UNKNOWN = 0.5
-# LoRA's executed FLOPs run at this share of a full fine-tune's utilisation.
-LORA_EFFICIENCY = 1.0
 # A QLoRA base is dequantised by a streaming kernel at this share of the card's bandwidth:
 # NF4 0.7, assumed (torchtune's compiled torchao NF4 rows run as fast as their LoRA, so the
 # term must stay small); int4 GPTQ/AWQ bases dequantise through auto-gptq's training
@@ -114,9 +112,9 @@ BATCH_COMPUTE_SHARE = {"ampere": 0.68, "hopper": 0.55}
 BATCH_COMPUTE_UNKNOWN = 0.33
 
 
-def mfu_default(card: CardType, method: str = "full") -> tuple[float, str]:
-    """The share of `card`'s dense peak an estimate's executed FLOPs reach for `method`, and
-    where it comes from."""
+def mfu_default(card: CardType) -> tuple[float, str]:
+    """The share of `card`'s dense peak an estimate's executed FLOPs reach, and where it comes
+    from: the same for every method (LoRA's cost is in the FLOPs it executes)."""
     family = card.architecture.value.lower()
     if family in MFU_BY_ARCHITECTURE:
         mfu, source = MFU_BY_ARCHITECTURE[family], f"measured on {family} cards"
@@ -124,9 +122,6 @@ def mfu_default(card: CardType, method: str = "full") -> tuple[float, str]:
         mfu, source = MFU_ASSUMED[family], f"assumed for {family} cards (no measurement)"
     else:
         mfu, source = MFU_UNKNOWN, f"assumed ({family} cards have no measurement)"
-    if method in ("lora", "qlora") and LORA_EFFICIENCY != 1:
-        mfu *= LORA_EFFICIENCY
-        source += f", × {LORA_EFFICIENCY:g} for LoRA"
     return mfu, source
 
 
@@ -275,7 +270,7 @@ def single_card_speed(
         notes.add("mfu", f"MFU {setup.knobs.mfu:.0%} of {card.id}'s dense peak (stated)")
     else:
         work, work_text = executed_flops_per_token(model, setup)
-        share, source = mfu_default(card, setup.method)
+        share, source = mfu_default(card)
         speed = peak * share / work
         notes.add("flops", work_text)
         notes.add(
