@@ -88,7 +88,8 @@ def lower_bound(
     unit-packages per pool that every plan is proven to buy (planner.forced), where that is
     more than the one-job arithmetic here sees. `time`: also try charging a forced pool by
     time (`_windowed`). `by_segment`: also try a charge per unused package pool and
-    segment (planner.charges) where its linear program is small enough."""
+    segment (planner.charges) where its linear program is small enough, on its own and
+    with each forced pool priced by time."""
     packages = _packages(problem)
     full = {key: p.unit_price / p.card_hours for key, p in packages.items()}
     least = _least_bought(problem, packages)
@@ -135,12 +136,26 @@ def lower_bound(
     if by_segment and problem.segments and charges.columns(problem) <= SEGMENT_COLUMNS:
         timed = charges.timed_pools(problem, least)
         spans = charges.Spans(problem, timed)
-        found = charges.relaxed_charges(problem, spans, flat.rates) if timed else None
+        found = charges.Relaxation(problem, spans).charges(flat.rates) if timed else None
         if found is not None:
             fixed = charges.repair(problem, spans, found)
             total = charges.priced(problem, fixed, flat.rates, terms(flat.rates))
             if total > best.total:
                 best = Bound(total, dict(flat.rates), least, segments=fixed)
+        # the unused pools by segment and a forced pool by time, together: their charges from
+        # the relaxation with the forced pool at its full rate, its charge outside its window
+        for key in sorted(least) if time and timed else ():
+            if packages[key].committed:
+                continue
+            rates = {**flat.rates, key: full[key]}
+            found = charges.Relaxation(problem, spans).charges(rates)
+            if found is None:
+                continue
+            fixed = charges.repair(problem, spans, found)
+            others = terms(rates, skip=key)
+            windowed = _windowed(problem, key, least[key], rates, _Floors(problem, fixed), others)
+            if windowed is not None and windowed.total > best.total:
+                best = replace(windowed, least=least, segments=fixed)
     return best
 
 
@@ -180,8 +195,10 @@ class _Floors:
     """Each workload's cheapest cost under given charges, remembered by the charges of the
     pools it can use (a step changes one pool's charge; most workloads never see it)."""
 
-    def __init__(self, problem: Problem) -> None:
+    def __init__(self, problem: Problem, segments: charges.Charges | None = None) -> None:
         self.problem = problem
+        # unused package pools charged by segment (planner.charges), the others at `rates`
+        self.charges = segments
         self.memo: dict[tuple[str, int, tuple[Fraction, ...]], Fraction] = {}
         self.by_segment: dict[tuple[int, tuple[Fraction, ...]], tuple[Fraction, ...]] = {}
         self.covers: dict[tuple[tuple[tuple[int, int], ...], int, int], int] = {}
@@ -194,9 +211,15 @@ class _Floors:
     def job(self, index: int, rates: dict[Key, Fraction]) -> Fraction:
         key = ("train", index, tuple(rates.get(p, Fraction(0)) for p in self.pools[index]))
         if key not in self.memo:
-            configs = self.problem.jobs[index].configs
-            self.memo[key] = min(_config_floor(c, rates) for c in configs)
+            job = self.problem.jobs[index]
+            self.memo[key] = min(self.config(job, c, rates) for c in job.configs)
         return self.memo[key]
+
+    def config(self, job: Job, config: Config, rates: dict[Key, Fraction]) -> Fraction:
+        """The cheapest `job` can run on `config` under the charges."""
+        if self.charges is None:
+            return _config_floor(config, rates)
+        return charges.train_floor(self.problem, job, config, self.charges, rates)
 
     def replicas(self, index: int, rates: dict[Key, Fraction]) -> Fraction:
         pools = self.replica_pools[index]
@@ -209,6 +232,10 @@ class _Floors:
         """Replica job `index`'s cheapest cost in each segment (0 where inactive)."""
         pools = self.replica_pools[index]
         key = (index, tuple(rates.get(p, Fraction(0)) for p in pools))
+        if key not in self.by_segment and self.charges is not None:
+            self.by_segment[key] = charges.replica_segments(
+                self.problem, index, self.charges, rates
+            )
         if key not in self.by_segment:
             if index not in self.kinds:
                 self.kinds[index] = _Kinds.of(self.problem, index)
@@ -344,7 +371,7 @@ def _windowed(
     replicas = range(len(problem.replica_jobs))
     users = [r for r in replicas if key in floors.replica_pools[r]]
     on_pool = [j for j in problem.jobs if any(c.held and c.pool == key for c in j.configs)]
-    trains = [_TimedJob.of(j, key, rates) for j in on_pool]
+    trains = [_TimedJob.of(j, key, rates, floors) for j in on_pool]
     steady = others + sum(
         (floors.replicas(r, rates) for r in replicas if r not in users), Fraction(0)
     )
@@ -441,9 +468,9 @@ class _TimedJob:
     timed: tuple[tuple[int, int, Fraction], ...]
 
     @classmethod
-    def of(cls, job: Job, key: Key, rates: dict[Key, Fraction]) -> _TimedJob:
+    def of(cls, job: Job, key: Key, rates: dict[Key, Fraction], floors: _Floors) -> _TimedJob:
         on = [c for c in job.configs if c.held and c.pool == key]
-        off = [_config_floor(c, rates) for c in job.configs if not (c.held and c.pool == key)]
+        off = [floors.config(job, c, rates) for c in job.configs if not (c.held and c.pool == key)]
         timed = {(sum(length for _, length in c.runs), c.cards, c.storage_cost) for c in on}
         return cls(job.earliest, job.deadline, min(off, default=None), tuple(sorted(timed)))
 

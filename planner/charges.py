@@ -19,8 +19,9 @@ cheapest choice of the relaxation, so
            + each workload at its cheapest under the charges.
 
 Only pools no plan must buy are charged by segment (`timed_pools`): a pool some job forces
-keeps planner.bound's flat charge and counted packages, and its charge by time is
-planner.bound's window. Each workload is priced alone as in planner.bound: a serve or
+keeps planner.bound's counted packages, charged flat or by time (planner.bound's window).
+The two combine: with a forced pool priced by time, the other pools' charges come from the
+relaxation with the forced pool at its full rate (what it charges outside its window). Each workload is priced alone as in planner.bound: a serve or
 reserve workload per segment at its least whole-replica cover under that segment's charges;
 a train job on its cheapest config, a held config paying its cards × the cheapest hours of
 its window (the hours it runs are distinct hours inside it).
@@ -93,26 +94,21 @@ class Spans:
                 row.append((bisect.bisect_left(starts, a), bisect.bisect_left(starts, b)))
             self.spans[key] = row
 
-    def charged(self, row: Sequence[Fraction], span: tuple[int, int]) -> Fraction:
-        lo, hi = span
-        return sum((row[s] * self.hours[s] for s in range(lo, hi)), Fraction(0))
-
 
 def repair(problem: Problem, spans: Spans, charges: Charges) -> Charges:
     """The charges with every package's reduced price ≥ 0: each span charged more than its
     price ÷ unit cards has its segments scaled down to that (lowering one span's charges
-    only lowers the others', so one pass in day order suffices)."""
+    only lowers the others', so one pass in day order suffices). In whole 1/PARTS."""
     out = {}
     for key, row in charges.by_pool.items():
-        cap = problem.pools[key].unit_price / problem.offers[key[0]].unit_cards
-        fixed = [Fraction(math.floor(max(Fraction(0), x) * PARTS), PARTS) for x in row]
+        cap = problem.pools[key].unit_price * PARTS / problem.offers[key[0]].unit_cards
+        parts = [math.floor(max(Fraction(0), x) * PARTS) for x in row]
         for lo, hi in spans.spans[key]:
-            charged = spans.charged(fixed, (lo, hi))
+            charged = sum(parts[s] * spans.hours[s] for s in range(lo, hi))
             if charged > cap:
-                factor = cap / charged
                 for s in range(lo, hi):  # rounded down: the span stays within its price
-                    fixed[s] = Fraction(math.floor(fixed[s] * factor * PARTS), PARTS)
-        out[key] = tuple(fixed)
+                    parts[s] = math.floor(parts[s] * cap / charged)
+        out[key] = tuple(Fraction(x, PARTS) for x in parts)
     return Charges(out)
 
 
@@ -124,13 +120,13 @@ def priced(
     terms (planner.bound). A timed pool's packages add nothing: buying none is cheapest."""
     total = fixed
     for job in problem.jobs:
-        total += min(_train_floor(problem, job, c, charges, flat) for c in job.configs)
+        total += min(train_floor(problem, job, c, charges, flat) for c in job.configs)
     for j in range(len(problem.replica_jobs)):
-        total += _replica_floor(problem, j, charges, flat)
+        total += sum(replica_segments(problem, j, charges, flat), Fraction(0))
     return total
 
 
-def _train_floor(
+def train_floor(
     problem: Problem, job: Job, c: Config, charges: Charges, flat: dict[Key, Fraction]
 ) -> Fraction:
     if not c.held:
@@ -169,11 +165,12 @@ def _window_charges(
     return memo[key, start, end]
 
 
-def _replica_floor(
+def replica_segments(
     problem: Problem, j: int, charges: Charges, flat: dict[Key, Fraction]
-) -> Fraction:
-    """Replica job `j`'s least whole-replica cover in each segment at that segment's charges
-    (every charge a whole number of 1/PARTS: `repair`), in integers of 1/scale."""
+) -> tuple[Fraction, ...]:
+    """Replica job `j`'s least whole-replica cover in each segment (0 where inactive) at
+    that segment's charges (every charge a whole number of 1/PARTS: `repair`) and `flat`
+    ones for the other pools."""
     job = problem.replica_jobs[j]
     rates = [problem.replica_rate(job.name, c) for c in job.configs]
     fixed = [  # per replica-hour, less the charge by segment of a timed pool
@@ -195,7 +192,7 @@ def _replica_floor(
     ]
     per_part = scale // PARTS
     covers: dict[tuple[tuple[tuple[int, int], ...], int, int], int] = {}
-    total = 0
+    out = [Fraction(0)] * len(problem.segments)
     for s, (a, b) in enumerate(problem.segments):
         if not job.active(s):
             continue
@@ -214,8 +211,8 @@ def _replica_floor(
         found = (tuple(sorted(items)), job.demand[s], job.minimum[s])
         if found not in covers:
             covers[found] = least_cover(*found)
-        total += (b - a) * covers[found]
-    return Fraction(total, scale)
+        out[s] = Fraction((b - a) * covers[found], scale)
+    return tuple(out)
 
 
 def columns(problem: Problem) -> int:
@@ -235,107 +232,122 @@ def columns(problem: Problem) -> int:
     return replicas + trains
 
 
-def relaxed_charges(problem: Problem, spans: Spans, flat: dict[Key, Fraction]) -> Charges | None:
-    """Charges from the duals of the quarter's linear relaxation: fractional replicas (with
-    the cuts whole replicas obey), configs and packages; a train job's card-hours on a pool
-    anywhere in its window, as the bound prices them. None where GLOP finds no optimum."""
-    from ortools.linear_solver import pywraplp  # type: ignore[import-untyped]
+class Relaxation:
+    """The quarter's linear relaxation: fractional replicas (with the cuts whole replicas
+    obey), configs and packages; a train job's card-hours on a pool anywhere in its window,
+    as the bound prices them. Solve it once (`charges`): on q3 GLOP re-solved from the last
+    basis with other flat charges took 9× as long as building and solving afresh."""
 
-    lp = pywraplp.Solver.CreateSolver("GLOP")
-    if lp is None:
-        return None
-    inf = lp.infinity()
-    hours = spans.hours
-    segments = range(len(problem.segments))
-    # card-hours used on a timed pool, per segment: terms added below, row built at the end
-    used: dict[tuple[Key, int], list[tuple[object, float]]] = {}
-    objective = lp.Objective()
-    for key, row in spans.spans.items():
-        price = float(problem.pools[key].unit_price)
-        cards = problem.offers[key[0]].unit_cards
-        for lo, hi in row:
-            n = lp.NumVar(0, inf, "")
-            objective.SetCoefficient(n, price)
-            for s in range(lo, hi):
-                used.setdefault((key, s), []).append((n, -cards * hours[s]))
-    for j in range(len(problem.replica_jobs)):
-        job = problem.replica_jobs[j]
-        fronts: dict[tuple[tuple[int, ...], int], list[int]] = {}
-        rates = [float(problem.replica_rate(job.name, c).per_hour) for c in job.configs]
-        disks = [float(problem.replica_rate(job.name, c).disk) for c in job.configs]
-        for s in segments:
-            if not job.active(s):
-                continue
-            # fractional replicas, with the cuts whole replicas obey: a replica carries at
-            # most the demand, at least ⌈demand ÷ the largest capacity⌉ replicas run, and
-            # at least one wherever there is demand
-            usable = tuple(i for i, c in enumerate(job.configs) if job.bounds[c][s])
-            if not usable:
-                continue
-            demand = job.demand[s]
-            largest = max(job.configs[i].capacity for i in usable)
-            least_count = max(job.minimum[s], -(-demand // largest) if largest else 0)
-            cover = lp.Constraint(demand, inf)
-            count = lp.Constraint(least_count, inf)
-            if (usable, demand) not in fronts:
-                fronts[usable, demand] = _front(job.configs, usable, demand, rates, disks)
-            for i in fronts[usable, demand]:
-                c = job.configs[i]
-                x = lp.NumVar(0, inf, "")
-                cover.SetCoefficient(x, min(c.capacity, demand))
-                count.SetCoefficient(x, 1)
-                key = (c.offer, c.mode)
-                if c.rented:
-                    objective.SetCoefficient(x, hours[s] * rates[i])
-                elif key in spans.spans:
-                    objective.SetCoefficient(x, hours[s] * disks[i])
-                    used.setdefault((key, s), []).append((x, c.cards * hours[s]))
-                else:
-                    per = c.cards * float(flat.get(key, Fraction(0))) + disks[i]
-                    objective.SetCoefficient(x, hours[s] * per)
-    for train in problem.jobs:
-        one = lp.Constraint(1, 1)
-        spread: dict[Key, pywraplp.Constraint] = {}
-        for config in train.configs:
-            y = lp.NumVar(0, 1, "")
-            one.SetCoefficient(y, 1)
-            if not config.held:
-                objective.SetCoefficient(y, float(config.cost))
-                continue
-            card_hours = config.cards * sum(length for _, length in config.runs)
-            if config.pool not in spans.spans:
-                flat_cost = config.storage_cost + card_hours * flat.get(config.pool, Fraction(0))
-                objective.SetCoefficient(y, float(flat_cost))
-                continue
-            objective.SetCoefficient(y, float(config.storage_cost))
-            if config.pool not in spread:
-                spread[config.pool] = lp.Constraint(0, 0)
-                for seg, (a, b) in enumerate(problem.segments):
-                    shared = min(b, train.deadline) - max(a, train.earliest)
-                    if shared <= 0:
-                        continue
-                    z = lp.NumVar(0, inf, "")
-                    spread[config.pool].SetCoefficient(z, 1)
-                    used.setdefault((config.pool, seg), []).append((z, 1.0))
-            spread[config.pool].SetCoefficient(y, -card_hours)
-    rows = {}
-    for (key, s), terms in used.items():
-        row = lp.Constraint(-inf, 0)
-        for var, coefficient in terms:
-            row.SetCoefficient(var, row.GetCoefficient(var) + coefficient)
-        rows[key, s] = row
-    objective.SetMinimization()
-    if lp.Solve() != pywraplp.Solver.OPTIMAL:
-        return None
-    out = {}
-    for key in spans.spans:
-        out[key] = tuple(
-            Fraction(math.floor(-rows[key, s].dual_value() * PARTS), PARTS)
-            if (key, s) in rows
-            else Fraction(0)
-            for s in segments
-        )
-    return Charges(out)
+    def __init__(self, problem: Problem, spans: Spans) -> None:
+        from ortools.linear_solver import pywraplp  # type: ignore[import-untyped]
+
+        self.problem, self.spans = problem, spans
+        self.lp = lp = pywraplp.Solver.CreateSolver("GLOP")
+        self.optimal = pywraplp.Solver.OPTIMAL
+        inf = lp.infinity()
+        hours = spans.hours
+        # columns on flat-charged pools: (column, pool, constant cost, card-hours)
+        self.flat: list[tuple[object, Key, float, float]] = []
+        # card-hours used on a timed pool, per segment: terms added below, rows at the end
+        used: dict[tuple[Key, int], dict[object, float]] = {}
+
+        def use(key: Key, s: int, var: object, coefficient: float) -> None:
+            terms = used.setdefault((key, s), {})
+            terms[var] = terms.get(var, 0.0) + coefficient
+
+        objective = lp.Objective()
+        for key, row in spans.spans.items():
+            price = float(problem.pools[key].unit_price)
+            cards = problem.offers[key[0]].unit_cards
+            for lo, hi in row:
+                n = lp.NumVar(0, inf, "")
+                objective.SetCoefficient(n, price)
+                for s in range(lo, hi):
+                    use(key, s, n, -cards * hours[s])
+        for job in problem.replica_jobs:
+            fronts: dict[tuple[tuple[int, ...], int], list[int]] = {}
+            rates = [float(problem.replica_rate(job.name, c).per_hour) for c in job.configs]
+            disks = [float(problem.replica_rate(job.name, c).disk) for c in job.configs]
+            bounds = [job.bounds[c] for c in job.configs]
+            for s in range(len(problem.segments)):
+                if not job.active(s):
+                    continue
+                # fractional replicas, with the cuts whole replicas obey: a replica carries
+                # at most the demand, at least ⌈demand ÷ the largest capacity⌉ replicas run,
+                # and at least one wherever there is demand
+                usable = tuple(i for i, b in enumerate(bounds) if b[s])
+                if not usable:
+                    continue
+                demand = job.demand[s]
+                largest = max(job.configs[i].capacity for i in usable)
+                least_count = max(job.minimum[s], -(-demand // largest) if largest else 0)
+                cover = lp.Constraint(demand, inf)
+                count = lp.Constraint(least_count, inf)
+                if (usable, demand) not in fronts:
+                    fronts[usable, demand] = _front(job.configs, usable, demand, rates, disks)
+                for i in fronts[usable, demand]:
+                    c = job.configs[i]
+                    x = lp.NumVar(0, inf, "")
+                    cover.SetCoefficient(x, min(c.capacity, demand))
+                    count.SetCoefficient(x, 1)
+                    key = (c.offer, c.mode)
+                    if c.rented:
+                        objective.SetCoefficient(x, hours[s] * rates[i])
+                    elif key in spans.spans:
+                        objective.SetCoefficient(x, hours[s] * disks[i])
+                        use(key, s, x, c.cards * hours[s])
+                    else:
+                        self.flat.append((x, key, hours[s] * disks[i], hours[s] * c.cards))
+        for train in problem.jobs:
+            one = lp.Constraint(1, 1)
+            spread: dict[Key, object] = {}
+            for config in train.configs:
+                y = lp.NumVar(0, 1, "")
+                one.SetCoefficient(y, 1)
+                if not config.held:
+                    objective.SetCoefficient(y, float(config.cost))
+                    continue
+                card_hours = config.cards * sum(length for _, length in config.runs)
+                if config.pool not in spans.spans:
+                    storage = float(config.storage_cost)
+                    self.flat.append((y, config.pool, storage, float(card_hours)))
+                    continue
+                objective.SetCoefficient(y, float(config.storage_cost))
+                if config.pool not in spread:
+                    spread[config.pool] = row = lp.Constraint(0, 0)
+                    for seg, (a, b) in enumerate(problem.segments):
+                        if min(b, train.deadline) - max(a, train.earliest) <= 0:
+                            continue
+                        z = lp.NumVar(0, inf, "")
+                        row.SetCoefficient(z, 1)
+                        use(config.pool, seg, z, 1.0)
+                spread[config.pool].SetCoefficient(y, -card_hours)
+        self.rows = {}
+        for (key, s), terms in used.items():
+            row = lp.Constraint(-inf, 0)
+            for var, coefficient in terms.items():
+                row.SetCoefficient(var, coefficient)
+            self.rows[key, s] = row
+        objective.SetMinimization()
+        self.objective = objective
+
+    def charges(self, flat: dict[Key, Fraction]) -> Charges | None:
+        """Charges from the duals of "card-hours used ≤ held" per timed pool and segment,
+        with the other pools at `flat` charges. None where GLOP finds no optimum."""
+        for var, key, constant, card_hours in self.flat:
+            rate = float(flat.get(key, Fraction(0)))
+            self.objective.SetCoefficient(var, constant + card_hours * rate)
+        if self.lp.Solve() != self.optimal:
+            return None
+        out = {}
+        for key in self.spans.spans:
+            out[key] = tuple(
+                Fraction(math.floor(-self.rows[key, s].dual_value() * PARTS), PARTS)
+                if (key, s) in self.rows
+                else Fraction(0)
+                for s in range(len(self.problem.segments))
+            )
+        return Charges(out)
 
 
 def _front(

@@ -18,10 +18,42 @@ def least_cover(items: Sequence[tuple[int, int]], demand: int, minimum: int) -> 
     exists at all, and 0 bounds nothing)."""
     if (demand <= 0 and minimum <= 0) or not items:
         return 0
-    if (demand + 1) * (minimum + 1) * len(items) > DP_STEPS:
-        return math.ceil(_lp_cover(items, demand, minimum))
-    counts = cheapest_mix(items, demand, minimum)
-    return 0 if counts is None else sum(w * n for (_, w), n in zip(items, counts, strict=True))
+    kept = _undominated(items, demand)
+    if (demand + 1) * (minimum + 1) * len(kept) > DP_STEPS:
+        return math.ceil(_lp_cover(kept, demand, minimum))
+    return _least_cost(kept, demand, minimum)
+
+
+def _undominated(items: Sequence[tuple[int, int]], demand: int) -> list[tuple[int, int]]:
+    """The items no other one beats: capacity capped at `demand` (more carries nothing
+    more), and an item with at least the capacity at no more cost replaces it in any mix."""
+    kept: list[tuple[int, int]] = []
+    for c, w in sorted(
+        {(min(c, max(demand, 0)), w) for c, w in items}, key=lambda x: (-x[0], x[1])
+    ):
+        if not kept or w < kept[-1][1]:  # larger ones come first: keep only cheaper ones
+            kept.append((c, w))
+    return kept
+
+
+def _least_cost(items: Sequence[tuple[int, int]], demand: int, minimum: int) -> int:
+    """The cost of `cheapest_mix` by the same dynamic program, keeping costs only: layer n
+    holds the least cost of n replicas (n capped at `minimum`) per demand covered (capped)."""
+    inf = math.inf
+    layers = [[inf] * (demand + 1) for _ in range(minimum + 1)]
+    layers[0][0] = 0
+    for n in range(minimum + 1):
+        here, up = layers[n], layers[min(minimum, n + 1)]
+        for d in range(demand + 1):  # ascending: at n = minimum a step stays in this layer
+            cost = here[d]
+            if cost == inf:
+                continue
+            for c, w in items:
+                d2 = min(demand, d + c)
+                if (d2 != d or up is not here) and cost + w < up[d2]:
+                    up[d2] = cost + w
+    best = layers[minimum][demand]
+    return 0 if best == inf else int(best)
 
 
 def _lp_cover(items: Sequence[tuple[int, int]], demand: int, minimum: int) -> Fraction:

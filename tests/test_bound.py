@@ -133,6 +133,27 @@ def test_a_forced_package_holds_cards_only_while_it_lasts(make_scenario: Any) ->
     assert "here from 2026-07-01" in note
 
 
+def test_a_forced_window_and_charges_by_segment_together(make_scenario: Any) -> None:
+    # The forcing fortnight (a weekly package of two h200 cards at 1,400 that job j forces,
+    # a one-card service for 14 days that may rent a100s at 2 an hour) and people's a100
+    # card 09:00-12:00 every day, which may also sit on a one-card daily package at 30.
+    # Optimum: the package on days 0-6 runs j and the service; days 7-13 the service buys
+    # the daily package (30 < 24 × 2); the desk rents its 3 h at 2: 1,400 + 7 × 30 +
+    # 14 × 6 = 1,694. Priced by time with the daily pool at one rate (30 ÷ 24 = 1.25 a
+    # card-hour), the desk pays 3.75 a day: 1,400 + 210 + 52.50 = 1,662.50. With the daily
+    # pool charged by segment as well, its busy hours carry the desk's hourly 2 (3 × 2 + 21
+    # other hours within the package's 30): the bound is the optimum.
+    offers, jobs = planning.forcing_fortnight()
+    offers.append(offer("day", daily={"price": 30, "stock": 4}))
+    jobs.append(planning.reserve("desk", 1, "09:00-12:00", days=14))
+    problem = build_problem(make_scenario(offers, jobs, days=14), serving=True)
+    counts = {k: f.packages for k, f in forced_packages(problem).items()}
+    assert lower_bound(problem, counts).total == Fraction(3325, 2)
+    bound = lower_bound(problem, counts, by_segment=True)
+    assert bound.total == optimum(problem) == 1694
+    assert bound.window == (("pkg", "weekly"), (0, 168)) and bound.segments is not None
+
+
 def test_the_charge_is_refined_between_the_grid_steps(make_scenario: Any) -> None:
     # The same with a one-card package at 700 (4.17 a card-hour) and the service rented at 2
     # outside it: for a charge c ≤ 2 the bound is 700 − 168 c + 336 c + 5 c = 700 + 173 c,
@@ -160,6 +181,8 @@ def test_the_charge_is_refined_between_the_grid_steps(make_scenario: Any) -> Non
     window=st.integers(1, 4),
     hours=st.integers(1, 20),
     serve=st.data(),
+    other=st.sampled_from([None, "daily", "weekly"]),
+    other_price=st.integers(5, 300),
 )
 def test_a_bound_priced_by_time_never_exceeds_the_optimum(
     make_scenario: Any,
@@ -171,13 +194,18 @@ def test_a_bound_priced_by_time_never_exceeds_the_optimum(
     window: int,
     hours: int,
     serve: st.DataObject,
+    other: str | None,
+    other_price: int,
 ) -> None:
-    """A job only a package runs, a generated service that may use the package's cards or
-    rent hourly ones: the bound, priced by time or not, stays at or below the optimum."""
+    """A job only a package runs, a generated service that may use the package's cards,
+    rent hourly ones or (`other`) buy packages no job forces: the bound, priced by time or
+    not, by segment or not, stays at or below the optimum."""
     offers = [
         offer("pkg", card="h200-141g", **{package: {"price": price, "stock": 2}}),
         offer("hr", hourly={"price": hourly, "stock": 4}),
     ]
+    if other is not None:
+        offers.append(offer("more", **{other: {"price": other_price, "stock": 2}}))
     first = dt.date(2026, 7, 1)
     start = first + dt.timedelta(days=min(earliest, days - 1))
     due = start + dt.timedelta(days=window)
