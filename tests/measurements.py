@@ -203,11 +203,19 @@ ADAPTER_PRECISION = {
 }
 
 
+# Frameworks whose FSDP units wrap whole blocks, LoRA adapters beside the frozen weights, so
+# that FSDP keeps gradients for the frozen ones too (planner.estimate.memory.mixed_units):
+# litgpt's finetune/lora.py, FSDPStrategy(auto_wrap_policy={Block}).
+MIXED_FSDP_UNITS = ("litgpt",)
+
+
 def _train_setup(r: dict[str, Any]) -> TrainSetup:
     task = r["task"]
     stated = dict(r.get("knobs", {}))
     if task in ("lora", "qlora") and not r.get("recipe") and r.get("engine") in ADAPTER_PRECISION:
         stated.setdefault("lora_precision", ADAPTER_PRECISION[r["engine"]])
+    if task == "lora" and r.get("engine") in MIXED_FSDP_UNITS:
+        stated.setdefault("mixed_units", True)
     for field in ("packed", "mean_seq_len"):  # the records state these beside the knobs
         if field in r:
             stated.setdefault(field, r[field])

@@ -64,3 +64,23 @@ def test_new_moe_cards_add_up(name: str, idle_experts: int, expert_params: int) 
     # expert gates, q/k norms, biases and attention sinks): under 0.1%
     assert abs(m.architecture_params() - m.params) / m.params < 1e-3
     assert m.moe.active_params == m.params - m.layers * idle_experts * expert_params
+
+
+def test_mixed_fsdp_units_keep_gradients_for_the_frozen_base() -> None:
+    # Llama-2-7B LoRA (q,v rank 8, bf16 adapters) sharded by FSDP over 2 cards. With each
+    # block's adapters and frozen weights in one FSDP unit, the unit's gradient is kept whole:
+    # the base's 6.74B params × 2 B ÷ 2 cards again as gradients, and the 2 gathered units
+    # (a block: 4 × 4096² + 3 × 4096 × 11008 + 2 × 4096 params) carry their gradients too.
+    m = model("llama-2-7b")
+    knobs = dict(zero=3, lora_rank=8, lora_targets="qv", lora_precision="bf16")
+    apart = train_memory(m, card("a100-40g"), 2, lora(**knobs))
+    mixed = train_memory(m, card("a100-40g"), 2, lora(**knobs, mixed_units=True))
+    unit = 4 * 4096**2 + 3 * 4096 * 11008 + 2 * 4096
+    base = m.params * 2.0 / 2
+    assert mixed.breakdown["gradients"] - apart.breakdown["gradients"] == pytest.approx(base)
+    assert mixed.breakdown["weights"] - apart.breakdown["weights"] == pytest.approx(2 * unit * 2.0)
+    assert "mixed_units" in {a.name for a in mixed.assumptions}
+    # Without FSDP sharding (no flat parameters) frozen weights have no gradients
+    plain = train_memory(m, card("a100-40g"), 2, lora(lora_rank=8))
+    said = train_memory(m, card("a100-40g"), 2, lora(lora_rank=8, mixed_units=True))
+    assert said.total == plain.total

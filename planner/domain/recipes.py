@@ -31,6 +31,9 @@ class TrainKnobs(Frozen):
     packed: bool | None = None  # sequences packed to seq_len (false: padded to the longest)
     mean_seq_len: Annotated[int, Field(ge=1)] | None = None  # real tokens per sequence, unpacked
     pipeline: bool | None = None  # layers split in sequence over the cards, not data parallel
+    # FSDP units that hold frozen and trained weights together (LoRA adapters wrapped in the
+    # same unit as the base): FSDP keeps gradients for the whole unit, frozen weights included
+    mixed_units: bool | None = None
     mfu: Annotated[float, Field(gt=0, le=1)] | None = None  # model FLOPs utilisation override
 
     def over(self, base: TrainKnobs) -> TrainKnobs:
@@ -53,6 +56,7 @@ _BASE = TrainKnobs(
     activation_offload=False,
     packed=True,
     pipeline=False,
+    mixed_units=False,
 )
 
 

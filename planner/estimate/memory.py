@@ -306,7 +306,8 @@ def train_memory(model: ModelCard, card: CardType, cards: int, setup: TrainSetup
     else:
         weights, grads, optimizer, quantised = _lora_states(model, setup, cards, notes, formulas)
     if zero == 3 and setup.method != "eval":
-        units = 4.0 if setup.method == "full" else 2.0  # frozen weights have no gradients
+        # Frozen weights have no gradients, unless they share FSDP units with trained ones.
+        units = 4.0 if setup.method == "full" or mixed_units(setup) else 2.0
         unit = max(block_params(model), model.vocab * model.hidden)
         # A quantised base is gathered packed (its shards are the 4-bit blocks themselves),
         # but the embedding is not quantised: where it is the larger unit it is 16-bit.
@@ -483,7 +484,28 @@ def _lora_states(
         notes.add("offload_params", "frozen base offloaded to CPU RAM between uses")
     extra = _quantised_terms(model, base_precision, notes, formulas)
     trained = width * adapters
-    return base + trained / over[2], trained / over[1], optimizer, extra
+    frozen = base if mixed_units(setup) else 0.0
+    if frozen:
+        formulas["gradients"] += f" + base's shard again ({base_precision}, mixed FSDP units)"
+        notes.add(
+            "mixed_units",
+            "FSDP units hold the adapters beside frozen base weights: FSDP keeps the unit's "
+            "gradient whole, so the frozen weights get (sharded) gradients as if trained",
+        )
+    return base + trained / over[2], frozen + trained / over[1], optimizer, extra
+
+
+def mixed_units(setup: TrainSetup) -> bool:
+    """Whether FSDP keeps gradients for frozen base weights: a LoRA job sharded (ZeRO-3/FSDP)
+    whose units wrap whole blocks, adapters and frozen 16-bit weights in one flat parameter.
+    PyTorch's FSDP docs: with use_orig_params=True "FSDP supports mixing frozen and non-frozen,
+    but ... the gradient memory usage will be higher than expected (namely, equivalent to not
+    freezing those parameters)"; litgpt's finetune/lora.py (Lightning-AI/litgpt @ 8641822) wraps
+    whole Blocks, FSDPStrategy(auto_wrap_policy={Block}), and PyTorch warns for each: "gradient
+    memory usage will be higher than expected"; torchtune, PEFT/accelerate and Answer.AI's
+    fsdp_qlora wrap the adapters in units of their own."""
+    k = setup.knobs
+    return bool(k.mixed_units) and (k.zero or 0) >= 3 and base_format(setup) not in QUANTISED
 
 
 def largest_matrix(model: ModelCard) -> int:
