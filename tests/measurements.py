@@ -207,6 +207,10 @@ ADAPTER_PRECISION = {
 # that FSDP keeps gradients for the frozen ones too (planner.estimate.memory.mixed_units):
 # litgpt's finetune/lora.py, FSDPStrategy(auto_wrap_policy={Block}).
 MIXED_FSDP_UNITS = ("litgpt",)
+# Frameworks that train with HF transformers' modelling code, whose gpt-oss experts
+# (GptOssExperts, transformers 4.55) train through a loop that indexes fused expert weights
+# (planner.estimate.memory._expert_loop_terms).
+HF_MODELLING = ("hf", "trl", "peft", "axolotl", "ms-swift")
 
 
 def _train_setup(r: dict[str, Any]) -> TrainSetup:
@@ -216,6 +220,8 @@ def _train_setup(r: dict[str, Any]) -> TrainSetup:
         stated.setdefault("lora_precision", ADAPTER_PRECISION[r["engine"]])
     if task == "lora" and r.get("engine") in MIXED_FSDP_UNITS:
         stated.setdefault("mixed_units", True)
+    if r["model"].startswith("gpt-oss") and r.get("engine") in HF_MODELLING:
+        stated.setdefault("expert_loop", True)
     for field in ("packed", "mean_seq_len"):  # the records state these beside the knobs
         if field in r:
             stated.setdefault(field, r[field])

@@ -84,3 +84,21 @@ def test_mixed_fsdp_units_keep_gradients_for_the_frozen_base() -> None:
     plain = train_memory(m, card("a100-40g"), 2, lora(lora_rank=8))
     said = train_memory(m, card("a100-40g"), 2, lora(lora_rank=8, mixed_units=True))
     assert said.total == plain.total
+
+
+def test_expert_loop_holds_copies_of_one_layers_experts() -> None:
+    # gpt-oss-20b: 32 experts of 3 × 2880 × 2880 per layer = 796,262,400 params. A full
+    # fine-tune with checkpointing holds one layer's 16-bit copies (1,592,524,800 B) and one
+    # fused gate_up gradient in flight, two thirds of them (1,061,683,200 B); without
+    # checkpointing a LoRA job holds every one of the 24 layers' copies and no such gradient.
+    m = model("gpt-oss-20b")
+    layer = 32 * 3 * 2880 * 2880
+    assert layer == 796_262_400
+    full = TrainKnobs(zero=3, expert_loop=True)
+    setup = TrainSetup("full", recipe_knobs("full", None, full), "bf16", 4096, 1)
+    estimate = train_memory(m, card("h100-80g"), 8, setup)
+    assert estimate.breakdown["experts"] == 1_592_524_800 + 1_061_683_200
+    eager = train_memory(m, card("h100-80g"), 1, lora(checkpointing=False, expert_loop=True))
+    assert eager.breakdown["experts"] == 24 * layer * 2
+    # Without the loop (fused or grouped expert kernels) the term is absent
+    assert "experts" not in train_memory(m, card("h100-80g"), 1, lora()).breakdown

@@ -34,6 +34,10 @@ class TrainKnobs(Frozen):
     # FSDP units that hold frozen and trained weights together (LoRA adapters wrapped in the
     # same unit as the base): FSDP keeps gradients for the whole unit, frozen weights included
     mixed_units: bool | None = None
+    # A mixture of experts trained through a loop over its experts that indexes each one out
+    # of fused expert weights (HF transformers' gpt-oss): a 16-bit copy per expert kept for
+    # backward, and a full-size gradient of the fused weights per expert
+    expert_loop: bool | None = None
     mfu: Annotated[float, Field(gt=0, le=1)] | None = None  # model FLOPs utilisation override
 
     def over(self, base: TrainKnobs) -> TrainKnobs:
@@ -57,6 +61,7 @@ _BASE = TrainKnobs(
     packed=True,
     pipeline=False,
     mixed_units=False,
+    expert_loop=False,
 )
 
 
