@@ -195,11 +195,14 @@ def _vllm(r: dict[str, Any]) -> tuple[float, float]:
 
 # Adapter weights' format where a record states neither it nor a recipe: each framework's
 # default. PEFT upcasts adapters to fp32, and so do the frameworks built on it (HF/TRL,
-# ms-swift, axolotl, Answer.AI's fsdp-qlora); torchtune and litgpt (bf16-true) keep the
-# model's bf16. The QLoRA paper's script casts them to bf16 (recipe qlora-paged).
+# ms-swift, axolotl); torchtune and litgpt (bf16-true) keep the model's bf16. The QLoRA
+# paper's script casts them to bf16 (recipe qlora-paged). Answer.AI's fsdp_qlora train.py
+# (precision bf16, its default) keeps them in bf16 too: its 4-bit weights are stored as bf16
+# (Linear4bit quant_storage=torch_dtype), its LoRA bases are bf16, and the PEFT of its time
+# (LoraLayer.update_layer) moved new adapters to the base weight's floating dtype.
 ADAPTER_PRECISION = {
-    **dict.fromkeys(("peft", "hf", "trl", "ms-swift", "axolotl", "fsdp-qlora"), "fp32"),
-    **dict.fromkeys(("torchtune", "litgpt"), "bf16"),
+    **dict.fromkeys(("peft", "hf", "trl", "ms-swift", "axolotl"), "fp32"),
+    **dict.fromkeys(("torchtune", "litgpt", "fsdp-qlora"), "bf16"),
 }
 
 

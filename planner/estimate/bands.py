@@ -55,7 +55,7 @@ LOWER: dict[str, tuple[float, int]] = {
     "memory:full": (0.05, 12),
     "memory:full:moe": (0.0, 3),
     "memory:lora": (0.21, 17),
-    "memory:qlora": (0.39, 21),
+    "memory:qlora": (0.37, 21),
     "memory:qlora:moe": (0.43, 1),
     "memory:serve": (0.07, 21),
     "memory:serve:hf": (0.08, 13),
