@@ -31,8 +31,8 @@ class TrainKnobs(Frozen):
     packed: bool | None = None  # sequences packed to seq_len (false: padded to the longest)
     mean_seq_len: Annotated[int, Field(ge=1)] | None = None  # real tokens per sequence, unpacked
     pipeline: bool | None = None  # layers split in sequence over the cards, not data parallel
-    # FSDP units that hold frozen and trained weights together (LoRA adapters wrapped in the
-    # same unit as the base): FSDP keeps gradients for the whole unit, frozen weights included
+    # FSDP (FSDP1, flat parameters) units that hold frozen and trained weights together (LoRA
+    # adapters in the same unit as the base): gradients kept for the whole unit, frozen included
     mixed_units: bool | None = None
     # A mixture of experts trained through a loop over its experts that indexes each one out
     # of fused expert weights (HF transformers' gpt-oss): a 16-bit copy per expert kept for

@@ -545,8 +545,9 @@ def mixed_units(setup: TrainSetup) -> bool:
     but ... the gradient memory usage will be higher than expected (namely, equivalent to not
     freezing those parameters)"; litgpt's finetune/lora.py (Lightning-AI/litgpt @ 8641822) wraps
     whole Blocks, FSDPStrategy(auto_wrap_policy={Block}), and PyTorch warns for each: "gradient
-    memory usage will be higher than expected"; torchtune, PEFT/accelerate and Answer.AI's
-    fsdp_qlora wrap the adapters in units of their own."""
+    memory usage will be higher than expected"; torchtune's FSDP1 recipes, PEFT/accelerate and
+    Answer.AI's fsdp_qlora wrap the adapters in units of their own. FSDP2 (fully_shard) keeps
+    each parameter its own sharded tensor, so its frozen weights never get gradients."""
     k = setup.knobs
     return bool(k.mixed_units) and (k.zero or 0) >= 3 and base_format(setup) not in QUANTISED
 
