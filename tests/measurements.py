@@ -195,12 +195,25 @@ def _vllm(r: dict[str, Any]) -> tuple[float, float]:
 
 # Adapter weights' format where a record states neither it nor a recipe: each framework's
 # default. PEFT upcasts adapters to fp32, and so do the frameworks built on it (HF/TRL,
-# ms-swift, axolotl, Answer.AI's fsdp-qlora); torchtune and litgpt (bf16-true) keep the
-# model's bf16. The QLoRA paper's script casts them to bf16 (recipe qlora-paged).
+# ms-swift, axolotl); torchtune and litgpt (bf16-true) keep the model's bf16. The QLoRA
+# paper's script casts them to bf16 (recipe qlora-paged). Answer.AI's fsdp_qlora train.py
+# (precision bf16, its default) keeps them in bf16 too: its 4-bit weights are stored as bf16
+# (Linear4bit quant_storage=torch_dtype), its LoRA bases are bf16, and the PEFT of its time
+# (LoraLayer.update_layer) moved new adapters to the base weight's floating dtype.
 ADAPTER_PRECISION = {
-    **dict.fromkeys(("peft", "hf", "trl", "ms-swift", "axolotl", "fsdp-qlora"), "fp32"),
-    **dict.fromkeys(("torchtune", "litgpt"), "bf16"),
+    **dict.fromkeys(("peft", "hf", "trl", "ms-swift", "axolotl"), "fp32"),
+    **dict.fromkeys(("torchtune", "litgpt", "fsdp-qlora"), "bf16"),
 }
+
+
+# Frameworks whose FSDP units wrap whole blocks, LoRA adapters beside the frozen weights, so
+# that FSDP keeps gradients for the frozen ones too (planner.estimate.memory.mixed_units):
+# litgpt's finetune/lora.py, FSDPStrategy(auto_wrap_policy={Block}).
+MIXED_FSDP_UNITS = ("litgpt",)
+# Frameworks that train with HF transformers' modelling code, whose gpt-oss experts
+# (GptOssExperts, transformers 4.55) train through a loop that indexes fused expert weights
+# (planner.estimate.memory._expert_loop_terms).
+HF_MODELLING = ("hf", "trl", "peft", "axolotl", "ms-swift")
 
 
 def _train_setup(r: dict[str, Any]) -> TrainSetup:
@@ -208,6 +221,10 @@ def _train_setup(r: dict[str, Any]) -> TrainSetup:
     stated = dict(r.get("knobs", {}))
     if task in ("lora", "qlora") and not r.get("recipe") and r.get("engine") in ADAPTER_PRECISION:
         stated.setdefault("lora_precision", ADAPTER_PRECISION[r["engine"]])
+    if task == "lora" and r.get("engine") in MIXED_FSDP_UNITS:
+        stated.setdefault("mixed_units", True)
+    if r["model"].startswith("gpt-oss") and r.get("engine") in HF_MODELLING:
+        stated.setdefault("expert_loop", True)
     for field in ("packed", "mean_seq_len"):  # the records state these beside the knobs
         if field in r:
             stated.setdefault(field, r[field])

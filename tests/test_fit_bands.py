@@ -291,3 +291,33 @@ def test_replicas_planned_at_the_low_end_are_named() -> None:
     [line] = [w for w in headline_warnings(low, banded.plan) if "by the memory estimate" in w]
     assert line.startswith("chat-70b replicas on 1 × h200-141g carry 56 requests each, 45 ")
     assert "-0.2 memory margin" in line
+
+
+def test_framework_knobs_reach_the_memory_terms(cli: Any) -> None:
+    """--mixed-units adds the frozen base's sharded gradients (6.74B × 2 B ÷ 2 = 6.28 GiB
+    more); --expert-loop adds gpt-oss-20b's expert copies: 1 layer × 32 experts of 3 × 2880
+    × 2880 × 2 B + a fused gate_up gradient (two thirds of it) = 2.47 GiB."""
+
+    def gradients(*flags: str) -> float:
+        args = ("llama-2-7b", "--task", "lora", "--card", "a100-40g", "--cards", "2", "--fsdp")
+        result = cli("fit", *args, "--lora-rank", "8", *flags, "--explain")
+        assert result.exit_code == 0, result.output
+        line = next(x for x in result.stdout.splitlines() if x.strip().startswith("gradients"))
+        return float(line.rsplit("=", 1)[1].split()[0])
+
+    assert gradients("--mixed-units") - gradients() == pytest.approx(6.28, abs=0.01)
+    result = cli(
+        "fit",
+        "gpt-oss-20b",
+        "--task",
+        "full",
+        "--card",
+        "h100-80g",
+        "--cards",
+        "8",
+        "--fsdp",
+        "--expert-loop",
+        "--explain",
+    )
+    assert result.exit_code == 0, result.output
+    assert re.search(r"experts .*= 2\.47 GiB", result.stdout)

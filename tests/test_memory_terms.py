@@ -64,3 +64,41 @@ def test_new_moe_cards_add_up(name: str, idle_experts: int, expert_params: int) 
     # expert gates, q/k norms, biases and attention sinks): under 0.1%
     assert abs(m.architecture_params() - m.params) / m.params < 1e-3
     assert m.moe.active_params == m.params - m.layers * idle_experts * expert_params
+
+
+def test_mixed_fsdp_units_keep_gradients_for_the_frozen_base() -> None:
+    # Llama-2-7B LoRA (q,v rank 8, bf16 adapters) sharded by FSDP over 2 cards. With each
+    # block's adapters and frozen weights in one FSDP unit, the unit's gradient is kept whole:
+    # the base's 6.74B params × 2 B ÷ 2 cards again as gradients, and the 2 gathered units
+    # (a block: 4 × 4096² + 3 × 4096 × 11008 + 2 × 4096 params) carry their gradients too.
+    m = model("llama-2-7b")
+    knobs = dict(zero=3, lora_rank=8, lora_targets="qv", lora_precision="bf16")
+    apart = train_memory(m, card("a100-40g"), 2, lora(**knobs))
+    mixed = train_memory(m, card("a100-40g"), 2, lora(**knobs, mixed_units=True))
+    unit = 4 * 4096**2 + 3 * 4096 * 11008 + 2 * 4096
+    base = m.params * 2.0 / 2
+    assert mixed.breakdown["gradients"] - apart.breakdown["gradients"] == pytest.approx(base)
+    assert mixed.breakdown["weights"] - apart.breakdown["weights"] == pytest.approx(2 * unit * 2.0)
+    assert "mixed_units" in {a.name for a in mixed.assumptions}
+    # Without FSDP sharding (no flat parameters) frozen weights have no gradients
+    plain = train_memory(m, card("a100-40g"), 2, lora(lora_rank=8))
+    said = train_memory(m, card("a100-40g"), 2, lora(lora_rank=8, mixed_units=True))
+    assert said.total == plain.total
+
+
+def test_expert_loop_holds_copies_of_one_layers_experts() -> None:
+    # gpt-oss-20b: 32 experts of 3 × 2880 × 2880 per layer = 796,262,400 params. A full
+    # fine-tune with checkpointing holds one layer's 16-bit copies (1,592,524,800 B) and one
+    # fused gate_up gradient in flight, two thirds of them (1,061,683,200 B); without
+    # checkpointing a LoRA job holds every one of the 24 layers' copies and no such gradient.
+    m = model("gpt-oss-20b")
+    layer = 32 * 3 * 2880 * 2880
+    assert layer == 796_262_400
+    full = TrainKnobs(zero=3, expert_loop=True)
+    setup = TrainSetup("full", recipe_knobs("full", None, full), "bf16", 4096, 1)
+    estimate = train_memory(m, card("h100-80g"), 8, setup)
+    assert estimate.breakdown["experts"] == 1_592_524_800 + 1_061_683_200
+    eager = train_memory(m, card("h100-80g"), 1, lora(checkpointing=False, expert_loop=True))
+    assert eager.breakdown["experts"] == 24 * layer * 2
+    # Without the loop (fused or grouped expert kernels) the term is absent
+    assert "experts" not in train_memory(m, card("h100-80g"), 1, lora()).breakdown

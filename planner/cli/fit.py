@@ -148,6 +148,22 @@ def fit(
             help="Layers split in sequence over the cards (device_map / vLLM pipeline).",
         ),
     ] = None,
+    mixed_units: Annotated[
+        bool | None,
+        Opt(
+            "--mixed-units/--no-mixed-units",
+            help="FSDP units hold adapters beside frozen weights (litgpt's LoRA): gradients "
+            "kept for the frozen ones too.",
+        ),
+    ] = None,
+    expert_loop: Annotated[
+        bool | None,
+        Opt(
+            "--expert-loop/--no-expert-loop",
+            help="Experts looped over and indexed out of fused weights (HF transformers' "
+            "gpt-oss training path).",
+        ),
+    ] = None,
     mfu: Annotated[float | None, Opt(min=0.01, max=1.0, help="MFU override.")] = None,
     engine: Annotated[Engine, Opt(help="Serving engine.")] = Engine.vllm,
     gpu_util: Annotated[float, Opt(min=0.05, max=1.0, help="Usable memory fraction.")] = 0.90,
@@ -240,6 +256,8 @@ def fit(
         packed=packed,
         mean_seq_len=mean_seq_len,
         pipeline=pipeline,
+        mixed_units=mixed_units,
+        expert_loop=expert_loop,
     )
     method = task.value if task.value != "serve" else "full"
     weights = precision.value if precision else ("nf4" if task is Task.qlora else "bf16")

@@ -31,6 +31,13 @@ class TrainKnobs(Frozen):
     packed: bool | None = None  # sequences packed to seq_len (false: padded to the longest)
     mean_seq_len: Annotated[int, Field(ge=1)] | None = None  # real tokens per sequence, unpacked
     pipeline: bool | None = None  # layers split in sequence over the cards, not data parallel
+    # FSDP (FSDP1, flat parameters) units that hold frozen and trained weights together (LoRA
+    # adapters in the same unit as the base): gradients kept for the whole unit, frozen included
+    mixed_units: bool | None = None
+    # A mixture of experts trained through a loop over its experts that indexes each one out
+    # of fused expert weights (HF transformers' gpt-oss): a 16-bit copy per expert kept for
+    # backward, and a full-size gradient of the fused weights per expert
+    expert_loop: bool | None = None
     mfu: Annotated[float, Field(gt=0, le=1)] | None = None  # model FLOPs utilisation override
 
     def over(self, base: TrainKnobs) -> TrainKnobs:
@@ -53,6 +60,8 @@ _BASE = TrainKnobs(
     activation_offload=False,
     packed=True,
     pipeline=False,
+    mixed_units=False,
+    expert_loop=False,
 )
 
 

@@ -306,7 +306,8 @@ def train_memory(model: ModelCard, card: CardType, cards: int, setup: TrainSetup
     else:
         weights, grads, optimizer, quantised = _lora_states(model, setup, cards, notes, formulas)
     if zero == 3 and setup.method != "eval":
-        units = 4.0 if setup.method == "full" else 2.0  # frozen weights have no gradients
+        # Frozen weights have no gradients, unless they share FSDP units with trained ones.
+        units = 4.0 if setup.method == "full" or mixed_units(setup) else 2.0
         unit = max(block_params(model), model.vocab * model.hidden)
         # A quantised base is gathered packed (its shards are the 4-bit blocks themselves),
         # but the embedding is not quantised: where it is the larger unit it is 16-bit.
@@ -335,6 +336,7 @@ def train_memory(model: ModelCard, card: CardType, cards: int, setup: TrainSetup
         )
     activations, logits = _activation_terms(model, setup, split, notes, formulas)
     _with_slack(quantised, activations + logits, formulas)
+    quantised |= _expert_loop_terms(model, setup, split, notes, formulas)
     overhead = (TRAIN_OVERHEAD_GIB + (NCCL_GIB if cards > 1 and split == 1 else 0.0)) * GIB
     formulas["overhead"] = f"{TRAIN_OVERHEAD_GIB:g} GiB context and workspace" + (
         f" + {NCCL_GIB:g} GiB NCCL" if cards > 1 and split == 1 else ""
@@ -362,6 +364,48 @@ def train_memory(model: ModelCard, card: CardType, cards: int, setup: TrainSetup
     kind = train_kind(model, setup)
     margin = memory_margin(setup.margin, kind)
     return MemoryEstimate(breakdown, usable, notes.frozen(), formulas, margin, kind)
+
+
+def _expert_loop_terms(
+    model: ModelCard, setup: TrainSetup, split: int, notes: Assumptions, formulas: dict[str, str]
+) -> dict[str, float]:
+    """What a loop over fused experts holds beyond the usual terms (`expert_loop`). HF
+    transformers' GptOssExperts trains by looping over the experts its tokens hit, computing
+    `current_state @ self.gate_up_proj[expert_idx]` and `... @ self.down_proj[expert_idx]`:
+    indexing with a tensor copies each expert's matrices, and the matmul keeps the copy for
+    backward, so a layer's forward holds a 16-bit copy of all its experts (every expert is hit
+    by a few thousand tokens) until its backward: one layer's with checkpointing (the
+    recompute), every layer's without. Trained experts add the index's backward, which
+    returns a zero-filled gradient of the whole fused weight per expert (index_put) before it
+    is summed into the weight's gradient: one fused gate_up gradient in flight (two thirds of
+    the experts' parameters) beyond the layer's gradients the ZeRO-3 units already count."""
+    moe, k = model.moe, setup.knobs
+    if moe is None or not k.expert_loop:
+        return {}
+    width = WEIGHT_BYTES["bf16" if setup.precision == "fp8" else setup.precision]
+    layer = moe.experts * 3 * model.hidden * moe.expert_intermediate
+    layers = 1 if k.checkpointing else math.ceil(model.layers / split)
+    copies = layers * layer * width
+    formulas["experts"] = (
+        f"{layers} layer(s) × {moe.experts} experts' copies ({layer / 1e6:.0f}M params × "
+        f"{width:g} B)"
+    )
+    if setup.method == "full":
+        copies += 2 * layer / 3 * width
+        formulas["experts"] += (
+            f" + one fused gate_up gradient ({2 * layer / 3e6:.0f}M × {width:g} B)"
+        )
+    notes.add(
+        "expert_loop",
+        "experts looped over and indexed out of fused weights (HF transformers' gpt-oss): "
+        "each expert's 16-bit copy kept for backward"
+        + (
+            "; a full-size gradient of the fused weights per expert"
+            if setup.method == "full"
+            else ""
+        ),
+    )
+    return {"experts": copies}
 
 
 def _consistent(setup: TrainSetup, cards: int, notes: Assumptions) -> TrainSetup:
@@ -483,7 +527,29 @@ def _lora_states(
         notes.add("offload_params", "frozen base offloaded to CPU RAM between uses")
     extra = _quantised_terms(model, base_precision, notes, formulas)
     trained = width * adapters
-    return base + trained / over[2], trained / over[1], optimizer, extra
+    frozen = base if mixed_units(setup) else 0.0
+    if frozen:
+        formulas["gradients"] += f" + base's shard again ({base_precision}, mixed FSDP units)"
+        notes.add(
+            "mixed_units",
+            "FSDP units hold the adapters beside frozen base weights: FSDP keeps the unit's "
+            "gradient whole, so the frozen weights get (sharded) gradients as if trained",
+        )
+    return base + trained / over[2], frozen + trained / over[1], optimizer, extra
+
+
+def mixed_units(setup: TrainSetup) -> bool:
+    """Whether FSDP keeps gradients for frozen base weights: a LoRA job sharded (ZeRO-3/FSDP)
+    whose units wrap whole blocks, adapters and frozen 16-bit weights in one flat parameter.
+    PyTorch's FSDP docs: with use_orig_params=True "FSDP supports mixing frozen and non-frozen,
+    but ... the gradient memory usage will be higher than expected (namely, equivalent to not
+    freezing those parameters)"; litgpt's finetune/lora.py (Lightning-AI/litgpt @ 8641822) wraps
+    whole Blocks, FSDPStrategy(auto_wrap_policy={Block}), and PyTorch warns for each: "gradient
+    memory usage will be higher than expected"; torchtune's FSDP1 recipes, PEFT/accelerate and
+    Answer.AI's fsdp_qlora wrap the adapters in units of their own. FSDP2 (fully_shard) keeps
+    each parameter its own sharded tensor, so its frozen weights never get gradients."""
+    k = setup.knobs
+    return bool(k.mixed_units) and (k.zero or 0) >= 3 and base_format(setup) not in QUANTISED
 
 
 def largest_matrix(model: ModelCard) -> int:
