@@ -21,10 +21,12 @@ cheapest choice of the relaxation, so
 Only pools no plan must buy are charged by segment (`timed_pools`): a pool some job forces
 keeps planner.bound's counted packages, charged flat or by time (planner.bound's window).
 The two combine: with a forced pool priced by time, the other pools' charges come from the
-relaxation with the forced pool at its full rate (what it charges outside its window). Each workload is priced alone as in planner.bound: a serve or
-reserve workload per segment at its least whole-replica cover under that segment's charges;
-a train job on its cheapest config, a held config paying its cards × the cheapest hours of
-its window (the hours it runs are distinct hours inside it).
+relaxation with the forced pool at its full rate (what it charges outside its window).
+
+Each workload is priced alone as in planner.bound: a serve or reserve workload per
+segment at its least whole-replica cover under that segment's charges; a train job on its
+cheapest config, a held config paying its cards × the cheapest hours of its window (the
+hours it runs are distinct hours inside it).
 
 Every choice of charges with reduced prices ≥ 0 gives a valid bound (`repair` makes any
 choice so by scaling down the segments of each over-charged span). Good charges come from

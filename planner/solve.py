@@ -625,6 +625,11 @@ def _bound_note(problem: Problem, forced: dict[tuple[str, str], Forced], relaxat
             f"from {problem.axis.local(start):%Y-%m-%d}) and pay the pool's full rate per "
             "card-hour outside it"
         )
+    if relaxation.segments is not None:
+        parts.append(
+            "the package pools no job forces are charged per card-hour by day segment (dearer "
+            "in the hours workloads want them), no package's span above its price"
+        )
     return (
         "the bound counts the packages that must be bought: "
         + "; ".join(parts)

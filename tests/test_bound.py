@@ -152,6 +152,8 @@ def test_a_forced_window_and_charges_by_segment_together(make_scenario: Any) -> 
     bound = lower_bound(problem, counts, by_segment=True)
     assert bound.total == optimum(problem) == 1694
     assert bound.window == (("pkg", "weekly"), (0, 168)) and bound.segments is not None
+    note = planning.solved(problem.scenario).plan.baseline_notes["bound"]  # type: ignore[union-attr]
+    assert "pools no job forces are charged per card-hour by day segment" in note
 
 
 def test_the_charge_is_refined_between_the_grid_steps(make_scenario: Any) -> None:
