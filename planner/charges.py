@@ -46,6 +46,7 @@ import math
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any
 
 from planner.configs import Config, ReplicaConfig
 from planner.cover import least_cover
@@ -302,7 +303,7 @@ class Relaxation:
                         self.flat.append((x, key, hours[s] * disks[i], hours[s] * c.cards))
         for train in problem.jobs:
             one = lp.Constraint(1, 1)
-            spread: dict[Key, object] = {}
+            spread: dict[Key, Any] = {}
             for config in train.configs:
                 y = lp.NumVar(0, 1, "")
                 one.SetCoefficient(y, 1)
