@@ -85,6 +85,7 @@ def priced(
     else:
         pairs = [(Fraction(i, 4), Fraction(o, 4)) for i in (0, 1) for o in (1, 2, 3, 4)]
     windows = _WindowSums(problem, floors, users, rates, key, spans)
+    run = _Run.of(problem, anchor, key, count, floors, users, rates)
     best: Windowed | None = None
     for low, high in pairs:
         inside, outside = full * low, full * high
@@ -104,11 +105,95 @@ def priced(
                     for span in spans
                 )
             total += sum((t.floor(inside, outside, (a, b)) for t in trains), Fraction(0))
+            if run is not None:
+                total += run.extra(inside, full - inside, (a, b))
             if lowest is None or total < lowest[0]:
                 lowest = (total, d)
         if lowest is not None and (best is None or lowest[0] > best.total):
             best = Windowed(lowest[0], inside, spans[lowest[1]])
     return best
+
+
+# a charge per card-hour no cover takes where another config serves: the pool's cards are
+# taken (planner.window._Run)
+TAKEN = Fraction(10**9)
+
+
+class _Run:
+    """The anchor job's run, where each of its configs takes every card of the one counted
+    package: in the hours it runs inside that package's span, the replica jobs cannot use
+    the pool unless the plan holds a second package then, whose span shares at least a
+    whole day with the first (spans are whole days) and so pays at least (full − inside) ×
+    cards × that day's hours after its charges. The bound adds the lesser of the two: the
+    replica jobs' extra cost without the pool over the anchor's cheapest placement of its
+    shortest run, and that second package's least price."""
+
+    def __init__(
+        self,
+        problem: Problem,
+        anchor: Job,
+        hours: int,
+        floors: _Floors,
+        users: list[int],
+        rates: dict[Key, Fraction],
+        key: Key,
+    ) -> None:
+        self.problem, self.anchor, self.hours = problem, anchor, hours
+        self.floors, self.users, self.rates, self.key = floors, users, rates, key
+        self.cards = problem.offers[key[0]].unit_cards
+        self.day = min(problem.axis.day_hours(d) for d in range(problem.axis.days))
+        self.memo: dict[Fraction, list[Fraction]] = {}
+
+    @classmethod
+    def of(
+        cls,
+        problem: Problem,
+        anchor: Job,
+        key: Key,
+        count: int,
+        floors: _Floors,
+        users: list[int],
+        rates: dict[Key, Fraction],
+    ) -> _Run | None:
+        """None unless one package is counted and every config of the anchor runs once on
+        all its cards (then no other workload fits beside it)."""
+        cards = problem.offers[key[0]].unit_cards
+        if (
+            count != 1
+            or not users
+            or any(c.cards < cards or len(c.runs) != 1 for c in anchor.configs)
+        ):
+            return None
+        shortest = min(length for c in anchor.configs for _, length in c.runs)
+        return cls(problem, anchor, shortest, floors, users, rates, key)
+
+    def _running(self, inside: Fraction) -> list[Fraction]:
+        """Running sums by hour of what the replica jobs pay more without the pool than with
+        its cards at `inside`."""
+        if inside not in self.memo:
+            extra = [Fraction(0)] * len(self.problem.segments)
+            for r in self.users:
+                at = self.floors.segments(r, {**self.rates, self.key: inside})
+                without = self.floors.segments(r, {**self.rates, self.key: TAKEN})
+                for s, (x, y) in enumerate(zip(at, without, strict=True)):
+                    extra[s] += y - x
+            by_hour = []
+            for s, (a, b) in enumerate(self.problem.segments):
+                by_hour.extend([extra[s] / (b - a)] * (b - a))
+            self.memo[inside] = list(itertools.accumulate(by_hour, initial=Fraction(0)))
+        return self.memo[inside]
+
+    def extra(self, inside: Fraction, margin: Fraction, span: tuple[int, int]) -> Fraction:
+        """The least the run adds with the counted package on `span`; `margin`: the full rate
+        less `inside`."""
+        running = self._running(inside)
+        a, b = span
+        first = max(self.anchor.earliest, a)
+        last = min(self.anchor.deadline - self.hours, b - 1)
+        if first > last:
+            return Fraction(0)
+        cheapest = min(running[min(t + self.hours, b)] - running[t] for t in range(first, last + 1))
+        return max(Fraction(0), min(cheapest, margin * self.cards * self.day))
 
 
 class _WindowSums:

@@ -156,6 +156,26 @@ def test_a_forced_window_and_charges_by_segment_together(make_scenario: Any) -> 
     assert "pools no job forces are charged per card-hour by day segment" in note
 
 
+def test_no_service_fits_beside_a_job_that_takes_the_whole_package(make_scenario: Any) -> None:
+    # A one-card weekly package at 1,400 that only job j (5 h, due by day 2) runs, and a
+    # one-card service for 14 days, hourly at 2. Inside the package's week the service
+    # rides the package's card except while j runs on it; then it rents: at least
+    # 1,400 + 7 × 24 × 2 outside the week + 5 × 2 = 1,746. (The model keeps a service's
+    # replicas for a whole segment, so its optimum rents the whole day: 1,784.)
+    offers = [
+        offer("pkg", card="h200-141g", weekly={"price": 1400, "stock": 1}),
+        offer("hr", hourly={"price": 2, "stock": 4}),
+    ]
+    jobs = [
+        planning.only_on_h200("j", 5, deadline="2026-07-03"),
+        planning.service(end="2026-07-15"),
+    ]
+    problem = build_problem(make_scenario(offers, jobs, days=14), serving=True)
+    bound = lower_bound(problem)
+    assert bound.total == 1746 and bound.window == (("pkg", "weekly"), (0, 168))
+    assert optimum(problem) == 1784
+
+
 def test_the_charge_is_refined_between_the_grid_steps(make_scenario: Any) -> None:
     # The same with a one-card package at 700 (4.17 a card-hour) and the service rented at 2
     # outside it: for a charge c ≤ 2 the bound is 700 − 168 c + 336 c + 5 c = 700 + 173 c,
