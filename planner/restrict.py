@@ -14,6 +14,7 @@ per replica-hour, for the hours the minimum replicas rather than the demand deci
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
@@ -22,9 +23,10 @@ from planner.prices import marginal_card_hour_price
 from planner.problem import Problem
 from planner.solution import Solution
 
-TRAIN_K = 8  # configs kept per train job
-REPLICA_K = 6  # replica configs kept per serve/reserve workload, by price per request
-REPLICA_MIN_K = 2  # and by price per replica, for the minimum replicas
+# (configs kept per train job, replica configs kept per serve/reserve workload by price per
+# request, and by price per replica for the minimum replicas), most first: `top_k` keeps
+# the first whose model fits
+LEVELS = ((8, 6, 2), (4, 3, 1), (3, 2, 1), (2, 1, 1), (1, 1, 1))
 
 
 @dataclass(frozen=True)
@@ -55,14 +57,29 @@ class Restricted:
         )
 
 
-def top_k(problem: Problem, keep: Solution | None = None) -> Restricted:
-    """The problem with each workload's cheapest configs and those `keep` uses."""
+def top_k(
+    problem: Problem,
+    keep: Solution | None = None,
+    fits: Callable[[Problem], bool] | None = None,
+) -> Restricted:
+    """The problem with each workload's cheapest configs and those `keep` uses: as many as
+    `LEVELS` allows while `fits` accepts the smaller problem (else the fewest)."""
+    for level in LEVELS:
+        restricted = _kept(problem, keep, *level)
+        if fits is None or fits(restricted.problem):
+            break
+    return restricted
+
+
+def _kept(
+    problem: Problem, keep: Solution | None, train_k: int, replica_k: int, replica_min_k: int
+) -> Restricted:
     jobs, kept_jobs = [], []
     for job in problem.jobs:
         order = sorted(
             range(len(job.configs)), key=lambda k: (_train_rank(problem, job.configs[k]), k)
         )
-        chosen = set(order[:TRAIN_K]) | ({keep.configs[job.index]} if keep else set())
+        chosen = set(order[:train_k]) | ({keep.configs[job.index]} if keep else set())
         indices = tuple(sorted(chosen))
         kept_jobs.append(indices)
         jobs.append(replace(job, configs=tuple(job.configs[k] for k in indices)))
@@ -76,7 +93,7 @@ def top_k(problem: Problem, keep: Solution | None = None) -> Restricted:
         by_replica = sorted(
             range(len(configs)), key=lambda k: (_replica_hour(problem, rjob.name, configs[k]), k)
         )
-        chosen = set(by_request[:REPLICA_K]) | set(by_replica[:REPLICA_MIN_K])
+        chosen = set(by_request[:replica_k]) | set(by_replica[:replica_min_k])
         if keep:
             chosen |= {k for (jj, k, _), n in keep.replicas.items() if jj == j and n}
         indices = tuple(sorted(chosen))

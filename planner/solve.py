@@ -225,7 +225,8 @@ def solve(
     # reports a false infeasibility)
     full_size = estimated_variables(problem)
     large = full_size > EXACT_VARIABLES and "top-k" in params.techniques
-    restricted = top_k(problem, best) if large and best is not None else None
+    fits = lambda p: estimated_variables(p) <= MAX_VARIABLES  # noqa: E731
+    restricted = top_k(problem, best, fits) if large and best is not None else None
     target = restricted.problem if restricted else problem
     target_size = estimated_variables(target) if restricted else full_size
     gate = "size-gate" in params.techniques

@@ -16,7 +16,7 @@ from planner.cpsat.model import CpModel
 from planner.cpsat.variables import estimated_variables
 from planner.domain.load import load_scenario
 from planner.problem import build_problem
-from planner.restrict import TRAIN_K, top_k
+from planner.restrict import LEVELS, top_k
 from planner.solve import SolveParams, solve
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,11 +56,34 @@ def test_top_k_keeps_the_hint_and_maps_plans_both_ways() -> None:
     smaller = restricted.problem
     for full, small in zip(problem.jobs, smaller.jobs, strict=True):
         assert set(small.configs) <= set(full.configs)
-        assert len(small.configs) <= TRAIN_K + 1
+        assert len(small.configs) <= LEVELS[0][0] + 1
     for full_r, small_r in zip(problem.replica_jobs, smaller.replica_jobs, strict=True):
         assert set(small_r.configs) <= set(full_r.configs)
     assert restricted.to_full(restricted.from_full(plan)) == plan
     assert restricted.from_full(plan).cost(smaller) == plan.cost(problem)
+
+
+def test_top_k_keeps_fewer_configs_until_the_model_fits() -> None:
+    """Each level keeps no more configs than the one before; asked to fit a size between
+    two levels' models, it returns the first that fits, with the hint's configs kept."""
+    problem = build_problem(load_scenario(ROOT / "scenarios" / "q3.yaml"), serving=True)
+    plan, _ = greedy(problem, careful=True)
+    assert plan is not None
+    sizes = []  # the model's size at each level: `fits` refuses the levels before it
+    for level in range(len(LEVELS)):
+        seen: list[int] = []
+
+        def fits(p: Any, stop: int = level, seen: list[int] = seen) -> bool:
+            seen.append(estimated_variables(p))
+            return len(seen) > stop
+
+        top_k(problem, plan, fits)
+        sizes.append(seen[-1])
+    assert sizes == sorted(sizes, reverse=True) and sizes[0] > sizes[-1]
+    limit = (sizes[1] + sizes[2]) // 2 if sizes[1] > sizes[2] else sizes[1]
+    restricted = top_k(problem, plan, lambda p: estimated_variables(p) <= limit)
+    assert estimated_variables(restricted.problem) <= limit
+    assert restricted.to_full(restricted.from_full(plan)) == plan
 
 
 def test_past_the_exact_size_the_restriction_is_searched_and_never_called_optimal(
