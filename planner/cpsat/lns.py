@@ -159,11 +159,13 @@ class _Decisions:
         return Neighbourhood(kind, name, frozenset(free))
 
 
-def neighbourhoods(model: CpModel, incumbent: Solution | None = None) -> list[Neighbourhood]:
+def neighbourhoods(
+    model: CpModel, incumbent: Solution | None = None, decisions: _Decisions | None = None
+) -> list[Neighbourhood]:
     """Every neighbourhood of the model, in a fixed order (the search draws from them); the
     `package` ones only with an incumbent, around its purchases."""
     problem = model.problem
-    d = _Decisions(model)
+    d = _Decisions(model) if decisions is None else decisions
     out = [d.hood("job", j.name, d.job[j.index]) for j in problem.jobs]
     out += [
         d.hood("service", r.name, d.replica[j])
@@ -302,34 +304,49 @@ class Cut:
         solution of the model), keeping only the constraints of those it reaches; hinted
         with `values`."""
         reached, kept = self.reach(free)
-        if self._base is None or self._base[0] != values:  # once per incumbent
-            base = cp_model.CpModel()
-            base.proto.copy_from(self.proto)
-            base.proto.constraints.clear()
-            base.proto.clear_solution_hint()
-            for x, value in zip(base.proto.variables, values, strict=True):
-                x.domain.clear()
-                x.domain.extend([value, value])
-            self._base = (values, base.proto)
         sub = cp_model.CpModel()
-        sub.proto.copy_from(self._base[1])
+        proto = sub.proto
+        proto.copy_from(self._fixed_at(values))
+        variables = proto.variables
         for x in reached:
-            domain = sub.proto.variables[x].domain
+            domain = variables[x].domain
             domain.clear()
             domain.extend(list(self.proto.variables[x].domain))
+        constraints = self.proto.constraints
+        proto.constraints.extend([constraints[i] for i in kept])
         renumbered = {i: n for n, i in enumerate(kept)}
-        for i in kept:
-            c = sub.proto.constraints.add()
-            c.copy_from(self.proto.constraints[i])
+        for n, i in enumerate(kept):
             if self.intervals[i]:
-                named = c.cumulative.intervals
+                named = proto.constraints[n].cumulative.intervals
                 numbers = [renumbered[k] for k in named]
                 named.clear()
                 named.extend(numbers)
         reached_sorted = sorted(reached)
-        sub.proto.solution_hint.vars.extend(reached_sorted)
-        sub.proto.solution_hint.values.extend([values[x] for x in reached_sorted])
+        proto.solution_hint.vars.extend(reached_sorted)
+        proto.solution_hint.values.extend([values[x] for x in reached_sorted])
         return sub
+
+    def _fixed_at(self, values: Sequence[int]) -> Any:
+        """The model's variables fixed at `values`, its objective, no constraint: built
+        once, then only the variables whose values changed are set again."""
+        if self._base is None:
+            base = cp_model.CpModel().proto
+            base.copy_from(self.proto)
+            base.constraints.clear()
+            base.clear_solution_hint()
+            changed: Iterable[int] = range(len(values))
+        else:
+            before, base = self._base
+            if before == values:
+                return base
+            changed = [x for x, (a, b) in enumerate(zip(before, values, strict=True)) if a != b]
+        variables = base.variables
+        for x in changed:
+            domain = variables[x].domain
+            domain.clear()
+            domain.extend([values[x], values[x]])
+        self._base = (values, base)
+        return base
 
 
 def _interval_vars(c: Any) -> list[int]:
@@ -431,26 +448,32 @@ class _Draws:
     """Which neighbourhood to solve next: a kind by its record, then one of its open
     neighbourhoods by the money it carries in the incumbent."""
 
-    def __init__(self, model: CpModel, static: list[Neighbourhood], seed: int) -> None:
+    def __init__(self, model: CpModel, decisions: _Decisions, seed: int) -> None:
         self.model = model
-        self.static = static
+        self.decisions = decisions
+        self.static = neighbourhoods(model, decisions=decisions)
         self.rng = random.Random(seed)
         objective = model.model.proto.objective
         self.coeffs = dict(zip(objective.vars, objective.coeffs, strict=True))
-        self.decisions = _Decisions(model)
         self.pool: list[Neighbourhood] = []
+        self.values: Sequence[int] = ()
         self.money: dict[Neighbourhood, int] = {}
         self.entries: dict[Neighbourhood, list[tuple[int, int]]] = {}
         self.steps: dict[tuple[str, str], float] = {}
 
     def follow(self, incumbent: Solution, values: Sequence[int]) -> None:
-        """The neighbourhoods of a new incumbent, and the money each carries there."""
+        """The neighbourhoods of a new incumbent."""
         self.pool = self.static + _packages(self.model, self.decisions, incumbent)
+        self.values = values
         self.money = {}
-        for h in self.pool:
+
+    def carried(self, h: Neighbourhood) -> int:
+        """The money `h`'s decisions carry in the incumbent's objective."""
+        if h not in self.money:
             if h not in self.entries:  # the objective's terms on its decisions
                 self.entries[h] = [(x, c) for x in h.free if (c := self.coeffs.get(x))]
-            self.money[h] = sum(c * values[x] for x, c in self.entries[h])
+            self.money[h] = sum(c * self.values[x] for x, c in self.entries[h])
+        return self.money[h]
 
     def draw(self, width: int, settled: set[Neighbourhood], stats: Stats) -> list[Neighbourhood]:
         """Up to `width` open neighbourhoods, each drawn without replacement."""
@@ -463,7 +486,7 @@ class _Draws:
             record = [(stats.improved[k] + 1) / (stats.tried[k] + 1) for k in kinds]
             kind = self.rng.choices(kinds, weights=record)[0]
             of_kind = [h for h in open_ if h.kind == kind]
-            weights = [max(self.money[h], 0) + 1 for h in of_kind]
+            weights = [max(self.carried(h), 0) + 1 for h in of_kind]
             chosen.append(self.rng.choices(of_kind, weights=weights)[0])
         return chosen
 
@@ -492,8 +515,9 @@ def improve(
     stats = Stats()
     terms: dict[CostTerm, int] = {}
     values = _values(model, incumbent)
-    fixed = frozenset(decisions(model))
-    draws = _Draws(model, neighbourhoods(model), settings.seed)
+    chosen = _Decisions(model)
+    fixed = frozenset(chosen.all())
+    draws = _Draws(model, chosen, settings.seed)
     draws.follow(incumbent, values)
     source: Any = model.model.proto
     if executor is None or (executor.kind is Kind.local and executor.jobs <= 1):
