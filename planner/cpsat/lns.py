@@ -27,8 +27,10 @@ dropped holds at the incumbent, so every incumbent is a plan of the full problem
 caller checks the final one as always. The cut leaves CP-SAT's presolve a few thousand
 constraints instead of the whole quarter's (q3: a week's window 4.1 s -> 1.3 s).
 
-Draws go where they pay: a kind is drawn by its record (improvements + 1 over tries + 1)
-and a neighbourhood of that kind by the money its freed decisions carry in the incumbent's
+Draws go where they pay: a kind is drawn by its record (improvements + 1 over the steps
+its solves used + 1: on q3 a whole service's or pool's solve spends its step in presolve
+and finds nothing, a month's or a week's finds improvements in a fraction of a step) and a
+neighbourhood of that kind by the money its freed decisions carry in the incumbent's
 objective. A neighbourhood not proven within its step gets twice the step the next time
 (up to MAX_STEP), so a service's month is eventually proven. The search stops when its
 budget is spent or when every neighbourhood is proven to hold nothing better than the
@@ -82,6 +84,7 @@ class Neighbourhood:
 class Stats:
     tried: Counter[str] = field(default_factory=Counter)
     improved: Counter[str] = field(default_factory=Counter)
+    used: dict[str, float] = field(default_factory=dict)  # budget (s or deterministic time)
     saved: Counter[str] = field(default_factory=Counter)  # scaled money, per kind
 
     def line(self, scale: int) -> str:
@@ -483,7 +486,7 @@ class _Draws:
             if not open_:
                 break
             kinds = sorted({h.kind for h in open_})
-            record = [(stats.improved[k] + 1) / (stats.tried[k] + 1) for k in kinds]
+            record = [(stats.improved[k] + 1) / (stats.used.get(k, 0) / STEP + 1) for k in kinds]
             kind = self.rng.choices(kinds, weights=record)[0]
             of_kind = [h for h in open_ if h.kind == kind]
             weights = [max(self.carried(h), 0) + 1 for h in of_kind]
@@ -556,6 +559,7 @@ def improve(
             best: tuple[int, Neighbourhood, Found] | None = None
             for hood, f in zip(hoods, found, strict=True):
                 stats.tried[hood.kind] += 1
+                stats.used[hood.kind] = stats.used.get(hood.kind, 0.0) + max(f.used, MIN_STEP)
                 if f.status not in (cp_model.OPTIMAL, cp_model.INFEASIBLE):
                     draws.unproven(hood)
                 if f.objective is None:
@@ -569,6 +573,8 @@ def improve(
             found_objective, hood, f = best
             assert f.values is not None
             settled.clear()
+            if f.status == cp_model.OPTIMAL:  # the new incumbent is this neighbourhood's best
+                settled.add(hood)
             stats.improved[hood.kind] += 1
             stats.saved[hood.kind] += objective - found_objective
             incumbent, terms = model._decode(_Values(f.values))
