@@ -73,6 +73,7 @@ def test_the_month_of_a_bad_fortnight_repairs_it_and_the_other_month_proves_it_c
     model = CpModel(problem)
     model.model.minimize(model.cost)
     values = _values(model, bad)
+    assert values is not None
     worker = Worker(model.model.proto, frozenset(decisions(model)), model.cuts)
     months = {h.name: h for h in neighbourhoods(model) if h.kind == "month"}
     scale = problem.money_scale

@@ -437,13 +437,14 @@ class _Values:
         return bool(cp_model_helper.ResponseHelper.boolean_value(self.response, literal))
 
 
-def _values(model: CpModel, incumbent: Solution) -> tuple[int, ...]:
-    """Every variable's value in `incumbent`, as the model hints it (a complete hint)."""
+def _values(model: CpModel, incumbent: Solution) -> tuple[int, ...] | None:
+    """Every variable's value in `incumbent`, as the model hints it; None if the hint
+    leaves a variable out (no cut could pin it)."""
     model.hint(incumbent)
     proto = model.model.proto
     hint = dict(zip(proto.solution_hint.vars, proto.solution_hint.values, strict=True))
     if len(hint) != len(proto.variables):
-        raise ValueError("the hint of a plan leaves variables out: no cut can pin them")
+        return None
     return tuple(hint[i] for i in range(len(proto.variables)))
 
 
@@ -517,7 +518,10 @@ def improve(
     model.model.minimize(model.cost)
     stats = Stats()
     terms: dict[CostTerm, int] = {}
-    values = _values(model, incumbent)
+    start = _values(model, incumbent)
+    if start is None:  # the model's hint is complete on every model built today
+        return incumbent, objective, terms, stats
+    values = start
     chosen = _Decisions(model)
     fixed = frozenset(chosen.all())
     draws = _Draws(model, chosen, settings.seed)
