@@ -433,13 +433,13 @@ FORCED_SHARE = 0.1
 # The share of the search time a large-neighbourhood search gets after CP-SAT's own search
 # (planner/cpsat/lns.py), when that search ends without a proof: on a top-K restriction
 # (whose CP-SAT bound is not shown) and on a full model of at least LNS_VARIABLES
-# variables. Measured at 60 s on 2 shared cores, 4 workers (benchmarks/RESULTS.md,
-# "Neighbourhoods that fit the step"): on q3 (118k variables) CP-SAT's own search moved the
+# variables. Measured at 60 s on 2 shared cores, 4 workers (docs/planning.md,
+# "Neighbourhoods of the search"): on q3 (118k variables) CP-SAT's own search moved the
 # heuristic's 420,049 to 419,220 and never lifted the bound above the relaxation's, while
-# the LNS with 0.7 / 0.8 / 0.9 of the time reached 413,728 / 413,609-413,649 /
-# 413,575-413,612; on the generated scale-30-s1 (149k) 38,339 without it, 38,311 at 0.7,
-# 38,297 at 0.9. A small full model (the shipped examples but q3, and the tests' tiny
-# ones) is left to CP-SAT, which proves most of them.
+# the LNS with 0.7 / 0.8 / 0.9 of the time reached 413,728-414,132 / 413,609-413,649 /
+# 413,575-413,612 (two runs each); on the generated scale-30-s1 (149k) 38,339 without it,
+# 38,311 at 0.7, 38,297 at 0.9. A small full model (the shipped examples but q3, the tests'
+# tiny ones) is left to CP-SAT, which proves most of them.
 LNS_SHARE = 0.8
 LNS_VARIABLES = 50_000
 
