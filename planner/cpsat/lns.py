@@ -24,10 +24,10 @@ propagation. Neighbourhoods:
 Each neighbourhood is solved on a cut of the full model: every variable its freed
 decisions do not reach through the constraints (other than through a pinned decision, a
 cumulative or a redundant cut) is fixed at the incumbent's value, and only the constraints
-the reached ones appear in are kept; what is
-dropped holds at the incumbent, so every incumbent is a plan of the full problem, and the
-caller checks the final one as always. The cut leaves CP-SAT's presolve a few thousand
-constraints instead of the whole quarter's (q3: a week's window 4.1 s -> 1.3 s).
+the reached ones appear in are kept; what is dropped holds at the incumbent, so every
+incumbent is a plan of the full problem, and the caller checks the final one as always.
+The cut leaves CP-SAT's presolve a few thousand constraints instead of the whole
+quarter's (q3: a week's window 4.1 s -> 1.3 s).
 
 Draws go where they pay: a kind is drawn by its record (improvements + 1 over the steps
 its solves used + 1: on q3 a whole service's or pool's solve spends its step in presolve
