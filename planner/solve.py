@@ -105,8 +105,8 @@ class SolveParams:
     deterministic: bool = False  # a deterministic time budget instead of wall-clock
     # the scale techniques in use (benchmarks switch them off one by one to measure each)
     techniques: frozenset[str] = TECHNIQUES
-    # the share of the search time for the neighbourhood search after CP-SAT's (None: 0 on
-    # the full model, LNS_SHARE on a top-K restriction)
+    # the share of the search time for the neighbourhood search after CP-SAT's (None:
+    # LNS_SHARE on a top-K restriction or a full model of LNS_VARIABLES or more, else 0)
     lns_share: float | None = None
     # where the neighbourhood search runs: None, one neighbourhood at a time here; else
     # rounds of `jobs` neighbourhoods in local processes or on Ray (planner.parallel)
@@ -392,11 +392,12 @@ def _search(
     if model is not None and settings.time_limit > 0:
         keep = None if reference is None else Reference.of(reference, target.scenario.axis)
         # the neighbourhood search where CP-SAT's bound is not used anyway (a top-K
-        # restriction's bounds only the restriction); on the full model only when asked
-        # (LNS_SHARE)
+        # restriction's bounds only the restriction) or seldom beats the relaxation's (a
+        # large full model); on a small full model only when asked (LNS_SHARE)
         share = params.lns_share
         if share is None:
-            share = LNS_SHARE if restricted is not None else 0.0
+            large = model.size()["variables"] >= LNS_VARIABLES
+            share = LNS_SHARE if restricted is not None or large else 0.0
         lns = "lns" in params.techniques and best is not None and share > 0
         main = replace(settings, time_limit=settings.time_limit * (1 - share))
         outcome = model.solve(main if lns else settings, progress, keep)
@@ -431,13 +432,17 @@ MAX_PLACEMENT_SEARCHES = 8
 FORCED_SHARE = 0.1
 
 # The share of the search time a large-neighbourhood search gets after CP-SAT's own search
-# of a top-K restriction, when that search ends without a proof (planner/cpsat/lns.py).
-# On the full model it gets none unless asked: on q3 (60 s, 2 cores) a half share gave
-# 411,146 against 411,485 without, a 0.1% gain; on the generated 30-workload quarters it
-# changed nothing (499,320 vs 499,307; 93,052 vs 93,037), and CP-SAT's own bound, which
-# the share would cut short, has been the larger one there (mix-30 before the bound by
-# time). A restriction's CP-SAT bound is not shown, so there the LNS takes half.
-LNS_SHARE = 1 / 2
+# (planner/cpsat/lns.py), when that search ends without a proof: on a top-K restriction
+# (whose CP-SAT bound is not shown) and on a full model of at least LNS_VARIABLES
+# variables. Measured at 60 s on 2 shared cores, 4 workers (docs/planning.md,
+# "Neighbourhoods of the search"): on q3 (118k variables) CP-SAT's own search moved the
+# heuristic's 420,049 to 419,220 and never lifted the bound above the relaxation's, while
+# the LNS with 0.7 / 0.8 / 0.9 of the time reached 413,728-414,132 / 413,609-413,649 /
+# 413,575-413,612 (two runs each); on the generated scale-30-s1 (149k) 38,339 without it,
+# 38,311 at 0.7, 38,297 at 0.9. A small full model (the shipped examples but q3, the tests'
+# tiny ones) is left to CP-SAT, which proves most of them.
+LNS_SHARE = 0.8
+LNS_VARIABLES = 50_000
 
 
 def _improve(

@@ -10,6 +10,7 @@ from typing import Any, Protocol
 
 from ortools.sat.python import cp_model, cp_model_helper
 
+from planner.configs import ReplicaConfig
 from planner.cpsat.constraints import Constraints
 from planner.cpsat.cuts import cover_cuts, package_cuts
 from planner.cpsat.objective import cost_terms, tie_levels
@@ -137,13 +138,12 @@ class CpModel:
             self.model.add_hint(short.count, max(0, rises - held))
         hint_steps(self.model, self.problem, self.v, solution)
         segment_index = {a: s for s, (a, _) in enumerate(self.problem.segments)}
+        by_segment: dict[int, list[tuple[int, int, ReplicaConfig]]] = {}
+        for j, k, s in solution.replicas:  # grouped once: a scan per usage took seconds
+            by_segment.setdefault(s, []).append((j, k, self.problem.replica_jobs[j].configs[k]))
         for (key, held, hour), usage in self.v.usage.items():
             s = segment_index[hour]
-            configs = [
-                (j, k, self.problem.replica_jobs[j].configs[k])
-                for (j, k, ss) in solution.replicas
-                if ss == s
-            ]
+            configs = by_segment.get(s, [])
             self.model.add_hint(
                 usage,
                 sum(
@@ -153,6 +153,7 @@ class CpModel:
                     if (c.offer, c.mode) == key and c.held == held
                 ),
             )
+        caps = {key: pool_cap(self.problem, key) for key in self.problem.pools}
         for (key, hour), free in self.v.free.items():  # a complete hint is followed exactly
             pool = self.problem.pools[key]
             if pool.days:  # committed packages are among those bought
@@ -161,7 +162,7 @@ class CpModel:
                 units = sum(chosen.get(d, 0) for d in range(day - pool.days + 1, day + 1))
             else:
                 units = sum(c.units for c in pool.committed if c.start <= hour < c.end)
-            self.model.add_hint(free, pool_cap(self.problem, key) - units)
+            self.model.add_hint(free, caps[key] - units)
         # the slices of a cumulative hold sums of what is hinted above: a complete hint
         hinted = dict(
             zip(
