@@ -11,7 +11,8 @@ import pytest
 
 from planner.baseline import greedy
 from planner.check import check_plan
-from planner.cpsat.lns import improve, neighbourhoods
+from planner.cpsat.hoods import neighbourhoods
+from planner.cpsat.lns import improve
 from planner.cpsat.model import CpModel, SolverSettings
 from planner.pricing import breakdown
 from planner.problem import build_problem

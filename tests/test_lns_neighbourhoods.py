@@ -10,7 +10,8 @@ from typing import Any
 from ortools.sat.python import cp_model
 
 from planner.check import check_plan
-from planner.cpsat.lns import Draw, Worker, _Values, _values, decisions, neighbourhoods
+from planner.cpsat.hoods import decisions, neighbourhoods
+from planner.cpsat.lns import Draw, Worker, _Values, _values
 from planner.cpsat.model import CpModel, SolverSettings
 from planner.pricing import breakdown
 from planner.problem import build_problem
