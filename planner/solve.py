@@ -219,14 +219,14 @@ def solve(
         elapsed = time.perf_counter() - started
         on_progress(first.cost, floor, elapsed, f"the checked {first.source} plan")
     # past EXACT_VARIABLES the solver searches a top-K restriction (its plans are plans, its
-    # bound is not a bound); a model too large to build and search within the limits is not
-    # built (a baseline stands in, with the relaxation's bound); why, in the plan's notes
-    # (only with a baseline plan: it is kept, so the restriction has a plan and never
-    # reports a false infeasibility)
+    # bound is not a bound; a baseline plan's configs are kept in it, and without one its
+    # "infeasible" only means no plan was found); a model too large to build and search
+    # within the limits is not built (a baseline stands in, with the relaxation's bound);
+    # why, in the plan's notes
     full_size = estimated_variables(problem)
     large = full_size > EXACT_VARIABLES and "top-k" in params.techniques
     fits = lambda p: estimated_variables(p) <= MAX_VARIABLES  # noqa: E731
-    restricted = top_k(problem, best, fits) if large and best is not None else None
+    restricted = top_k(problem, best, fits) if large else None
     target = restricted.problem if restricted else problem
     target_size = estimated_variables(target) if restricted else full_size
     gate = "size-gate" in params.techniques
@@ -411,6 +411,9 @@ def _search(
             status = "feasible" if outcome.status == "optimal" else outcome.status
             solution = restricted.to_full(outcome.solution)
             outcome = replace(outcome, status=status, solution=solution, bound=None)
+        elif restricted is not None and outcome.status == "infeasible":
+            # the configs kept hold no plan: that proves nothing of the full problem
+            outcome = replace(outcome, status="unknown", bound=None)
     else:  # no model, or building it took the whole limit: the best baseline if any
         counts = model.size() if model else {"variables": full_size}
         outcome = Outcome("unknown", None, None, None, 0.0, counts)

@@ -98,3 +98,15 @@ def test_past_the_exact_size_the_restriction_is_searched_and_never_called_optima
     assert result.bound == lower_bound(problem).total  # the restriction's bound is not shown
     # the optimum (one monthly H200 package, 10,036.00) is among the configs kept
     assert result.plan.total_cost == Decimal("10036.00")
+
+
+def test_without_a_baseline_plan_the_restriction_is_still_searched(monkeypatch: Any) -> None:
+    """Past the exact size with neither baseline finding a plan (faked here), the top-K
+    restriction is searched without a hint: its plan is a checked plan, never optimal."""
+    scenario = load_scenario(ROOT / "scenarios" / "seed-70b-serving.yaml")
+    monkeypatch.setattr(solve_module, "EXACT_VARIABLES", 0)
+    monkeypatch.setattr(solve_module, "greedy", lambda *a, **k: (None, "no plan (faked)"))
+    result = solve(scenario, SolveParams(time_limit=30, workers=2, deterministic=True))
+    assert result.status == "feasible" and result.plan is not None  # checked by solve
+    assert result.plan.naive_cost is None and result.plan.heuristic_cost is None
+    assert "top-K" in result.plan.baseline_notes["solver"]
