@@ -156,41 +156,37 @@ def test_a_forced_window_and_charges_by_segment_together(make_scenario: Any) -> 
     assert "pools no job forces are charged per card-hour by day segment" in note
 
 
-def test_no_service_fits_beside_a_job_that_takes_the_whole_package(make_scenario: Any) -> None:
-    # A one-card weekly package at 1,400 that only job j (5 h, due by day 2) runs, and a
-    # one-card service for 14 days, hourly at 2. Inside the package's week the service
-    # rides the package's card except while j runs on it; then it rents: at least
-    # 1,400 + 7 × 24 × 2 outside the week + 5 × 2 = 1,746. (The model keeps a service's
-    # replicas for a whole segment, so its optimum rents the whole day: 1,784.)
+def _one_card_week(make_scenario: Any, price: int) -> Any:
+    """A one-card weekly h200 package at `price` that only job j (5 h, due by day 2) runs,
+    and a one-card service for 14 days that may rent a100s at 2 an hour."""
     offers = [
-        offer("pkg", card="h200-141g", weekly={"price": 1400, "stock": 1}),
+        offer("pkg", card="h200-141g", weekly={"price": price, "stock": 1}),
         offer("hr", hourly={"price": 2, "stock": 4}),
     ]
     jobs = [
         planning.only_on_h200("j", 5, deadline="2026-07-03"),
         planning.service(end="2026-07-15"),
     ]
-    problem = build_problem(make_scenario(offers, jobs, days=14), serving=True)
+    return build_problem(make_scenario(offers, jobs, days=14), serving=True)
+
+
+def test_no_service_fits_beside_a_job_that_takes_the_whole_package(make_scenario: Any) -> None:
+    # The package at 1,400. Inside its week the service rides the package's card except
+    # while j runs on it; then it rents: at least 1,400 + 7 × 24 × 2 outside the week +
+    # 5 × 2 = 1,746. (The model keeps a service's replicas for a whole segment, so its
+    # optimum rents the whole day: 1,784.)
+    problem = _one_card_week(make_scenario, 1400)
     bound = lower_bound(problem)
     assert bound.total == 1746 and bound.window == (("pkg", "weekly"), (0, 168))
     assert optimum(problem) == 1784
 
 
 def test_the_charge_is_refined_between_the_grid_steps(make_scenario: Any) -> None:
-    # The same with a one-card package at 700 (4.17 a card-hour) and the service rented at 2
-    # outside it: for a charge c ≤ 2 the bound is 700 − 168 c + 336 c + 5 c = 700 + 173 c,
-    # above 2 it is 1,372 − 163 c: its peak, 1,046, lies at c = 2, between the grid's steps
-    # of 4.17/8 (the best step, 3/8, gives 970.31). Refined: within 1 of the peak.
-    offers = [
-        offer("pkg", card="h200-141g", weekly={"price": 700, "stock": 1}),
-        offer("hr", hourly={"price": 2, "stock": 4}),
-    ]
-    jobs = [
-        planning.only_on_h200("j", 5, deadline="2026-07-03"),
-        planning.service(end="2026-07-15"),
-    ]
-    problem = build_problem(make_scenario(offers, jobs, days=14), serving=True)
-    assert 1045 < lower_bound(problem).total <= 1046
+    # The package at 700 (4.17 a card-hour) and the service rented at 2 outside it: for a
+    # charge c ≤ 2 the bound is 700 − 168 c + 336 c + 5 c = 700 + 173 c, above 2 it is
+    # 1,372 − 163 c: its peak, 1,046, lies at c = 2, between the grid's steps of 4.17/8
+    # (the best step, 3/8, gives 970.31). Refined: within 1 of the peak.
+    assert 1045 < lower_bound(_one_card_week(make_scenario, 700)).total <= 1046
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
