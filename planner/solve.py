@@ -225,8 +225,7 @@ def solve(
     # why, in the plan's notes
     full_size = estimated_variables(problem)
     large = full_size > EXACT_VARIABLES and "top-k" in params.techniques
-    fits = lambda p: estimated_variables(p) <= MAX_VARIABLES  # noqa: E731
-    restricted = top_k(problem, best, fits) if large else None
+    restricted = top_k(problem, best, _buildable) if large else None
     target = restricted.problem if restricted else problem
     target_size = estimated_variables(target) if restricted else full_size
     gate = "size-gate" in params.techniques
@@ -692,6 +691,11 @@ def _config_count(problem: Problem) -> int:
     return sum(len(j.configs) for j in problem.jobs) + sum(
         len(r.configs) for r in problem.replica_jobs
     )
+
+
+def _buildable(problem: Problem) -> bool:
+    """Whether `problem`'s model passes the size gate (how many configs top-K keeps)."""
+    return estimated_variables(problem) <= MAX_VARIABLES
 
 
 def _too_large(estimate: int, params: SolveParams, started: float, baseline: bool) -> str:

@@ -110,3 +110,25 @@ def test_without_a_baseline_plan_the_restriction_is_still_searched(monkeypatch: 
     assert result.status == "feasible" and result.plan is not None  # checked by solve
     assert result.plan.naive_cost is None and result.plan.heuristic_cost is None
     assert "top-K" in result.plan.baseline_notes["solver"]
+
+
+def test_a_restriction_without_a_plan_proves_nothing(monkeypatch: Any) -> None:
+    """Without a baseline plan, a top-K restriction the solver finds infeasible says only
+    that no plan was found (exit 3), never that the quarter has none (exit 2)."""
+
+    class Infeasible:
+        def __init__(self, problem: Any, cuts: bool = True) -> None:
+            pass
+
+        def size(self) -> dict[str, int]:
+            return {"variables": 1}
+
+        def solve(self, settings: Any, progress: Any = None, keep: Any = None) -> Any:
+            return solve_module.Outcome("infeasible", None, None, None, 0.0, self.size())
+
+    scenario = load_scenario(ROOT / "scenarios" / "seed-70b-serving.yaml")
+    monkeypatch.setattr(solve_module, "EXACT_VARIABLES", 0)
+    monkeypatch.setattr(solve_module, "greedy", lambda *a, **k: (None, "no plan (faked)"))
+    monkeypatch.setattr(solve_module, "CpModel", Infeasible)
+    result = solve(scenario, SolveParams(time_limit=30, workers=2, deterministic=True))
+    assert result.status == "unknown" and result.plan is None
