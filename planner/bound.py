@@ -16,9 +16,12 @@ U_P ≤ h_P × N_P card-hours of P. For any λ_P in [0, price_P ÷ h_P]:
 where M_P ≤ N_P is a number of unit-packages every plan buys: its committed ones, or what a
 job that can run nowhere else needs. λ_P U_P is then charged to the workloads that use P: a
 card-hour of P costs them λ_P. Each workload is priced alone at its cheapest under those
-charges (ignoring stock, setup and billing round-ups, which only add cost): a train job on
-its cheapest config; a serve or reserve workload per segment at the least cost of whole
-replicas that carry the demand and the minimum (`least_cover`). Committed hourly cards are
+charges (ignoring stock and billing round-ups, which only add cost): a train job on its
+cheapest config; a serve or reserve workload per segment at the least cost of whole
+replicas that carry the demand and the minimum (`least_cover`). In the first segment of
+each run of its demand (`ReplicaJob.openings`) a rented replica also pays its setup hours,
+or the hours of the gap before the run if it was held through them (the gap's segments
+price nothing); the setups of rises inside a run are left out. Committed hourly cards are
 free to use. Every choice of λ gives a valid bound; `lower_bound` takes the best of a few.
 
 Two more kinds of charge are tried: a pool some job forces charged by time, low only
@@ -327,10 +330,20 @@ def _segment_floors(
         if key not in covers:
             covers[key] = least_cover(key[0], demand, minimum)
         least.append(covers[key])
-    return tuple(
+    out = [
         Fraction(0) if k < 0 else Fraction((b - a) * least[k], scale)
         for k, (a, b) in zip(kinds.of_segment, problem.segments, strict=True)
-    )
+    ]
+    for s, gap in job.openings(problem.segments).items():
+        a, b = problem.segments[s]
+        usable = kinds.kinds[kinds.of_segment[s]][0]
+        lead = {i: problem.replica_rate(job.name, job.configs[i]).opening(gap) for i in usable}
+        opened = tuple(sorted({(items[i][0], items[i][1] * (b - a + lead[i])) for i in usable}))
+        key = (opened, job.demand[s], job.minimum[s])
+        if key not in covers:
+            covers[key] = least_cover(*key)
+        out[s] = Fraction(covers[key], scale)
+    return tuple(out)
 
 
 def _replica_hour(

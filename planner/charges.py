@@ -31,10 +31,11 @@ hours it runs are distinct hours inside it).
 Every choice of charges with reduced prices ≥ 0 gives a valid bound (`repair` makes any
 choice so by scaling down the segments of each over-charged span). Good charges come from
 the linear relaxation's duals: a linear program of the same quarter (fractional replicas
-and packages; train card-hours anywhere in their windows) solved with GLOP, whose dual on
-"card-hours used ≤ card-hours held" per pool and segment is the charge. The bound here, at
-those charges, is then at least that program's optimum less what the repair took off,
-because each workload's whole-replica cover costs at least its fractional one. The program
+and packages; train card-hours anywhere in their windows; rented replicas' setups in the
+first segment of each run of demand, as planner.bound prices them) solved with GLOP, whose
+dual on "card-hours used ≤ card-hours held" per pool and segment is the charge. The bound
+here, at those charges, is then at least that program's optimum less what the repair took
+off, because each workload's whole-replica cover costs at least its fractional one. The program
 is not timed (GLOP has no deterministic limit): planner.bound prices it only where it is
 small enough (`SEGMENT_COLUMNS`), so a scenario's bound never depends on the machine.
 """
@@ -196,6 +197,7 @@ def replica_segments(
     per_part = scale // PARTS
     covers: dict[tuple[tuple[tuple[int, int], ...], int, int], int] = {}
     out = [Fraction(0)] * len(problem.segments)
+    openings = job.openings(problem.segments)
     for s, (a, b) in enumerate(problem.segments):
         if not job.active(s):
             continue
@@ -208,13 +210,15 @@ def replica_segments(
             if key is not None:
                 charge = charges.by_pool[key][s]
                 cost += c.cards * per_part * (charge.numerator * (PARTS // charge.denominator))
-            items.add((c.capacity, cost))
+            # the first segment of a run of demand: a rented replica's setup or gap as well
+            hours = b - a + (rates[i].opening(openings[s]) if s in openings else 0)
+            items.add((c.capacity, cost * hours))
         if not items:
             continue
         found = (tuple(sorted(items)), job.demand[s], job.minimum[s])
         if found not in covers:
             covers[found] = least_cover(*found)
-        out[s] = Fraction((b - a) * covers[found], scale)
+        out[s] = Fraction(covers[found], scale)
     return tuple(out)
 
 
@@ -268,10 +272,12 @@ class Relaxation:
                 for s in range(lo, hi):
                     use(key, s, n, -cards * hours[s])
         for job in problem.replica_jobs:
-            fronts: dict[tuple[tuple[int, ...], int], list[int]] = {}
-            rates = [float(problem.replica_rate(job.name, c).per_hour) for c in job.configs]
-            disks = [float(problem.replica_rate(job.name, c).disk) for c in job.configs]
+            fronts: dict[tuple[tuple[int, ...], int, tuple[int, ...]], list[int]] = {}
+            paid = [problem.replica_rate(job.name, c) for c in job.configs]
+            rates = [float(r.per_hour) for r in paid]
+            disks = [float(r.disk) for r in paid]
             bounds = [job.bounds[c] for c in job.configs]
+            openings = job.openings(problem.segments)
             for s in range(len(problem.segments)):
                 if not job.active(s):
                     continue
@@ -286,16 +292,24 @@ class Relaxation:
                 least_count = max(job.minimum[s], -(-demand // largest) if largest else 0)
                 cover = lp.Constraint(demand, inf)
                 count = lp.Constraint(least_count, inf)
-                if (usable, demand) not in fronts:
-                    fronts[usable, demand] = _front(job.configs, usable, demand, rates, disks)
-                for i in fronts[usable, demand]:
+                # a run's first segment: rented replicas pay their setup or the gap too
+                lead = tuple(paid[i].opening(openings[s]) if s in openings else 0 for i in usable)
+                if (usable, demand, lead) not in fronts:
+                    paying = [
+                        rates[i] * (1 + o / hours[s]) for i, o in zip(usable, lead, strict=True)
+                    ]
+                    fronts[usable, demand, lead] = _front(
+                        [job.configs[i] for i in usable], demand, paying, [disks[i] for i in usable]
+                    )
+                for at in fronts[usable, demand, lead]:
+                    i = usable[at]
                     c = job.configs[i]
                     x = lp.NumVar(0, inf, "")
                     cover.SetCoefficient(x, min(c.capacity, demand))
                     count.SetCoefficient(x, 1)
                     key = (c.offer, c.mode)
                     if c.rented:
-                        objective.SetCoefficient(x, hours[s] * rates[i])
+                        objective.SetCoefficient(x, (hours[s] + lead[at]) * rates[i])
                     elif key in spans.spans:
                         objective.SetCoefficient(x, hours[s] * disks[i])
                         use(key, s, x, c.cards * hours[s])
@@ -355,14 +369,15 @@ class Relaxation:
 
 def _front(
     configs: Sequence[ReplicaConfig],
-    usable: Sequence[int],
     demand: int,
     rates: Sequence[float],
     disks: Sequence[float],
 ) -> list[int]:
-    """The configs no other one dominates in the linear program: rented ones by (the demand
-    a replica carries, capped at `demand`; price), held ones on the same pool by (that;
-    cards; disk). A dominated column never lowers the program's optimum."""
+    """The positions of the configs no other one dominates in the linear program: rented
+    ones by (the demand a replica carries, capped at `demand`; what it pays), held ones on
+    the same pool by (that; cards; disk). A dominated column never lowers the program's
+    optimum."""
+    usable = range(len(configs))
 
     def signature(i: int) -> tuple[object, int, tuple[float, ...]]:
         c = configs[i]

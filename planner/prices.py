@@ -132,6 +132,12 @@ class ReplicaRate:
         """Rental and storage of one held hour."""
         return self.hour + self.disk
 
+    def opening(self, gap: int | None) -> int:
+        """The held hours a replica serving the first segment of a run of demand pays at
+        least before it: its setup if started there (0 on held cards), or the `gap` hours
+        since the last run if held through them (None: no run before)."""
+        return self.setup if gap is None else min(self.setup, gap)
+
     @property
     def phases(self) -> int:
         """How many residues of a rental's length its bill depends on past the minimum: the

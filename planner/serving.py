@@ -80,6 +80,20 @@ class ReplicaJob:
     def active(self, segment: int) -> bool:
         return self.demand[segment] > 0 or self.minimum[segment] > 0
 
+    def openings(self, segments: Sequence[tuple[int, int]]) -> dict[int, int | None]:
+        """The active segments that follow no active one, each with the hours since the
+        last active segment ended (None for the first). Every replica there was started
+        there or held through those hours, when the job needs nothing."""
+        out: dict[int, int | None] = {}
+        last: int | None = None  # the end of the last active segment
+        for s, (a, b) in enumerate(segments):
+            if not self.active(s):
+                continue
+            if s == 0 or not self.active(s - 1):
+                out[s] = None if last is None else a - last
+            last = b
+        return out
+
     def held_from(self, segments: tuple[tuple[int, int], ...], segment: int) -> range:
         """Segments whose replicas, once started, must still be held in `segment`: those
         starting in (start(segment) − hold, start(segment)] (none past the workload's end).

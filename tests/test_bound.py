@@ -69,6 +69,37 @@ def test_whole_replicas_on_one_hourly_offer_are_exact(make_scenario: Any) -> Non
     assert lower_bound(problem).total == optimum(problem) == 180
 
 
+def test_each_day_of_cards_pays_its_setup(make_scenario: Any) -> None:
+    # a card 09:00-12:00 on 3 days, rented hourly at 10 with a 1 h setup: each morning the
+    # card is set up again (1 h) or was held through the night (21 h), so each day costs at
+    # least (3 + 1) h × 10 and the quarter 3 × 40 = 120, exactly; the bound without the
+    # setups would be 90
+    offers = [{**offer("o", hourly={"price": 10, "stock": 4}), "setup_minutes": 60}]
+    s = make_scenario(offers, [planning.reserve("desk", 1, "09:00-12:00", days=3)], days=3)
+    problem = build_problem(s, serving=True)
+    assert lower_bound(problem).total == optimum(problem) == 120
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mixed(), st.lists(st.sampled_from([0, 20, 60, 90, 150]), min_size=4, max_size=4))
+def test_the_bound_with_setups_never_exceeds_the_optimum(
+    make_scenario: Any, instance: dict[str, Any], setups: list[int]
+) -> None:
+    """Replicas and people's cards set up on each start (the first segment of each run of
+    demand pays it, or the gap before): with and without the charges by segment."""
+    offers = [
+        {**o, "setup_minutes": setups[i % len(setups)]} for i, o in enumerate(instance["offers"])
+    ]
+    try:
+        problem = build_problem(build(make_scenario, {**instance, "offers": offers}), True)
+    except Infeasible:
+        return
+    best = optimum(problem)
+    if best is not None:
+        assert lower_bound(problem).total <= lower_bound(problem, by_segment=True).total
+        assert lower_bound(problem, by_segment=True).total <= best
+
+
 def test_a_job_that_only_a_package_holds_pays_for_one(make_scenario: Any) -> None:
     # a 5 h job on an offer that sells only daily packages at 300: the bound is the package,
     # though its card-hours at the package's full rate would charge only 5/24 of it
