@@ -26,7 +26,8 @@ free to use. Every choice of λ gives a valid bound; `lower_bound` takes the bes
 
 Two more kinds of charge are tried: a pool some job forces charged by time, low only
 while its counted package is held (planner.window), and the pools no job forces charged by
-segment (planner.charges), on their own and together with the first.
+segment (planner.charges), on their own and together with the first. And a few pools are
+not charged at all: their purchases are decided day by day (planner.purchases).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
-from planner import charges, window
+from planner import charges, purchases, window
 from planner.configs import Config, ReplicaConfig
 from planner.cover import least_cover
 from planner.problem import Job, Problem
@@ -59,6 +60,8 @@ class Bound:
     window: tuple[Key, tuple[int, int]] | None = None
     # priced by segment (planner.charges): each unused package pool's charge per segment
     segments: charges.Charges | None = None
+    # the pools whose purchases were decided day by day (planner.purchases)
+    bought: tuple[Key, ...] = ()
 
 
 # the charge by segment (planner.charges) is priced where its linear program has at most
@@ -72,6 +75,7 @@ def lower_bound(
     forced: dict[Key, int] | None = None,
     time: bool = True,
     by_segment: bool = False,
+    by_day: bool = True,
 ) -> Bound:
     """The best bound over a few charges: full rates everywhere, and for each pool that some
     plan must buy, every step from free to full (pool by pool, keeping the best). `forced`:
@@ -79,7 +83,8 @@ def lower_bound(
     more than the one-job arithmetic here sees. `time`: also try charging a forced pool by
     time (planner.window). `by_segment`: also try a charge per unused package pool and
     segment (planner.charges) where its linear program is small enough, on its own and
-    with each forced pool priced by time."""
+    with each forced pool priced by time. `by_day`: also try the purchases of the package
+    pools that gain most (unused or forced) decided day by day (planner.purchases)."""
     packages = _packages(problem)
     full = {key: p.unit_price / p.card_hours for key, p in packages.items()}
     least = _least_bought(problem, packages)
@@ -91,12 +96,13 @@ def lower_bound(
     # purchase counts include
     paid = sum((f.cost for f in problem.fixed), Fraction(0)) - problem.bought_commitments
 
-    def terms(rates: dict[Key, Fraction], skip: Key | None = None) -> Fraction:
-        """The commitments, and each counted package at its price less its charges."""
+    def terms(rates: dict[Key, Fraction], *skip: Key) -> Fraction:
+        """The commitments, and each counted package at its price less its charges (but
+        those of `skip`)."""
         return paid + sum(
             (n * (packages[key].unit_price - rates[key] * packages[key].card_hours))
             for key, n in least.items()
-            if key != skip
+            if key not in skip
         )
 
     def bound(rates: dict[Key, Fraction]) -> Fraction:
@@ -120,11 +126,25 @@ def lower_bound(
         if packages[key].committed:
             continue  # committed packages sit on known days: not priced by time here
         rates = {**flat.rates, key: full[key]}
-        timed = window.priced(problem, key, least[key], rates, floors, terms(rates, skip=key))
+        timed = window.priced(problem, key, least[key], rates, floors, terms(rates, key))
         if timed is not None and timed.total > best.total:
             best = Bound(timed.total, {**rates, key: timed.inside}, least, (key, timed.span))
+    unused = charges.timed_pools(problem, least)
+    # the pools whose purchases the program decides: unused ones and those a job forces
+    # (not committed ones, whose packages sit on known days), the ones that gain most alone
+    candidates = [*unused, *(k for k in least if not packages[k].committed)] if by_day else []
+    gains = {}
+    for key in candidates:
+        alone = purchases.priced(problem, [key], flat.rates, floors, terms(flat.rates, key))
+        gains[key] = alone - flat.total
+    chosen = purchases.pick(problem, candidates, gains)
+    if chosen:
+        others = terms(flat.rates, *chosen)
+        top = [full[key] for key in chosen]
+        total, _ = purchases.search(problem, chosen, flat.rates, floors, others, top)
+        if total > best.total:
+            best = Bound(total, dict(flat.rates), least, bought=tuple(chosen))
     if by_segment and problem.segments and charges.columns(problem) <= SEGMENT_COLUMNS:
-        unused = charges.timed_pools(problem, least)
         spans = charges.Spans(problem, unused)
         found = charges.Relaxation(problem, spans).charges(flat.rates) if unused else None
         if found is not None:
@@ -142,7 +162,7 @@ def lower_bound(
             if found is None:
                 continue
             fixed = charges.repair(problem, spans, found)
-            others = terms(rates, skip=key)
+            others = terms(rates, key)
             priced = _Floors(problem, fixed)
             by_time = window.priced(problem, key, least[key], rates, priced, others)
             if by_time is not None and by_time.total > best.total:
@@ -330,20 +350,23 @@ def _segment_floors(
         if key not in covers:
             covers[key] = least_cover(key[0], demand, minimum)
         least.append(covers[key])
-    out = [
-        Fraction(0) if k < 0 else Fraction((b - a) * least[k], scale)
-        for k, (a, b) in zip(kinds.of_segment, problem.segments, strict=True)
+    segments = problem.segments
+    paid = [
+        0 if k < 0 else (b - a) * least[k]
+        for k, (a, b) in zip(kinds.of_segment, segments, strict=True)
     ]
-    for s, gap in job.openings(problem.segments).items():
-        a, b = problem.segments[s]
+    paying = [problem.replica_rate(job.name, c) for c in job.configs]
+    openings = job.openings(segments)
+    for s, gap in openings.items():
+        a, b = segments[s]
         usable = kinds.kinds[kinds.of_segment[s]][0]
-        lead = {i: problem.replica_rate(job.name, job.configs[i]).opening(gap) for i in usable}
+        lead = {i: paying[i].opening(gap) for i in usable}
         opened = tuple(sorted({(items[i][0], items[i][1] * (b - a + lead[i])) for i in usable}))
         key = (opened, job.demand[s], job.minimum[s])
         if key not in covers:
             covers[key] = least_cover(*key)
-        out[s] = Fraction(covers[key], scale)
-    return tuple(out)
+        paid[s] = covers[key]
+    return tuple(Fraction(x, scale) for x in paid)
 
 
 def _replica_hour(

@@ -290,7 +290,7 @@ def solve(
         return replace(none, reasons=none.reasons + refused)
     status, bound, inconsistency = settled.status, settled.bound, settled.inconsistency
     solution, plan, objective = settled.chosen.solution, settled.chosen.plan, settled.chosen.cost
-    if bound is not None and forced:
+    if bound is not None and (forced or relaxation.bought):
         notes["bound"] = _bound_note(problem, forced, relaxation)
     if too_large:
         notes["solver"] = too_large
@@ -612,8 +612,9 @@ def _settle(problem: Problem, outcome: Outcome, checked: list[Checked], floor: F
 
 
 def _bound_note(problem: Problem, forced: dict[tuple[str, str], Forced], relaxation: Bound) -> str:
-    """What the bound knows must be bought: the packages that only-there jobs force, and
-    when it priced one pool by time, where its forced package's cards are free to others."""
+    """What the bound knows of packages: those that only-there jobs force; when it priced
+    one pool by time, where its forced package's cards are free to others; the pools
+    charged by segment; and the pools whose purchases it decided day by day."""
     parts = []
     for key, f in sorted(forced.items()):
         days = problem.pools[key].days
@@ -638,11 +639,18 @@ def _bound_note(problem: Problem, forced: dict[tuple[str, str], Forced], relaxat
             "the package pools no job forces are charged per card-hour by day segment (dearer "
             "in the hours workloads want them), no package's span above its price"
         )
+    if relaxation.bought:
+        pools = ", ".join(f"{offer} {mode}" for offer, mode in relaxation.bought)
+        parts.append(
+            f"the purchases of {pools} are decided day by day: each package paid in full, "
+            "its cards usable only on the days one is held (there in any number)"
+        )
     return (
-        "the bound counts the packages that must be bought: "
+        "the bound knows these packages: "
         + "; ".join(parts)
         + "; the rest of it prices every other workload alone at its cheapest (stock, "
-        "setup and billing round-ups ignored), so it is low where workloads compete"
+        "setups inside a run of demand and billing round-ups ignored), so it is low where "
+        "workloads compete"
     )
 
 

@@ -57,8 +57,29 @@ def test_a_package_used_only_in_busy_hours_is_charged_by_segment(make_scenario: 
     ]
     s = make_scenario(offers, [planning.reserve("desk", 1, "09:00-12:00", days=3)], days=3)
     problem = build_problem(s, serving=True)
-    assert lower_bound(problem).total == Fraction(75, 2)
-    assert lower_bound(problem, by_segment=True).total == optimum(problem) == 90
+    assert lower_bound(problem, by_day=False).total == Fraction(75, 2)
+    assert lower_bound(problem, by_segment=True, by_day=False).total == optimum(problem) == 90
+
+
+def test_a_machine_a_desk_uses_little_is_not_bought(make_scenario: Any) -> None:
+    # the desk as above, next to a daily package of an 8-card machine at 100. Charged per
+    # segment, the machine's 8 cards share its 100 over the 3 busy hours of a day: at most
+    # 100 / 8 / 3 a card-hour, so the bound is 3 days × 3 h × 25/6 = 37.50. Decided day by
+    # day, a package costs 100 against 30 of hourly cards that day: never bought, and the
+    # bound is the optimum, 90
+    offers = [
+        offer("o", hourly={"price": 10, "stock": 4}),
+        {**offer("p", daily={"price": 100, "stock": 4}), "unit_cards": 8},
+    ]
+    s = make_scenario(offers, [planning.reserve("desk", 1, "09:00-12:00", days=3)], days=3)
+    problem = build_problem(s, serving=True)
+    # (the charges are GLOP's duals rounded down to millionths)
+    assert 37 < lower_bound(problem, by_segment=True, by_day=False).total <= Fraction(75, 2)
+    found = lower_bound(problem)
+    assert found.total == optimum(problem) == 90
+    assert found.bought == (("p", "daily"),)
+    note = planning.solved(problem.scenario).plan.baseline_notes["bound"]  # type: ignore[union-attr]
+    assert "the purchases of p daily are decided day by day" in note
 
 
 def test_whole_replicas_on_one_hourly_offer_are_exact(make_scenario: Any) -> None:
@@ -100,6 +121,38 @@ def test_the_bound_with_setups_never_exceeds_the_optimum(
         assert lower_bound(problem, by_segment=True).total <= best
 
 
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    mixed(),
+    st.sampled_from([1, 2, 8]),
+    st.sampled_from(["daily", "weekly"]),
+    st.integers(10, 400),
+    st.integers(1, 2),
+)
+def test_purchases_decided_by_day_never_exceed_the_optimum(
+    make_scenario: Any, instance: dict[str, Any], cards: int, mode: str, price: int, stock: int
+) -> None:
+    """A machine of `cards` cards of the first offer's card, sold by the day or the week,
+    beside the instance's offers: the bound with its purchases decided day by day (and by
+    segment) stays at or below the optimum."""
+    machine = {
+        **offer("machine", card=instance["offers"][0]["card"], **{mode: {"price": price}}),
+        "unit_cards": cards,
+    }
+    machine[mode]["stock"] = stock
+    try:
+        problem = build_problem(
+            build(make_scenario, {**instance, "offers": [*instance["offers"], machine]}), True
+        )
+    except Infeasible:
+        return
+    best = optimum(problem)
+    if best is not None:
+        counts = {k: f.packages for k, f in forced_packages(problem).items()}
+        assert lower_bound(problem, counts).total <= best
+        assert lower_bound(problem, counts, by_segment=True).total <= best
+
+
 def test_a_job_that_only_a_package_holds_pays_for_one(make_scenario: Any) -> None:
     # a 5 h job on an offer that sells only daily packages at 300: the bound is the package,
     # though its card-hours at the package's full rate would charge only 5/24 of it
@@ -114,14 +167,15 @@ def test_jobs_that_run_only_on_one_pool_force_every_package_they_need(
     # two 10 h jobs that only a weekly package runs, 40 days apart: no one package holds
     # both, so every plan buys two (600); the one-job arithmetic alone sees one (300), and
     # priced by time, the other job runs outside that week at the full rate 300/168 h:
-    # 300 + 10 × 300/168 = 2,225/7
+    # 300 + 10 × 300/168 = 2,225/7. Purchases decided by day see both: 600
     offers = [offer("o", weekly={"price": 300, "stock": 1})]
     jobs = [
         job("a", 10, earliest_start="2026-07-01", deadline="2026-07-03"),
         job("b", 10, earliest_start="2026-08-10", deadline="2026-08-12"),
     ]
     problem = build_problem(make_scenario(offers, jobs, days=60), serving=True)
-    assert lower_bound(problem).total == Fraction(2225, 7)
+    assert lower_bound(problem, by_day=False).total == Fraction(2225, 7)
+    assert lower_bound(problem).total == 600
     forced = forced_packages(problem)
     assert {k: (f.packages, f.exact, f.jobs) for k, f in forced.items()} == {
         ("o", "weekly"): (2, True, ("a", "b"))
@@ -156,8 +210,10 @@ def test_a_forced_package_holds_cards_only_while_it_lasts(make_scenario: Any) ->
     bound = lower_bound(problem)
     assert bound.total == optimum(problem) == 1736
     assert bound.window == (("pkg", "weekly"), (0, 168))
-    flat = lower_bound(problem, time=False)
+    flat = lower_bound(problem, time=False, by_day=False)
     assert 1400 < flat.total <= 1410 and flat.window is None
+    # decided by day, the package's week likewise: the service rides it free inside
+    assert lower_bound(problem, time=False).total == 1736
     # the plan says so in what the bound knows
     note = planning.solved(problem.scenario).plan.baseline_notes["bound"]  # type: ignore[union-attr]
     assert "pkg weekly cards at a low charge only while one package is held (7 day(s)" in note

@@ -1,0 +1,239 @@
+"""The bound with the purchases of a few package pools decided day by day (a dynamic
+program), instead of charged per card-hour.
+
+planner.bound charges a card-hour of a package pool at most its price spread over every
+card-hour a package holds, as if each package bought were used all day, every day. A pool
+that pays only when well used (an 8-card machine-month for a desk of 4 cards on weekdays)
+is then priced far below what any plan that buys it pays. Here, for a few pools P (`pick`),
+every plan's purchases are seen instead through the days on which each P holds a package:
+
+- on a day when P holds a package its cards are free to every workload, in any number;
+  on a day when it holds none, they cannot be used at all;
+- every package bought is paid in full.
+
+Both relax the plan (a plan's packages hold only so many cards, and overlapping packages
+cover no more days than packages laid end to end, which the program may buy instead), so
+the least cost over all choices of days is a bound. Per day and set of pools holding a
+package, each serve or reserve workload costs at least its least cover there
+(planner.bound's floors, the other pools at their charges); a train job costs at least its
+cheapest config off these pools, less, for each package whose span meets its window, what
+that pool's cards would save it (counted for every such package: saving more only lowers
+the bound). A job that runs only on these pools costs at least its cheapest config there,
+and some package of its pools must meet its window (for up to `NEEDS` such jobs). The
+program runs over days with, per pool, the days its last package still holds, and the
+jobs met so far: a state space of the product of the package lengths, so `pick` keeps it
+small.
+
+On days a pool holds a package its cards may also carry a charge per card-hour (`inside`),
+paid back to each package for the card-hours it holds within the horizon: the same
+relaxation of "cards used ≤ cards held" as planner.bound's, inside the days held. The bound
+is a least over choices of days, each affine in these charges, so concave in them;
+`search` climbs them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import TYPE_CHECKING
+
+from planner.problem import Problem
+
+if TYPE_CHECKING:
+    from planner.bound import _Floors
+
+Key = tuple[str, str]
+
+# the most states the program may have (the product over its pools of their package
+# lengths in days, plus one): about a second of pure Python per 100 days at this size
+STATES = 4_000
+# a charge no cover takes where another config serves: the pool's cards are not held
+ABSENT = Fraction(10**9)
+# the charges on days a pool holds a package are tried in these parts of its full rate
+STEPS = 8
+# the most jobs that run only on the program's pools whose packages it tracks (each
+# doubles its states; the others are priced at their cheapest, their packages untracked)
+NEEDS = 3
+
+
+def priced(
+    problem: Problem,
+    pools: Sequence[Key],
+    rates: dict[Key, Fraction],
+    floors: _Floors,
+    fixed: Fraction,
+    inside: Sequence[Fraction] | None = None,
+) -> Fraction:
+    """The bound with `pools` bought by the program and every other pool at `rates`;
+    `fixed`: the commitments and the other pools' package terms (planner.bound).
+    `inside`: per pool, a charge per card-hour on days it holds a package (default 0),
+    from which each package is paid back for the card-hours it holds in the horizon."""
+    pools = list(pools)
+    days = problem.axis.days
+    masks = range(1 << len(pools))
+    charge = list(inside) if inside is not None else [Fraction(0)] * len(pools)
+
+    def at(mask: int) -> dict[Key, Fraction]:
+        held = {key: charge[i] if mask >> i & 1 else ABSENT for i, key in enumerate(pools)}
+        return {**rates, **held}
+
+    total = fixed
+    # serve and reserve: per day and set of pools holding a package
+    day_of = [problem.axis.day_of(a) for a, _ in problem.segments]
+    by_day = [[Fraction(0)] * days for _ in masks]
+    for r in range(len(problem.replica_jobs)):
+        if not set(pools) & set(floors.replica_pools[r]):
+            total += floors.replicas(r, rates)
+            continue
+        for mask in masks:
+            row = by_day[mask]
+            for d, cost in zip(day_of, floors.segments(r, at(mask)), strict=True):
+                row[d] += cost
+    # train jobs: off these pools, less a saving per package whose span meets the window
+    spans = [[problem.package(key, d) for d in range(days)] for key in pools]
+    saving = [[Fraction(0)] * days for _ in pools]
+    # the jobs that run only on these pools, and per pool and day, those a package meets
+    needs: list[int] = []
+    meets = [[0] * days for _ in pools]
+    for job in problem.jobs:
+        on = [c for c in job.configs if c.held and c.pool in pools]
+        if not on:
+            total += floors.job(job.index, rates)
+            continue
+        off = [floors.config(job, c, rates) for c in job.configs if c not in on]
+        free = {
+            i: min(floors.config(job, c, at(1 << i)) for c in on if c.pool == key)
+            for i, key in enumerate(pools)
+            if any(c.pool == key for c in on)
+        }
+        if not off:  # runs only on these pools: its cheapest there, and a package for it
+            total += min(free.values())
+            if len(needs) < NEEDS:
+                for i, key in enumerate(pools):
+                    if any(c.pool == key for c in on):
+                        for d, (a, b) in enumerate(spans[i]):
+                            if a < job.deadline and b > job.earliest:
+                                meets[i][d] |= 1 << len(needs)
+                needs.append(job.index)
+            continue
+        away = min(off)
+        total += away
+        for i, cost in free.items():
+            if cost < away:
+                for d, (a, b) in enumerate(spans[i]):
+                    if a < job.deadline and b > job.earliest:
+                        saving[i][d] += away - cost
+    # each package paid back its charge on the card-hours it holds within the horizon
+    for i, key in enumerate(pools):
+        cards = problem.offers[key[0]].unit_cards
+        for d, (a, b) in enumerate(spans[i]):
+            saving[i][d] += charge[i] * cards * (min(b, problem.axis.hours) - a)
+    return total + _least(problem, pools, by_day, saving, (meets, len(needs)))
+
+
+def _least(
+    problem: Problem,
+    pools: Sequence[Key],
+    by_day: Sequence[Sequence[Fraction]],
+    saving: Sequence[Sequence[Fraction]],
+    needs: tuple[Sequence[Sequence[int]], int],
+) -> Fraction:
+    """The least total over the days: each day's cost under the pools holding a package,
+    plus each package's price less its savings, where every job that runs only on these
+    pools meets a package bought (`needs`: per pool and day, the jobs a package bought
+    that day meets as bits, and how many jobs). A state is, per pool, the days its last
+    package still holds after the day (0: none), and the jobs met so far."""
+    meets, count = needs
+    flags = 1 << count
+    lengths = [problem.pools[key].days for key in pools]
+    # in whole parts of a common denominator: the program adds integers
+    prices = [problem.pools[key].unit_price for key in pools]
+    every = [*prices, *(x for row in by_day for x in row), *(x for row in saving for x in row)]
+    scale = math.lcm(*(x.denominator for x in every))
+    day = [[int(x * scale) for x in row] for row in by_day]
+    buy = [
+        [int((price - x) * scale) for x in row] for price, row in zip(prices, saving, strict=True)
+    ]
+    # every state and its moves in a day: (the state after, pools holding, pools bought)
+    states = list(itertools.product(*(range(n) for n in lengths)))
+    index = {state: k for k, state in enumerate(states)}
+    moves = []
+    for state in states:
+        idle = [i for i, left in enumerate(state) if left == 0]
+        out = []
+        for buys in itertools.product((False, True), repeat=len(idle)):
+            bought = tuple(i for i, b in zip(idle, buys, strict=True) if b)
+            left = [lengths[i] if i in bought else x for i, x in enumerate(state)]
+            mask = sum(1 << i for i, x in enumerate(left) if x)
+            out.append((index[tuple(max(0, x - 1) for x in left)], mask, bought))
+        moves.append(out)
+    inf = math.inf
+    value: list[float | int] = [inf] * (len(states) * flags)
+    value[0] = 0
+    for d in range(problem.axis.days):
+        after: list[float | int] = [inf] * len(value)
+        for at, here in enumerate(value):
+            if here == inf:
+                continue
+            k, met = divmod(at, flags)
+            for nxt, mask, bought in moves[k]:
+                cost = here + day[mask][d]
+                now = met
+                for i in bought:
+                    cost += buy[i][d]
+                    now |= meets[i][d]
+                if cost < after[nxt * flags + now]:
+                    after[nxt * flags + now] = cost
+        value = after
+    least = min(value[flags - 1 :: flags])  # every job met
+    if least == inf:  # no package meets them all (no plan either): the jobs' costs stand
+        least = min(value)
+    return Fraction(int(least), scale)
+
+
+def pick(problem: Problem, candidates: Sequence[Key], gains: dict[Key, Fraction]) -> list[Key]:
+    """The candidates with a positive gain alone, largest first, while the program's states
+    stay within `STATES`."""
+    chosen: list[Key] = []
+    size = 1
+    for key in sorted(candidates, key=lambda k: (-gains.get(k, Fraction(0)), k)):
+        if gains.get(key, Fraction(0)) <= 0:
+            break
+        grown = size * (problem.pools[key].days + 1)
+        if grown <= STATES:
+            chosen.append(key)
+            size = grown
+    return chosen
+
+
+def search(
+    problem: Problem,
+    pools: Sequence[Key],
+    rates: dict[Key, Fraction],
+    floors: _Floors,
+    fixed: Fraction,
+    full: Sequence[Fraction],
+) -> tuple[Fraction, tuple[Fraction, ...]]:
+    """The best bound over the charges on days a pool holds a package, each pool's between
+    0 and its full rate (`full`). The bound is concave in them (a least over choices, each
+    affine in the charges), so each pool's charge climbs in eighths of its full rate while
+    the bound rises, one pool at a time, until no step raises it."""
+    inside = [Fraction(0)] * len(pools)
+    best = priced(problem, pools, rates, floors, fixed, inside)
+    better = True
+    while better:
+        better = False
+        for i in range(len(pools)):
+            for way in (1, -1):
+                while True:
+                    charge = inside[i] + way * full[i] / STEPS
+                    if not 0 <= charge <= full[i]:
+                        break
+                    trial = [*inside[:i], charge, *inside[i + 1 :]]
+                    total = priced(problem, pools, rates, floors, fixed, trial)
+                    if total <= best:
+                        break
+                    best, inside, better = total, trial, True
+    return best, tuple(inside)
