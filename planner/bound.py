@@ -135,13 +135,19 @@ def lower_bound(
     candidates = [*unused, *(k for k in least if not packages[k].committed)] if by_day else []
     gains = {}
     for key in candidates:
-        alone = purchases.priced(problem, [key], flat.rates, floors, terms(flat.rates, key))
+        if key not in least and not _priced_in(problem, floors, flat.rates, key):
+            continue  # no workload uses its cards at these charges: deciding them gains nothing
+        others = terms(flat.rates, key)
+        alone, _ = purchases.search(
+            problem, [key], flat.rates, floors, others, [full[key]], [least.get(key, 0)]
+        )
         gains[key] = alone - flat.total
-    chosen = purchases.pick(problem, candidates, gains)
+    chosen = purchases.pick(problem, candidates, gains, least)
     if chosen:
         others = terms(flat.rates, *chosen)
         top = [full[key] for key in chosen]
-        total, _ = purchases.search(problem, chosen, flat.rates, floors, others, top)
+        counts = [least.get(key, 0) for key in chosen]
+        total, _ = purchases.search(problem, chosen, flat.rates, floors, others, top, counts)
         if total > best.total:
             best = Bound(total, dict(flat.rates), least, bought=tuple(chosen))
     if by_segment and problem.segments and charges.columns(problem) <= SEGMENT_COLUMNS:
@@ -169,6 +175,19 @@ def lower_bound(
                 inside = {**rates, key: by_time.inside}
                 best = Bound(by_time.total, inside, least, (key, by_time.span), fixed)
     return best
+
+
+def _priced_in(problem: Problem, floors: _Floors, rates: dict[Key, Fraction], key: Key) -> bool:
+    """Whether some workload's cheapest cost at `rates` uses pool `key`'s cards: it costs
+    more without them."""
+    absent = {**rates, key: purchases.ABSENT}
+    return any(
+        key in floors.pools[j.index] and floors.job(j.index, absent) != floors.job(j.index, rates)
+        for j in problem.jobs
+    ) or any(
+        key in floors.replica_pools[r] and floors.replicas(r, absent) != floors.replicas(r, rates)
+        for r in range(len(problem.replica_jobs))
+    )
 
 
 def _refine(

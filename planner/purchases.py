@@ -47,8 +47,8 @@ if TYPE_CHECKING:
 Key = tuple[str, str]
 
 # the most states the program may have (the product over its pools of their package
-# lengths in days, plus one): about a second of pure Python per 100 days at this size
-STATES = 4_000
+# lengths in days and counts, times the jobs' flags)
+STATES = 8_000
 # a charge no cover takes where another config serves: the pool's cards are not held
 ABSENT = Fraction(10**9)
 # the charges on days a pool holds a package are tried in these parts of its full rate
@@ -65,11 +65,16 @@ def priced(
     floors: _Floors,
     fixed: Fraction,
     inside: Sequence[Fraction] | None = None,
+    required: Sequence[int] | None = None,
+    memo: dict[tuple[int, tuple[Fraction, ...]], list[Fraction]] | None = None,
 ) -> Fraction:
     """The bound with `pools` bought by the program and every other pool at `rates`;
     `fixed`: the commitments and the other pools' package terms (planner.bound).
     `inside`: per pool, a charge per card-hour on days it holds a package (default 0),
-    from which each package is paid back for the card-hours it holds in the horizon."""
+    from which each package is paid back for the card-hours it holds in the horizon.
+    `required`: per pool, unit-packages every plan buys (planner.bound's counted ones).
+    `memo`: replica jobs' costs per day already summed, by job and charges."""
+    memo = {} if memo is None else memo
     pools = list(pools)
     days = problem.axis.days
     masks = range(1 << len(pools))
@@ -81,16 +86,19 @@ def priced(
 
     total = fixed
     # serve and reserve: per day and set of pools holding a package
-    day_of = [problem.axis.day_of(a) for a, _ in problem.segments]
     by_day = [[Fraction(0)] * days for _ in masks]
+    day_of = [problem.axis.day_of(a) for a, _ in problem.segments]
     for r in range(len(problem.replica_jobs)):
-        if not set(pools) & set(floors.replica_pools[r]):
+        uses = floors.replica_pools[r]
+        if not set(pools) & set(uses):
             total += floors.replicas(r, rates)
             continue
         for mask in masks:
-            row = by_day[mask]
-            for d, cost in zip(day_of, floors.segments(r, at(mask)), strict=True):
-                row[d] += cost
+            charged = at(mask)
+            seen = (r, tuple(charged.get(pool, Fraction(0)) for pool in uses))
+            if seen not in memo:
+                memo[seen] = _per_day(days, day_of, floors.segments(r, charged))
+            by_day[mask] = [x + y for x, y in zip(by_day[mask], memo[seen], strict=True)]
     # train jobs: off these pools, less a saving per package whose span meets the window
     spans = [[problem.package(key, d) for d in range(days)] for key in pools]
     saving = [[Fraction(0)] * days for _ in pools]
@@ -130,7 +138,18 @@ def priced(
         cards = problem.offers[key[0]].unit_cards
         for d, (a, b) in enumerate(spans[i]):
             saving[i][d] += charge[i] * cards * (min(b, problem.axis.hours) - a)
-    return total + _least(problem, pools, by_day, saving, (meets, len(needs)))
+    wanted = list(required) if required is not None else [0] * len(pools)
+    return total + _least(problem, pools, by_day, saving, (meets, len(needs)), wanted)
+
+
+def _per_day(days: int, day_of: Sequence[int], costs: Sequence[Fraction]) -> list[Fraction]:
+    """Costs per segment summed per local day (`day_of` each segment's: segments break at
+    every 00:00)."""
+    scale = math.lcm(*(x.denominator for x in costs))
+    sums = [0] * days
+    for d, x in zip(day_of, costs, strict=True):
+        sums[d] += x.numerator * (scale // x.denominator)
+    return [Fraction(x, scale) for x in sums]
 
 
 def _least(
@@ -139,12 +158,15 @@ def _least(
     by_day: Sequence[Sequence[Fraction]],
     saving: Sequence[Sequence[Fraction]],
     needs: tuple[Sequence[Sequence[int]], int],
+    required: Sequence[int],
 ) -> Fraction:
     """The least total over the days: each day's cost under the pools holding a package,
     plus each package's price less its savings, where every job that runs only on these
     pools meets a package bought (`needs`: per pool and day, the jobs a package bought
-    that day meets as bits, and how many jobs). A state is, per pool, the days its last
-    package still holds after the day (0: none), and the jobs met so far."""
+    that day meets as bits, and how many jobs) and each pool buys at least `required`
+    packages. A state is, per pool, the days its last package still holds after the day
+    (0: none) and the packages bought so far (up to what is required), and the jobs met
+    so far. A package may be bought while another holds: it holds on from that day."""
     meets, count = needs
     flags = 1 << count
     lengths = [problem.pools[key].days for key in pools]
@@ -156,52 +178,76 @@ def _least(
     buy = [
         [int((price - x) * scale) for x in row] for price, row in zip(prices, saving, strict=True)
     ]
-    # every state and its moves in a day: (the state after, pools holding, pools bought)
-    states = list(itertools.product(*(range(n) for n in lengths)))
-    index = {state: k for k, state in enumerate(states)}
+    # every state (days left, then packages bought, per pool) and its moves in a day: (the
+    # state after, pools holding, pools bought)
+    k = len(pools)
+    states = list(
+        itertools.product(*(range(n) for n in lengths), *(range(n + 1) for n in required))
+    )
+    index = {state: at for at, state in enumerate(states)}
     moves = []
     for state in states:
-        idle = [i for i, left in enumerate(state) if left == 0]
         out = []
-        for buys in itertools.product((False, True), repeat=len(idle)):
-            bought = tuple(i for i, b in zip(idle, buys, strict=True) if b)
-            left = [lengths[i] if i in bought else x for i, x in enumerate(state)]
+        for buys in itertools.product((False, True), repeat=k):
+            bought = tuple(i for i in range(k) if buys[i])
+            left = [lengths[i] if buys[i] else state[i] for i in range(k)]
+            done = [min(required[i], state[k + i] + buys[i]) for i in range(k)]
             mask = sum(1 << i for i, x in enumerate(left) if x)
-            out.append((index[tuple(max(0, x - 1) for x in left)], mask, bought))
+            after = index[(*(max(0, x - 1) for x in left), *done)]
+            out.append((after, mask, bought))
         moves.append(out)
     inf = math.inf
     value: list[float | int] = [inf] * (len(states) * flags)
     value[0] = 0
     for d in range(problem.axis.days):
-        after: list[float | int] = [inf] * len(value)
+        after_day: list[float | int] = [inf] * len(value)
+        today = [row[d] for row in day]
+        paying = [row[d] for row in buy]
+        meeting = [row[d] for row in meets]
         for at, here in enumerate(value):
             if here == inf:
                 continue
-            k, met = divmod(at, flags)
-            for nxt, mask, bought in moves[k]:
-                cost = here + day[mask][d]
+            here_at, met = divmod(at, flags)
+            for nxt, mask, bought in moves[here_at]:
+                cost = here + today[mask]
                 now = met
                 for i in bought:
-                    cost += buy[i][d]
-                    now |= meets[i][d]
-                if cost < after[nxt * flags + now]:
-                    after[nxt * flags + now] = cost
-        value = after
-    least = min(value[flags - 1 :: flags])  # every job met
-    if least == inf:  # no package meets them all (no plan either): the jobs' costs stand
+                    cost += paying[i]
+                    now |= meeting[i]
+                slot = nxt * flags + now
+                if cost < after_day[slot]:
+                    after_day[slot] = cost
+        value = after_day
+    finals = [
+        value[at * flags + flags - 1]
+        for at, state in enumerate(states)
+        if list(state[k:]) == list(required)
+    ]
+    least = min(finals)  # every job met, every pool's packages bought
+    if least == inf:  # none meets them all (no plan either): the jobs' costs stand
         least = min(value)
     return Fraction(int(least), scale)
 
 
-def pick(problem: Problem, candidates: Sequence[Key], gains: dict[Key, Fraction]) -> list[Key]:
+def pick(
+    problem: Problem,
+    candidates: Sequence[Key],
+    gains: dict[Key, Fraction],
+    required: dict[Key, int],
+) -> list[Key]:
     """The candidates with a positive gain alone, largest first, while the program's states
     stay within `STATES`."""
     chosen: list[Key] = []
-    size = 1
+    only = sum(  # the jobs that may need flags: those that run only on candidates
+        1
+        for j in problem.jobs
+        if j.configs and all(c.held and c.pool in candidates for c in j.configs)
+    )
+    size = 1 << min(NEEDS, only)
     for key in sorted(candidates, key=lambda k: (-gains.get(k, Fraction(0)), k)):
         if gains.get(key, Fraction(0)) <= 0:
             break
-        grown = size * (problem.pools[key].days + 1)
+        grown = size * problem.pools[key].days * (required.get(key, 0) + 1)
         if grown <= STATES:
             chosen.append(key)
             size = grown
@@ -215,13 +261,15 @@ def search(
     floors: _Floors,
     fixed: Fraction,
     full: Sequence[Fraction],
+    required: Sequence[int] | None = None,
 ) -> tuple[Fraction, tuple[Fraction, ...]]:
     """The best bound over the charges on days a pool holds a package, each pool's between
     0 and its full rate (`full`). The bound is concave in them (a least over choices, each
     affine in the charges), so each pool's charge climbs in eighths of its full rate while
     the bound rises, one pool at a time, until no step raises it."""
     inside = [Fraction(0)] * len(pools)
-    best = priced(problem, pools, rates, floors, fixed, inside)
+    memo: dict[tuple[int, tuple[Fraction, ...]], list[Fraction]] = {}
+    best = priced(problem, pools, rates, floors, fixed, inside, required, memo)
     better = True
     while better:
         better = False
@@ -232,7 +280,7 @@ def search(
                     if not 0 <= charge <= full[i]:
                         break
                     trial = [*inside[:i], charge, *inside[i + 1 :]]
-                    total = priced(problem, pools, rates, floors, fixed, trial)
+                    total = priced(problem, pools, rates, floors, fixed, trial, required, memo)
                     if total <= best:
                         break
                     best, inside, better = total, trial, True

@@ -10,7 +10,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from planner.bound import lower_bound
+from planner import purchases
+from planner.bound import _Floors, lower_bound
 from planner.cpsat.model import CpModel, SolverSettings
 from planner.forced import forced_packages
 from planner.problem import Infeasible, build_problem
@@ -182,6 +183,25 @@ def test_jobs_that_run_only_on_one_pool_force_every_package_they_need(
     }
     counts = {k: f.packages for k, f in forced.items()}
     assert lower_bound(problem, counts).total == optimum(problem) == 600
+
+
+def test_two_packages_held_at_once_are_both_paid(make_scenario: Any) -> None:
+    # two 10 h jobs that only a one-card weekly package at 300 runs, both due 10 h after the
+    # horizon starts: two packages held at once, in a 3-day quarter (no second week to lay
+    # them end to end): 600, and the bound decided by day buys both on the first days
+    offers = [offer("o", weekly={"price": 300, "stock": 2})]
+    jobs = [job(name, 10, deadline="2026-07-01T10:00:00") for name in ("a", "b")]
+    problem = build_problem(make_scenario(offers, jobs, days=3), serving=True)
+    counts = {k: f.packages for k, f in forced_packages(problem).items()}
+    assert counts == {("o", "weekly"): 2}
+    assert lower_bound(problem, counts).total == optimum(problem) == 600
+    # the program alone (no counted packages in its fixed part) sees both packages too
+    key = ("o", "weekly")
+    full = Fraction(300, 168)
+    alone, _ = purchases.search(
+        problem, [key], {key: full}, _Floors(problem), Fraction(0), [full], [2]
+    )
+    assert alone == 600
 
 
 def test_jobs_that_share_one_package_force_only_it(make_scenario: Any) -> None:
