@@ -33,11 +33,12 @@ is a least over choices of days, each affine in these charges, so concave in the
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from planner.problem import Problem
 
@@ -48,7 +49,7 @@ Key = tuple[str, str]
 
 # the most states the program may have (the product over its pools of their package
 # lengths in days and counts, times the jobs' flags)
-STATES = 8_000
+STATES = 60_000
 # a charge no cover takes where another config serves: the pool's cards are not held
 ABSENT = Fraction(10**9)
 # the charges on days a pool holds a package are tried in these parts of its full rate
@@ -178,55 +179,80 @@ def _least(
     buy = [
         [int((price - x) * scale) for x in row] for price, row in zip(prices, saving, strict=True)
     ]
-    # every state (days left, then packages bought, per pool) and its moves in a day: (the
-    # state after, pools holding, pools bought)
+    # the states as one array: per pool an axis of the days its last package still holds
+    # (0 … its length), then per pool an axis of packages bought (0 … required), then the
+    # jobs met (bits); exact in 64-bit integers where the money fits, else Python's
     k = len(pools)
-    states = list(
-        itertools.product(*(range(n) for n in lengths), *(range(n + 1) for n in required))
+    most = sum(abs(x) for row in day for x in row) + sum(abs(x) for row in buy for x in row)
+    kind: type = np.int64 if most < 2**60 else object
+    inf = 2**61
+    shape = (*(n + 1 for n in lengths), *(n + 1 for n in required), flags)
+    value: np.ndarray = np.full(shape, inf, dtype=kind)
+    value[(0,) * (2 * k + 1)] = 0
+    # what a day costs by which pools hold a package, over the axes of days left
+    grid = np.indices([n + 1 for n in lengths]).reshape(k, -1)
+    holding = sum((grid[i] > 0).astype(np.int64) << i for i in range(k)).reshape(
+        [n + 1 for n in lengths]
     )
-    index = {state: at for at, state in enumerate(states)}
-    moves = []
-    for state in states:
-        out = []
-        for buys in itertools.product((False, True), repeat=k):
-            bought = tuple(i for i in range(k) if buys[i])
-            left = [lengths[i] if buys[i] else state[i] for i in range(k)]
-            done = [min(required[i], state[k + i] + buys[i]) for i in range(k)]
-            mask = sum(1 << i for i, x in enumerate(left) if x)
-            after = index[(*(max(0, x - 1) for x in left), *done)]
-            out.append((after, mask, bought))
-        moves.append(out)
-    inf = math.inf
-    value: list[float | int] = [inf] * (len(states) * flags)
-    value[0] = 0
+    costs = np.array(day, dtype=kind)[holding]  # [days left …, day]
+    costs = costs.reshape(*costs.shape[:-1], *(1 for _ in range(k + 1)), costs.shape[-1])
     for d in range(problem.axis.days):
-        after_day: list[float | int] = [inf] * len(value)
-        today = [row[d] for row in day]
-        paying = [row[d] for row in buy]
-        meeting = [row[d] for row in meets]
-        for at, here in enumerate(value):
-            if here == inf:
-                continue
-            here_at, met = divmod(at, flags)
-            for nxt, mask, bought in moves[here_at]:
-                cost = here + today[mask]
-                now = met
-                for i in bought:
-                    cost += paying[i]
-                    now |= meeting[i]
-                slot = nxt * flags + now
-                if cost < after_day[slot]:
-                    after_day[slot] = cost
-        value = after_day
-    finals = [
-        value[at * flags + flags - 1]
-        for at, state in enumerate(states)
-        if list(state[k:]) == list(required)
-    ]
-    least = min(finals)  # every job met, every pool's packages bought
-    if least == inf:  # none meets them all (no plan either): the jobs' costs stand
-        least = min(value)
+        for i in range(k):  # buy a package of pool i today, or not
+            bought = value.min(axis=i, keepdims=True) + buy[i][d]
+            bought = _counted(bought, k + i)
+            bought = _met(bought, meets[i][d])
+            taken = np.full_like(value, inf)
+            at = [slice(None)] * value.ndim
+            at[i] = slice(lengths[i], lengths[i] + 1)
+            taken[tuple(at)] = bought
+            value = np.minimum(value, taken)
+        value = np.minimum(value + costs[..., d], inf)
+        for i in range(k):  # a day passes
+            value = _passed(value, i, inf)
+    done: Any = (Ellipsis, *required, flags - 1)
+    met_all = value[done]
+    least = met_all.min()  # every job met, every pool's packages bought
+    if least >= inf:  # none meets them all (no plan either): the jobs' costs stand
+        least = value.min()
     return Fraction(int(least), scale)
+
+
+def _counted(value: np.ndarray, axis: int) -> np.ndarray:
+    """`value` with one more package bought on the count axis `axis` (capped at its top)."""
+    if value.shape[axis] == 1:
+        return value
+    lower = [slice(None)] * value.ndim
+    upper = [slice(None)] * value.ndim
+    lower[axis], upper[axis] = slice(0, -1), slice(1, None)
+    out = np.full_like(value, 2**61)
+    out[tuple(upper)] = value[tuple(lower)]
+    top = [slice(None)] * value.ndim
+    top[axis] = slice(-1, None)
+    out[tuple(top)] = np.minimum(out[tuple(top)], value[tuple(top)])
+    return out
+
+
+def _met(value: np.ndarray, jobs: int) -> np.ndarray:
+    """`value` with the jobs `jobs` (bits) met as well, on the last axis."""
+    if not jobs:
+        return value
+    out = np.full_like(value, 2**61)
+    for f in range(value.shape[-1]):
+        out[..., f | jobs] = np.minimum(out[..., f | jobs], value[..., f])
+    return out
+
+
+def _passed(value: np.ndarray, axis: int, inf: int) -> np.ndarray:
+    """`value` a day later on the days-left axis `axis`: each count falls by one, to 0."""
+    out = np.full_like(value, inf)
+    src = [slice(None)] * value.ndim
+    dst = [slice(None)] * value.ndim
+    src[axis], dst[axis] = slice(1, None), slice(0, -1)
+    out[tuple(dst)] = value[tuple(src)]
+    zero = [slice(None)] * value.ndim
+    zero[axis] = slice(0, 1)
+    out[tuple(zero)] = np.minimum(out[tuple(zero)], value[tuple(zero)])
+    return out
 
 
 def pick(
