@@ -414,6 +414,7 @@ def _held_starts(
             break
     used = ledger.line(ledger.used, config.pool)
     candidates = [h for h in range(max(ready, 1), len(used)) if used[h] < used[h - 1]]
+    candidates += sorted(ledger.run_ends(config.pool))  # also where a unit it shares frees
     for day in sorted(ledger.bought.get(config.pool, {})):
         a, b = problem.package(config.pool, day)
         candidates += [max(a, ready), b - config.span]

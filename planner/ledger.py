@@ -4,18 +4,19 @@ package units bought and held, and which held unit (machine) each train job runs
 Counting a pool's held units per hour is not enough (rule 5 on machines, the checker's
 `planner.check.machines`): a train job stays on the same unit(s) from its first run to its
 last, following a unit only into its renewal (a unit of the pool held from the hour it
-ends). So the ledger also keeps every held unit as a `Machine` with the hours train jobs
-run on it, and a job goes on held cards only where whole free units carry it all along
-(`Ledger.packages_needed` buys new units for it where they do not). A job takes whole
-units here, as in the counts, whatever its cards. Replicas may restart on another unit
-wherever anything on the pool starts or ends, so for them the counts per hour suffice:
-the units no train job runs on at an hour are free for them then.
+ends). So the ledger also keeps every held unit as a `Machine` with the cards train jobs
+use on it and when, and a job goes on held cards only where units carry it all along
+(`Ledger.paths`; `Ledger.packages_needed` buys new units for it where none do): a job of
+one unit's cards or fewer beside other jobs on one unit, a larger one on whole units.
+Replicas may restart on another unit wherever anything on the pool starts or ends, so for
+them counts per hour suffice: they take whole units, and `used` counts, per hour, those
+and the units a train job runs on.
 """
 
 from __future__ import annotations
 
-import bisect
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from planner.configs import Config
@@ -30,21 +31,30 @@ Part = tuple[int, int, int]  # (machine index, from hour, to hour): a job's stay
 @dataclass
 class Machine:
     """One held unit from its start to its end (packages bought back to back: the same
-    machine all along), with the hour ranges train jobs run on it."""
+    machine all along), with the cards train jobs use on it and when."""
 
     start: int
     end: int
-    busy: list[tuple[int, int]] = field(default_factory=list)  # sorted, disjoint
+    busy: list[tuple[int, int, int]] = field(default_factory=list)  # (from, to, cards)
     then: int | None = None  # the unit (index in its pool) that continues it, once chosen
     renews: bool = False  # whether it continues another unit
 
-    def free(self, a: int, b: int) -> bool:
-        """No train job runs on it in [a, b)."""
-        i = bisect.bisect_left(self.busy, (b, b))  # the ranges starting before b
-        return i == 0 or self.busy[i - 1][1] <= a
+    def load(self, a: int, b: int) -> int:
+        """The most cards train jobs use on it at an hour of [a, b)."""
+        over = [(x, y, c) for x, y, c in self.busy if x < b and a < y]
+        rises = {max(x, a) for x, _, _ in over}  # the load peaks where a run starts
+        return max((sum(c for x, y, c in over if x <= t < y) for t in rises), default=0)
 
-    def occupy(self, a: int, b: int) -> None:
-        bisect.insort(self.busy, (a, b))
+    def idle(self, a: int, b: int) -> list[tuple[int, int]]:
+        """The ranges of [a, b) in which no train job runs on it."""
+        out, t = [], a
+        for x, y, _ in sorted(self.busy):
+            if x >= b:
+                break
+            if x > t:
+                out.append((t, x))
+            t = max(t, y)
+        return [*out, (t, b)] if t < b else out
 
 
 @dataclass
@@ -142,9 +152,10 @@ class Ledger:
 
     def packages_needed(self, config: Config, start: int) -> tuple[int, int, int] | None:
         """(units, first day, count) of packages to buy so the pool covers the job, or None
-        when stock forbids it. Buys, from the job's first day to its last hour, the larger
-        of the largest shortfall of units per hour and the units the job lacks whole
-        (`paths`): new units are free all along, so the job then fits both."""
+        when stock forbids it. A job on one unit buys one where `paths` finds none; a job
+        on several buys the larger of the largest shortfall of units per hour and the
+        units `paths` lacks. It buys them from the job's first day to its last hour: new
+        units are free all along, so the job then fits."""
         pool = self.problem.pools[config.pool]
         held, used = self.line(self.held, config.pool), self.line(self.used, config.pool)
         hours = [
@@ -152,9 +163,12 @@ class Ledger:
             for offset, length in config.runs
             for h in range(start + offset, start + offset + length)
         ]
-        short = max(used[h] + config.units - held[h] for h in hours)
-        if short < config.units:
-            short = max(short, config.units - len(self.paths(config, start)[0]))
+        if config.units == 1:  # its cards on one unit, which may run other jobs too
+            short = 0 if self.paths(config, start)[0] else 1
+        else:  # whole units: as many more than run anything at every hour, and paths
+            short = max(used[h] + config.units - held[h] for h in hours)
+            if short < config.units:
+                short = max(short, config.units - len(self.paths(config, start)[0]))
         if short <= 0:
             return (0, 0, 0)
         if not pool.days:
@@ -168,12 +182,27 @@ class Ledger:
         return (short, first, count)
 
     def paths(self, config: Config, start: int) -> tuple[list[list[Part]], dict[int, int]]:
-        """Up to `config.units` held units of its pool, each free in all the job's runs and
-        held, itself or through renewals, from its first run to its last: as parts, and the
-        renewals (unit → the unit that continues it) they claim. By rule: the units holding
-        its first hour that end soonest first (longer ones stay for longer jobs), the first
-        free renewal where a unit ends mid-run."""
+        """Up to `config.units` held units of its pool that can run the job in all its runs
+        and are held, themselves or through renewals, from its first run to its last: as
+        parts, and the renewals (unit → the unit that continues it) they claim. A job of
+        several units takes each whole; a job of one takes its cards of a unit beside
+        other jobs, where the unit then runs no more than its cards, and, at hours it
+        would be the unit's first job, a unit is spare then (replicas take whole units
+        no job runs on: `used` counts them and the units jobs run on). By rule: the units
+        holding its first hour that end soonest first (longer ones stay for longer jobs),
+        the first renewal that fits where a unit ends mid-run."""
         machines = self.machines.get(config.pool, [])
+        size = self.problem.offers[config.offer].unit_cards
+        held, used = self.line(self.held, config.pool), self.line(self.used, config.pool)
+        cards = config.cards if config.units == 1 else size
+
+        def fits(m: Machine, a: int, b: int) -> bool:
+            if m.load(a, b) + cards > size:
+                return False
+            if config.units > 1:  # whole units: the counts per hour see them
+                return True
+            return all(used[h] < held[h] for x, y in m.idle(a, b) for h in range(x, y))
+
         runs = [(start + offset, start + offset + length) for offset, length in config.runs]
         first, last = runs[0][0], runs[-1][1]
         taken: set[int] = set()
@@ -182,7 +211,7 @@ class Ledger:
         for _, u in sorted((m.end, u) for u, m in enumerate(machines) if m.start <= first < m.end):
             if len(found) == config.units:
                 break
-            path = self._follow(machines, u, first, last, runs, taken, claims)
+            path = self._follow(machines, u, first, last, runs, fits, taken, claims)
             if path is not None:
                 found.append(path)
                 taken |= {v for v, _, _ in path}
@@ -195,6 +224,7 @@ class Ledger:
         t: int,
         last: int,
         runs: list[tuple[int, int]],
+        fits: Callable[[Machine, int, int], bool],
         taken: set[int],
         claims: dict[int, int],
     ) -> list[Part] | None:
@@ -203,13 +233,13 @@ class Ledger:
         m = machines[u]
         end = min(m.end, last)
         clipped = [(max(a, t), min(b, end)) for a, b in runs]
-        if u in taken or not all(m.free(a, b) for a, b in clipped if a < b):
+        if u in taken or not all(fits(m, a, b) for a, b in clipped if a < b):
             return None
         here: list[Part] = [(u, t, end)]
         if m.end >= last:
             return here
         if m.then is not None:
-            rest = self._follow(machines, m.then, m.end, last, runs, taken, claims)
+            rest = self._follow(machines, m.then, m.end, last, runs, fits, taken, claims)
             return None if rest is None else here + rest
         claimed = set(claims.values())
         nexts = sorted(
@@ -219,7 +249,7 @@ class Ledger:
         )
         for _, s in nexts:
             claims[u] = s
-            rest = self._follow(machines, s, m.end, last, runs, taken, claims)
+            rest = self._follow(machines, s, m.end, last, runs, fits, taken, claims)
             if rest is not None:
                 return here + rest
             del claims[u]
@@ -233,9 +263,6 @@ class Ledger:
                 a = start + offset
                 self.add(self.rented, config.pool, a, a + length, config.units)
             return
-        for offset, length in config.runs:
-            a = start + offset
-            self.add(self.used, config.pool, a, a + length, config.units)
         found, claims = self.paths(config, start)
         before = len(self.machines.get(config.pool, []))
         if packages and packages[0]:
@@ -247,12 +274,21 @@ class Ledger:
         assert len(found) >= config.units, "a job placed without units for it"
         for u, s in claims.items():
             machines[u].then, machines[s].renews = s, True
+        size = self.problem.offers[config.offer].unit_cards
+        cards = config.cards if config.units == 1 else size
         for path in found[: config.units]:
             for u, x, y in path:
                 for offset, length in config.runs:
                     a, b = max(x, start + offset), min(y, start + offset + length)
                     if a < b:
-                        machines[u].occupy(a, b)
+                        # `used` counts a unit once, from the first job on it at an hour
+                        for p, q in machines[u].idle(a, b):
+                            self.add(self.used, config.pool, p, q, 1)
+                        machines[u].busy.append((a, b, cards))
+
+    def run_ends(self, key: tuple[str, str]) -> set[int]:
+        """The hours at which a train job's run on a held pool ends."""
+        return {y for m in self.machines.get(key, []) for _, y, _ in m.busy}
 
     def buy(self, key: tuple[str, str], first: int, count: int, units: int) -> None:
         """`count` packages of `units` back to back from local day `first`, held 00:00 to

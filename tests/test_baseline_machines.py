@@ -70,4 +70,22 @@ def test_a_job_follows_a_machine_into_its_renewal(make_scenario: Any) -> None:
     u, r = ledger.machines[key]
     assert (u.then, r.renews) == (1, True)
     j, h = (job_.earliest for job_ in problem.jobs)
-    assert u.busy == [(j, u.end)] and r.busy == [(r.start, h), (h, r.end - 24)]
+    assert u.busy == [(j, u.end, 8)] and r.busy == [(r.start, h, 8), (h, r.end - 24, 8)]
+
+
+def test_jobs_smaller_than_a_machine_share_one(make_scenario: Any) -> None:
+    """Two 4-card jobs at once (Jul 2-4 and Jul 3-5) run side by side on one weekly 8-card
+    machine: one package, 700 (counting whole units per job bought two, 1,400)."""
+    jobs = [
+        {**_job(name, first, last), "max_cards": 4, "tokens": 500 * 3600 * 24 * 2}
+        for name, first, last in (("a", 2, 4), ("b", 3, 5))
+    ]
+    s = make_scenario([offer("m8", unit_cards=8, weekly={"price": 700, "stock": 5})], jobs)
+    problem = build_problem(s, serving=True)
+    solution, why = greedy(problem, careful=True)
+    assert solution is not None, why
+    assert all(solution.config(problem, j.index).cards == 4 for j in problem.jobs)
+    plan = to_plan(problem, solution, "feasible")
+    plan = plan.model_copy(update={"cost_breakdown": breakdown(problem, solution, plan)})
+    assert check_plan(s, plan).ok
+    assert plan.total_cost == Decimal("700.00")
