@@ -4,11 +4,13 @@
 hour its stock allows. *heuristic*: what a careful person does by rule: spot for
 checkpointable work, cheapest hourly for the rest, packages only where a job alone fills
 them more cheaply than renting, and package cards already held reused for free (waiting
-for a held card where its window allows, rather than buying another); jobs that run on
-one pool only placed as the exact solve of those jobs alone places them (planner.forced); a
-service's base load on packages where cheaper, the rest on the hourly config (or per
-segment the mix of hourly configs) that costs least for its series; services first or
-train jobs first, whichever order costs less.
+for a held card where its window allows, rather than buying another), each job on held
+cards staying on the same unit(s) all along, as the checker's rule 5 on machines asks
+(planner.ledger); jobs that run on one pool only placed as the exact solve of those jobs
+alone places them (planner.forced), where the held units carry them; a service's base
+load on packages where cheaper, the rest on the hourly config (or per segment the mix of
+hourly configs) that costs least for its series; services first or train jobs first,
+whichever order costs less.
 Both are greedy, never look back, and return None where stock runs out.
 """
 
