@@ -207,11 +207,12 @@ class Ledger:
         first, last = runs[0][0], runs[-1][1]
         taken: set[int] = set()
         claims: dict[int, int] = {}
+        dead: set[int] = set()  # renewals from which no path goes on: taking more cannot help
         found: list[list[Part]] = []
         for _, u in sorted((m.end, u) for u, m in enumerate(machines) if m.start <= first < m.end):
             if len(found) == config.units:
                 break
-            path = self._follow(machines, u, first, last, runs, fits, taken, claims)
+            path = self._follow(machines, u, first, last, runs, fits, taken, claims, dead)
             if path is not None:
                 found.append(path)
                 taken |= {v for v, _, _ in path}
@@ -227,9 +228,13 @@ class Ledger:
         fits: Callable[[Machine, int, int], bool],
         taken: set[int],
         claims: dict[int, int],
+        dead: set[int],
     ) -> list[Part] | None:
         """The parts holding the job on unit `u` from hour `t` and on its renewals to
-        `last`, or None; renewals it chooses are added to `claims`."""
+        `last`, or None; renewals it chooses are added to `claims`, and those it finds no
+        path from to `dead` (a path from a renewal never depends on the units before it,
+        so each is tried once: daily units bought day after day would otherwise branch
+        at every midnight)."""
         m = machines[u]
         end = min(m.end, last)
         clipped = [(max(a, t), min(b, end)) for a, b in runs]
@@ -239,20 +244,25 @@ class Ledger:
         if m.end >= last:
             return here
         if m.then is not None:
-            rest = self._follow(machines, m.then, m.end, last, runs, fits, taken, claims)
-            return None if rest is None else here + rest
-        claimed = set(claims.values())
-        nexts = sorted(
-            (n.end, s)
-            for s, n in enumerate(machines)
-            if n.start == m.end and not n.renews and s not in claimed
-        )
-        for _, s in nexts:
-            claims[u] = s
-            rest = self._follow(machines, s, m.end, last, runs, fits, taken, claims)
+            nexts = [m.then] if m.then not in dead else []
+        else:
+            claimed = set(claims.values())
+            nexts = [
+                s
+                for _, s in sorted(
+                    (n.end, s)
+                    for s, n in enumerate(machines)
+                    if n.start == m.end and not n.renews and s not in claimed | dead
+                )
+            ]
+        for s in nexts:
+            if m.then is None:
+                claims[u] = s
+            rest = self._follow(machines, s, m.end, last, runs, fits, taken, claims, dead)
             if rest is not None:
                 return here + rest
-            del claims[u]
+            dead.add(s)
+            claims.pop(u, None)
         return None
 
     def place(self, config: Config, start: int, packages: tuple[int, int, int] | None) -> None:
