@@ -421,10 +421,10 @@ MUTANTS: tuple[Mutant, ...] = (
         "while len(open_rentals) < min(series[s], 1):",
         "serve rentals not matched to replicas: at most one rental per config",
     ),
-    # --- planner/baseline.py ------------------------------------------------------------------
+    # --- planner/ledger.py (the greedy baselines' ledger) -------------------------------------
     Mutant(
         "baseline-stock-off-by-one",
-        "planner/baseline.py",
+        "planner/ledger.py",
         "if stock is not None and line[h] + held[h] + config.units > stock:",
         "if stock is not None and line[h] + held[h] + config.units > stock + 1:",
         "the greedy baselines allow one unit over stock",

@@ -4,19 +4,19 @@
 hour its stock allows. *heuristic*: what a careful person does by rule: spot for
 checkpointable work, cheapest hourly for the rest, packages only where a job alone fills
 them more cheaply than renting, and package cards already held reused for free (waiting
-for a held card where its window allows, rather than buying another); jobs that run on
-one pool only placed as the exact solve of those jobs alone places them (planner.forced); a
-service's base load on packages where cheaper, the rest on the hourly config (or per
-segment the mix of hourly configs) that costs least for its series; services first or
-train jobs first, whichever order costs less.
+for a held card where its window allows, rather than buying another), each job on held
+cards staying on the same unit(s) all along, as the checker's rule 5 on machines asks
+(planner.ledger); jobs that run on one pool only placed as the exact solve of those jobs
+alone places them (planner.forced), where the held units carry them; a service's base
+load on packages where cheaper, the rest on the hourly config (or per segment the mix of
+hourly configs) that costs least for its series; services first or train jobs first,
+whichever order costs less.
 Both are greedy, never look back, and return None where stock runs out.
 """
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from fractions import Fraction
 
 import networkx as nx
@@ -24,144 +24,11 @@ import networkx as nx
 from planner.configs import Config
 from planner.cover import cheapest_mix
 from planner.forced import Forced
+from planner.ledger import Ledger
 from planner.problem import Job, Problem
 from planner.rules import package_hours, packages_until
 from planner.serving import ReplicaJob
 from planner.solution import Solution
-
-_TABLES = ("rented", "held", "used", "bought", "early")
-
-
-@dataclass
-class _Ledger:
-    """Units in use per (offer, mode) and per offer, and package units held, per hour."""
-
-    problem: Problem
-    rented: dict[tuple[str, str], list[int]] = field(default_factory=dict)
-    held: dict[tuple[str, str], list[int]] = field(default_factory=dict)
-    used: dict[tuple[str, str], list[int]] = field(default_factory=dict)
-    bought: dict[tuple[str, str], dict[int, int]] = field(default_factory=dict)
-    # units set up before the horizon starts (a replica serving from hour 0), by hour < 0
-    early: dict[tuple[tuple[str, str], int], int] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        for key, pool in self.problem.pools.items():
-            for day, units in self.problem.committed_purchases(key).items():
-                self.bought.setdefault(key, {})[day] = units
-            for c in pool.committed:
-                self.add(self.held, key, c.start, c.end, c.units)
-
-    def snapshot(self) -> _Ledger:
-        """A copy to try a placement on: `adopt` it if it works."""
-        other = copy.copy(self)
-        for name in _TABLES:
-            setattr(other, name, copy.deepcopy(getattr(self, name)))
-        return other
-
-    def adopt(self, other: _Ledger) -> None:
-        for name in _TABLES:
-            setattr(self, name, getattr(other, name))
-
-    def line(self, table: dict[tuple[str, str], list[int]], key: tuple[str, str]) -> list[int]:
-        """Hours up to 31 local days past the horizon: packages may run beyond it."""
-        axis = self.problem.axis
-        return table.setdefault(key, [0] * axis.after_days(axis.days, 31))
-
-    def add(
-        self,
-        table: dict[tuple[str, str], list[int]],
-        key: tuple[str, str],
-        a: int,
-        b: int,
-        units: int,
-    ) -> None:
-        line = self.line(table, key)
-        for h in range(max(a, 0), min(b, len(line))):  # hours the line keeps
-            line[h] += units
-
-    def take_hourly(self, offer: str, a: int, b: int, units: int) -> bool:
-        """Rent `units` of an offer's hourly mode over [a, b) if its stock allows."""
-        key = (offer, "hourly")
-        stock = self.problem.offers[offer].billing("hourly").stock
-        line = self.line(self.rented, key)
-        committed = self.line(self.held, key)  # committed hourly units count against stock
-
-        def level(x: int) -> int:
-            return line[x] + committed[x] if x >= 0 else self.early.get((key, x), 0)
-
-        if not units:
-            return True
-        if stock is not None and any(level(x) + units > stock for x in range(a, b)):
-            return False
-        for x in range(a, b):
-            if x >= 0:
-                line[x] += units
-            else:
-                self.early[(key, x)] = self.early.get((key, x), 0) + units
-        return True
-
-    def offer_units(self, offer: str, hour: int) -> int:
-        return sum(
-            line[hour] for (o, _), line in [*self.rented.items(), *self.held.items()] if o == offer
-        )
-
-    def rental_fits(self, config: Config, start: int) -> bool:
-        offer = self.problem.offers[config.offer]
-        stock = offer.billing(config.mode).stock
-        line = self.line(self.rented, config.pool)
-        held = self.line(self.held, config.pool)
-        for offset, length in config.runs:
-            for h in range(start + offset, start + offset + length):
-                if stock is not None and line[h] + held[h] + config.units > stock:
-                    return False
-                if offer.max_units is not None and (
-                    self.offer_units(config.offer, h) + config.units > offer.max_units
-                ):
-                    return False
-        return True
-
-    def packages_needed(self, config: Config, start: int) -> tuple[int, int, int] | None:
-        """(units, first day, count) of packages to buy so the pool covers the job, or None
-        when stock forbids it. Buys the largest shortfall for every day the job spans."""
-        pool = self.problem.pools[config.pool]
-        held, used = self.line(self.held, config.pool), self.line(self.used, config.pool)
-        hours = [
-            h
-            for offset, length in config.runs
-            for h in range(start + offset, start + offset + length)
-        ]
-        short = max(used[h] + config.units - held[h] for h in hours)
-        if short <= 0:
-            return (0, 0, 0)
-        if not pool.days:
-            return None  # committed hourly cards cannot be topped up
-        axis = self.problem.axis
-        first = axis.day_of(start)
-        count = packages_until(axis, first, pool.days, hours[-1] + 1)
-        begin, end = axis.day_start(first), axis.after_days(first, count * pool.days)
-        if pool.stock is not None and any(held[h] + short > pool.stock for h in range(begin, end)):
-            return None
-        return (short, first, count)
-
-    def place(self, config: Config, start: int, packages: tuple[int, int, int] | None) -> None:
-        for offset, length in config.runs:
-            a = start + offset
-            self.add(
-                self.used if config.held else self.rented, config.pool, a, a + length, config.units
-            )
-        if packages and packages[0]:
-            units, first, count = packages
-            self.buy(config.pool, first, count, units)
-
-    def buy(self, key: tuple[str, str], first: int, count: int, units: int) -> None:
-        """`count` packages of `units` back to back from local day `first`, held 00:00 to
-        00:00 in real hours."""
-        days = self.problem.pools[key].days
-        for k in range(count):
-            day = first + k * days
-            bought = self.bought.setdefault(key, {})
-            bought[day] = bought.get(day, 0) + units
-            self.add(self.held, key, *self.problem.package(key, day), units)
 
 
 def _order(problem: Problem) -> Iterator[Job]:
@@ -216,7 +83,7 @@ def greedy(
 def _greedy(
     problem: Problem, careful: bool, trains_first: bool, pinned: Sequence[Forced] = ()
 ) -> tuple[Solution | None, str]:
-    ledger = _Ledger(problem)
+    ledger = Ledger(problem)
     replicas: dict[tuple[int, int, int], int] = {}
     configs = [0] * len(problem.jobs)
     starts = [0] * len(problem.jobs)
@@ -225,8 +92,12 @@ def _greedy(
     for forced in pinned:  # their packages and runs before anything else
         for day, units in forced.bought:
             ledger.buy(forced.key, day, 1, units)
-        for index, k, start in forced.placed:
+        # in order of start, each where whole free units carry it all along (the exact
+        # solve counts cards, not machines); one that has none is placed with the rest
+        for index, k, start in sorted(forced.placed, key=lambda p: (p[2], p[0])):
             config = problem.jobs[index].configs[k]
+            if ledger.packages_needed(config, start) != (0, 0, 0):
+                continue
             ledger.place(config, start, None)
             configs[index], starts[index], ends[index] = k, start, start + config.span
             placed.add(index)
@@ -259,7 +130,7 @@ def _greedy(
 
 
 def _replicas(
-    problem: Problem, ledger: _Ledger, careful: bool, reuse: bool = False
+    problem: Problem, ledger: Ledger, careful: bool, reuse: bool = False
 ) -> tuple[dict[tuple[int, int, int], int] | None, str]:
     """Serve and reserve first. Naive: every segment on the hourly config with the lowest
     price per request (or card). Heuristic: the base load — the level held in most hours —
@@ -314,7 +185,7 @@ def _replicas(
 
 def _take_mix(
     problem: Problem,
-    ledger: _Ledger,
+    ledger: Ledger,
     j: int,
     ks: list[int],
     single: Fraction,
@@ -361,7 +232,7 @@ def _take_mix(
 
 def _reuse_idle(
     problem: Problem,
-    ledger: _Ledger,
+    ledger: Ledger,
     j: int,
     replicas: dict[tuple[int, int, int], int],
     covered: list[int],
@@ -414,7 +285,7 @@ def _hourly_cost(problem: Problem, job: ReplicaJob, k: int, counts: list[int]) -
 
 
 def _take_hourly(
-    problem: Problem, ledger: _Ledger, job: ReplicaJob, k: int, counts: list[int]
+    problem: Problem, ledger: Ledger, job: ReplicaJob, k: int, counts: list[int]
 ) -> str:
     """Rent those replicas, each rise's setup hours first (rules 6-7); why not, or ""."""
     config = job.configs[k]
@@ -442,7 +313,7 @@ def _base_load(problem: Problem, job: ReplicaJob) -> int:
 
 
 def _package_base(
-    problem: Problem, ledger: _Ledger, j: int, base: int
+    problem: Problem, ledger: Ledger, j: int, base: int
 ) -> tuple[int, list[int]] | None:
     """Buy packages carrying `base` over the job's active days (and its holds) if cheaper
     than hourly: the config and its replicas per segment."""
@@ -489,7 +360,7 @@ def _package_base(
 
 
 def _choose(
-    problem: Problem, ledger: _Ledger, job: Job, ready: int, careful: bool
+    problem: Problem, ledger: Ledger, job: Job, ready: int, careful: bool
 ) -> tuple[int, int, tuple[int, int, int] | None] | None:
     """(config index, start, packages to buy) for one job, or None."""
     modes = {"hourly"}
@@ -528,7 +399,7 @@ def _choose(
 
 
 def _held_starts(
-    problem: Problem, ledger: _Ledger, job: Job, config: Config, ready: int
+    problem: Problem, ledger: Ledger, job: Job, config: Config, ready: int
 ) -> Iterator[int]:
     """Where a careful person tries a job on held cards: its earliest start (the first at
     which the pool can cover it), the first and last hours that fit it inside each package
@@ -545,6 +416,7 @@ def _held_starts(
             break
     used = ledger.line(ledger.used, config.pool)
     candidates = [h for h in range(max(ready, 1), len(used)) if used[h] < used[h - 1]]
+    candidates += sorted(ledger.run_ends(config.pool))  # also where a unit it shares frees
     for day in sorted(ledger.bought.get(config.pool, {})):
         a, b = problem.package(config.pool, day)
         candidates += [max(a, ready), b - config.span]
