@@ -133,10 +133,12 @@ def lower_bound(
     # the pools whose purchases the program decides: unused ones and those a job forces
     # (not committed ones, whose packages sit on known days), the ones that gain most alone
     candidates = [*unused, *(k for k in least if not packages[k].committed)] if by_day else []
+    # deciding a pool gains at most what its workloads would pay more without its cards
+    # (buying none is one of the program's choices): the ones that could gain most first
+    most = {key: _without(problem, floors, flat.rates, key) for key in candidates}
+    ranked = sorted((k for k in candidates if k in least or most[k] > 0), key=lambda k: -most[k])
     gains = {}
-    for key in candidates:
-        if key not in least and not _priced_in(problem, floors, flat.rates, key):
-            continue  # no workload uses its cards at these charges: deciding them gains nothing
+    for key in ranked[: purchases.TRIED]:
         others = terms(flat.rates, key)
         alone, _ = purchases.search(
             problem, [key], flat.rates, floors, others, [full[key]], [least.get(key, 0)]
@@ -177,16 +179,24 @@ def lower_bound(
     return best
 
 
-def _priced_in(problem: Problem, floors: _Floors, rates: dict[Key, Fraction], key: Key) -> bool:
-    """Whether some workload's cheapest cost at `rates` uses pool `key`'s cards: it costs
-    more without them."""
+def _without(problem: Problem, floors: _Floors, rates: dict[Key, Fraction], key: Key) -> Fraction:
+    """What the workloads that may use pool `key` pay more at `rates` without its cards."""
     absent = {**rates, key: purchases.ABSENT}
-    return any(
-        key in floors.pools[j.index] and floors.job(j.index, absent) != floors.job(j.index, rates)
-        for j in problem.jobs
-    ) or any(
-        key in floors.replica_pools[r] and floors.replicas(r, absent) != floors.replicas(r, rates)
-        for r in range(len(problem.replica_jobs))
+    more = sum(
+        (
+            floors.job(j.index, absent) - floors.job(j.index, rates)
+            for j in problem.jobs
+            if key in floors.pools[j.index]
+        ),
+        Fraction(0),
+    )
+    return more + sum(
+        (
+            floors.replicas(r, absent) - floors.replicas(r, rates)
+            for r in range(len(problem.replica_jobs))
+            if key in floors.replica_pools[r]
+        ),
+        Fraction(0),
     )
 
 
@@ -231,7 +241,8 @@ class _Floors:
         # unused package pools charged by segment (planner.charges), the others at `rates`
         self.charges = segments
         self.memo: dict[tuple[str, int, tuple[Fraction, ...]], Fraction] = {}
-        self.by_segment: dict[tuple[int, tuple[Fraction, ...]], tuple[Fraction, ...]] = {}
+        self.by_segment: dict[tuple[int, tuple[Fraction, ...]], tuple[int, tuple[int, ...]]] = {}
+        self.fractions: dict[tuple[int, tuple[Fraction, ...]], tuple[Fraction, ...]] = {}
         self.covers: dict[tuple[tuple[tuple[int, int], ...], int, int], int] = {}
         self.kinds: dict[int, _Kinds] = {}
         self.pools = [sorted({c.pool for c in j.configs if c.held}) for j in problem.jobs]
@@ -253,19 +264,26 @@ class _Floors:
         return charges.train_floor(self.problem, job, config, self.charges, rates)
 
     def replicas(self, index: int, rates: dict[Key, Fraction]) -> Fraction:
-        pools = self.replica_pools[index]
-        key = ("replica", index, tuple(rates.get(p, Fraction(0)) for p in pools))
-        if key not in self.memo:
-            self.memo[key] = sum(self.segments(index, rates), Fraction(0))
-        return self.memo[key]
+        scale, parts = self.parts(index, rates)
+        return Fraction(sum(parts), scale)
 
     def segments(self, index: int, rates: dict[Key, Fraction]) -> tuple[Fraction, ...]:
         """Replica job `index`'s cheapest cost in each segment (0 where inactive)."""
-        pools = self.replica_pools[index]
-        key = (index, tuple(rates.get(p, Fraction(0)) for p in pools))
+        key = self._key(index, rates)
+        if key not in self.fractions:
+            scale, parts = self.parts(index, rates)
+            self.fractions[key] = tuple(Fraction(x, scale) for x in parts)
+        return self.fractions[key]
+
+    def parts(self, index: int, rates: dict[Key, Fraction]) -> tuple[int, tuple[int, ...]]:
+        """`segments` as a denominator and each segment's whole parts of it."""
+        key = self._key(index, rates)
         if key not in self.by_segment and self.charges is not None:
-            self.by_segment[key] = charges.replica_segments(
-                self.problem, index, self.charges, rates
+            found = charges.replica_segments(self.problem, index, self.charges, rates)
+            scale = math.lcm(*(x.denominator for x in found))
+            self.by_segment[key] = (
+                scale,
+                tuple(x.numerator * (scale // x.denominator) for x in found),
             )
         if key not in self.by_segment:
             if index not in self.kinds:
@@ -273,6 +291,9 @@ class _Floors:
             kinds = self.kinds[index]
             self.by_segment[key] = _segment_floors(self.problem, index, rates, kinds, self.covers)
         return self.by_segment[key]
+
+    def _key(self, index: int, rates: dict[Key, Fraction]) -> tuple[int, tuple[Fraction, ...]]:
+        return (index, tuple(rates.get(p, Fraction(0)) for p in self.replica_pools[index]))
 
 
 @dataclass(frozen=True)
@@ -356,9 +377,10 @@ def _segment_floors(
     rates: dict[Key, Fraction],
     kinds: _Kinds,
     covers: dict[tuple[tuple[tuple[int, int], ...], int, int], int],
-) -> tuple[Fraction, ...]:
+) -> tuple[int, tuple[int, ...]]:
     """Per segment, the least cost of whole replicas that carry replica job `j`'s demand and
-    minimum there, over the segment's hours. `covers`: least covers already computed."""
+    minimum there, over the segment's hours: a denominator and each segment's whole parts
+    of it. `covers`: least covers already computed."""
     job = problem.replica_jobs[j]
     hour = [_replica_hour(problem, job.name, c, rates) for c in job.configs]
     scale = math.lcm(*(h.denominator for h in hour))
@@ -385,7 +407,7 @@ def _segment_floors(
         if key not in covers:
             covers[key] = least_cover(*key)
         paid[s] = covers[key]
-    return tuple(Fraction(x, scale) for x in paid)
+    return scale, tuple(paid)
 
 
 def _replica_hour(

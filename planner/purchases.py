@@ -54,6 +54,8 @@ STATES = 60_000
 ABSENT = Fraction(10**9)
 # the charges on days a pool holds a package are tried in these parts of its full rate
 STEPS = 8
+# the most pools whose gain alone is measured (those that could gain most)
+TRIED = 5
 # the most jobs that run only on the program's pools whose packages it tracks (each
 # doubles its states; the others are priced at their cheapest, their packages untracked)
 NEEDS = 3
@@ -67,14 +69,15 @@ def priced(
     fixed: Fraction,
     inside: Sequence[Fraction] | None = None,
     required: Sequence[int] | None = None,
-    memo: dict[tuple[int, tuple[Fraction, ...]], list[Fraction]] | None = None,
+    memo: dict[tuple[object, ...], Any] | None = None,
 ) -> Fraction:
     """The bound with `pools` bought by the program and every other pool at `rates`;
     `fixed`: the commitments and the other pools' package terms (planner.bound).
     `inside`: per pool, a charge per card-hour on days it holds a package (default 0),
     from which each package is paid back for the card-hours it holds in the horizon.
     `required`: per pool, unit-packages every plan buys (planner.bound's counted ones).
-    `memo`: replica jobs' costs per day already summed, by job and charges."""
+    `memo`: replica jobs' costs per day already summed, by job and charges, and train
+    jobs' cheapest costs, from earlier calls with the same `pools` and `rates`."""
     memo = {} if memo is None else memo
     pools = list(pools)
     days = problem.axis.days
@@ -86,8 +89,9 @@ def priced(
         return {**rates, **held}
 
     total = fixed
-    # serve and reserve: per day and set of pools holding a package
-    by_day = [[Fraction(0)] * days for _ in masks]
+    # serve and reserve: per day and set of pools holding a package, summed in whole parts
+    # of each job's own denominator (few distinct ones), then as fractions
+    sums: list[dict[int, list[int]]] = [{} for _ in masks]
     day_of = [problem.axis.day_of(a) for a, _ in problem.segments]
     for r in range(len(problem.replica_jobs)):
         uses = floors.replica_pools[r]
@@ -98,8 +102,18 @@ def priced(
             charged = at(mask)
             seen = (r, tuple(charged.get(pool, Fraction(0)) for pool in uses))
             if seen not in memo:
-                memo[seen] = _per_day(days, day_of, floors.segments(r, charged))
-            by_day[mask] = [x + y for x, y in zip(by_day[mask], memo[seen], strict=True)]
+                memo[seen] = _per_day(days, day_of, *floors.parts(r, charged))
+            scale, parts = memo[seen]
+            row = sums[mask].setdefault(scale, [0] * days)
+            for d, x in enumerate(parts):
+                row[d] += x
+    by_day = [
+        [
+            sum((Fraction(row[d], scale) for scale, row in found.items()), Fraction(0))
+            for d in range(days)
+        ]
+        for found in sums
+    ]
     # train jobs: off these pools, less a saving per package whose span meets the window
     spans = [[problem.package(key, d) for d in range(days)] for key in pools]
     saving = [[Fraction(0)] * days for _ in pools]
@@ -111,12 +125,20 @@ def priced(
         if not on:
             total += floors.job(job.index, rates)
             continue
-        off = [floors.config(job, c, rates) for c in job.configs if c not in on]
-        free = {
-            i: min(floors.config(job, c, at(1 << i)) for c in on if c.pool == key)
-            for i, key in enumerate(pools)
-            if any(c.pool == key for c in on)
-        }
+        if ("off", job.index) not in memo:  # `rates` are the same across calls
+            memo["off", job.index] = [
+                floors.config(job, c, rates)
+                for c in job.configs
+                if not (c.held and c.pool in pools)
+            ]
+        off = memo["off", job.index]
+        free = {}
+        for i, key in enumerate(pools):
+            if any(c.pool == key for c in on):
+                if ("free", job.index, i, charge[i]) not in memo:
+                    cost = min(floors.config(job, c, at(1 << i)) for c in on if c.pool == key)
+                    memo["free", job.index, i, charge[i]] = cost
+                free[i] = memo["free", job.index, i, charge[i]]
         if not off:  # runs only on these pools: its cheapest there, and a package for it
             total += min(free.values())
             if len(needs) < NEEDS:
@@ -143,14 +165,15 @@ def priced(
     return total + _least(problem, pools, by_day, saving, (meets, len(needs)), wanted)
 
 
-def _per_day(days: int, day_of: Sequence[int], costs: Sequence[Fraction]) -> list[Fraction]:
-    """Costs per segment summed per local day (`day_of` each segment's: segments break at
-    every 00:00)."""
-    scale = math.lcm(*(x.denominator for x in costs))
+def _per_day(
+    days: int, day_of: Sequence[int], scale: int, parts: Sequence[int]
+) -> tuple[int, list[int]]:
+    """Costs per segment (whole parts of `scale`) summed per local day (`day_of` each
+    segment's: segments break at every 00:00)."""
     sums = [0] * days
-    for d, x in zip(day_of, costs, strict=True):
-        sums[d] += x.numerator * (scale // x.denominator)
-    return [Fraction(x, scale) for x in sums]
+    for d, x in zip(day_of, parts, strict=True):
+        sums[d] += x
+    return scale, sums
 
 
 def _least(
@@ -294,7 +317,7 @@ def search(
     affine in the charges), so each pool's charge climbs in eighths of its full rate while
     the bound rises, one pool at a time, until no step raises it."""
     inside = [Fraction(0)] * len(pools)
-    memo: dict[tuple[int, tuple[Fraction, ...]], list[Fraction]] = {}
+    memo: dict[tuple[object, ...], Any] = {}
     best = priced(problem, pools, rates, floors, fixed, inside, required, memo)
     better = True
     while better:
