@@ -311,26 +311,53 @@ def search(
     fixed: Fraction,
     full: Sequence[Fraction],
     required: Sequence[int] | None = None,
+    free: bool = False,
 ) -> tuple[Fraction, tuple[Fraction, ...]]:
     """The best bound over the charges on days a pool holds a package, each pool's between
-    0 and its full rate (`full`). The bound is concave in them (a least over choices, each
-    affine in the charges), so each pool's charge climbs in eighths of its full rate while
-    the bound rises, one pool at a time, until no step raises it."""
-    inside = [Fraction(0)] * len(pools)
+    0 and its full rate (`full`), from its charge in `rates` (planner.bound's flat one, a
+    good start: the bound is at least the flat bound there, but for train jobs' savings)
+    and, with `free`, from 0 as well. The bound is concave in them (a least over choices,
+    each affine in the charges), so each pool's charge climbs in eighths of its full rate
+    while the bound rises, one pool at a time, until no step raises it; then likewise in
+    64ths. (Where it has kinks, climbing one charge at a time may stop short of the
+    peak: hence two starts.)"""
     memo: dict[tuple[object, ...], Any] = {}
+    found = [
+        _climb(problem, pools, rates, floors, fixed, full, required, memo, start)
+        for start in ([rates.get(key, Fraction(0)) for key in pools], [Fraction(0)] * len(pools))[
+            : 2 if free else 1
+        ]
+    ]
+    return max(found)
+
+
+def _climb(
+    problem: Problem,
+    pools: Sequence[Key],
+    rates: dict[Key, Fraction],
+    floors: _Floors,
+    fixed: Fraction,
+    full: Sequence[Fraction],
+    required: Sequence[int] | None,
+    memo: dict[tuple[object, ...], Any],
+    start: list[Fraction],
+) -> tuple[Fraction, tuple[Fraction, ...]]:
+    """`search` from the charges `start`."""
+    inside = start
     best = priced(problem, pools, rates, floors, fixed, inside, required, memo)
-    better = True
-    while better:
-        better = False
-        for i in range(len(pools)):
-            for way in (1, -1):
-                while True:
-                    charge = inside[i] + way * full[i] / STEPS
-                    if not 0 <= charge <= full[i]:
-                        break
-                    trial = [*inside[:i], charge, *inside[i + 1 :]]
-                    total = priced(problem, pools, rates, floors, fixed, trial, required, memo)
-                    if total <= best:
-                        break
-                    best, inside, better = total, trial, True
+    for parts in (STEPS, STEPS * STEPS):
+        better = True
+        while better:
+            better = False
+            for i in range(len(pools)):
+                for way in (1, -1):
+                    while True:
+                        charge = inside[i] + way * full[i] / parts
+                        if not 0 <= charge <= full[i]:
+                            break
+                        trial = [*inside[:i], charge, *inside[i + 1 :]]
+                        total = priced(problem, pools, rates, floors, fixed, trial, required, memo)
+                        if total <= best:
+                            break
+                        best, inside, better = total, trial, True
     return best, tuple(inside)
