@@ -14,7 +14,7 @@ per replica-hour, for the hours the minimum replicas rather than the demand deci
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
@@ -61,18 +61,27 @@ def top_k(
     problem: Problem,
     keep: Solution | None = None,
     fits: Callable[[Problem], bool] | None = None,
+    bought: Collection[tuple[str, str]] = (),
 ) -> Restricted:
     """The problem with each workload's cheapest configs and those `keep` uses: as many as
-    `LEVELS` allows while `fits` accepts the smaller problem (else the fewest)."""
+    `LEVELS` allows while `fits` accepts the smaller problem (else the fewest). `bought`:
+    package pools every plan buys; each workload also keeps its cheapest config on each,
+    since a package held anyway has cards to spare that cost nothing more (ranked at the
+    package's price per card-hour, they would never be kept)."""
     for level in LEVELS:
-        restricted = _kept(problem, keep, *level)
+        restricted = _kept(problem, keep, *level, bought=bought)
         if fits is None or fits(restricted.problem):
             break
     return restricted
 
 
 def _kept(
-    problem: Problem, keep: Solution | None, train_k: int, replica_k: int, replica_min_k: int
+    problem: Problem,
+    keep: Solution | None,
+    train_k: int,
+    replica_k: int,
+    replica_min_k: int,
+    bought: Collection[tuple[str, str]] = (),
 ) -> Restricted:
     jobs, kept_jobs = [], []
     for job in problem.jobs:
@@ -80,6 +89,9 @@ def _kept(
             range(len(job.configs)), key=lambda k: (_train_rank(problem, job.configs[k]), k)
         )
         chosen = set(order[:train_k]) | ({keep.configs[job.index]} if keep else set())
+        for pool in bought:  # the cheapest on each pool bought anyway
+            on = [k for k in order if job.configs[k].held and job.configs[k].pool == pool]
+            chosen |= set(on[:1])
         indices = tuple(sorted(chosen))
         kept_jobs.append(indices)
         jobs.append(replace(job, configs=tuple(job.configs[k] for k in indices)))
@@ -94,6 +106,9 @@ def _kept(
             range(len(configs)), key=lambda k: (_replica_hour(problem, rjob.name, configs[k]), k)
         )
         chosen = set(by_request[:replica_k]) | set(by_replica[:replica_min_k])
+        for pool in bought:  # the cheapest per request on each pool bought anyway
+            on = [k for k in by_request if configs[k].held and _pool(configs[k]) == pool]
+            chosen |= set(on[:1])
         if keep:
             chosen |= {k for (jj, k, _), n in keep.replicas.items() if jj == j and n}
         indices = tuple(sorted(chosen))
@@ -102,6 +117,10 @@ def _kept(
         replica_jobs.append(replace(rjob, configs=kept, bounds={c: rjob.bounds[c] for c in kept}))
     smaller = replace(problem, jobs=tuple(jobs), replica_jobs=tuple(replica_jobs))
     return Restricted(smaller, tuple(kept_jobs), tuple(kept_replicas))
+
+
+def _pool(config: ReplicaConfig) -> tuple[str, str]:
+    return (config.offer, config.mode)
 
 
 def _card_hour(problem: Problem, offer: str, mode: str) -> Fraction:

@@ -225,7 +225,7 @@ def solve(
     # why, in the plan's notes
     full_size = estimated_variables(problem)
     large = full_size > EXACT_VARIABLES and "top-k" in params.techniques
-    restricted = top_k(problem, best, _buildable) if large else None
+    restricted = top_k(problem, best, _buildable, relaxation.least) if large else None
     target = restricted.problem if restricted else problem
     target_size = estimated_variables(target) if restricted else full_size
     gate = "size-gate" in params.techniques

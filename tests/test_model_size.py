@@ -86,6 +86,25 @@ def test_top_k_keeps_fewer_configs_until_the_model_fits() -> None:
     assert restricted.to_full(restricted.from_full(plan)) == plan
 
 
+def test_top_k_keeps_the_spare_cards_of_a_package_bought_anyway() -> None:
+    """q3's B300 machine-month is bought whatever the plan (its 70B job runs nowhere
+    else): at the fewest configs, each service still keeps its cheapest one on those
+    cards, which at the machine's price per card-hour would never rank."""
+    problem = build_problem(load_scenario(ROOT / "scenarios" / "q3.yaml"), serving=True)
+    b300 = ("jz-b300-machine", "monthly")
+
+    def on(configs: Any) -> bool:
+        return any(c.held and (c.offer, c.mode) == b300 for c in configs)
+
+    fewest = top_k(problem, None, lambda p: False)  # every level refused: the fewest
+    assert not any(on(r.configs) for r in fewest.problem.replica_jobs)
+    kept = top_k(problem, None, lambda p: False, bought=[b300])
+    usable = [r for r in problem.replica_jobs if on(r.configs)]
+    assert usable and all(
+        on(r.configs) for r in kept.problem.replica_jobs if r.name in {u.name for u in usable}
+    )
+
+
 def test_past_the_exact_size_the_restriction_is_searched_and_never_called_optimal(
     monkeypatch: Any,
 ) -> None:
