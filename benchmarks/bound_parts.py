@@ -3,7 +3,8 @@
     python benchmarks/bound_parts.py scenarios/q3.yaml [more scenarios]
 
 Prints per scenario: the flat charges, the forced pool priced by time, the unused pools
-by segment (alone and with the forced pool's window: planner.bound), and as a ceiling
+by segment (alone and with the forced pool's window: planner.bound), then with the
+purchases of the pools that gain most decided day by day (planner.purchases), and as a ceiling
 the bound of the same quarter without the configs on unused package pools (not a bound
 of the quarter: what pricing packages perfectly could at most reach)."""
 
@@ -44,20 +45,26 @@ def main(paths: list[str]) -> None:
         forced = {k: f.packages for k, f in forced_packages(problem).items()}
         print(f"{path}: {charges.columns(problem):,} columns, forced {forced or 'none'}")
         for name, kwargs in (
-            ("flat", {"time": False}),
-            ("by time", {}),
-            ("by time and segment", {"by_segment": True}),
+            ("flat", {"time": False, "by_day": False}),
+            ("by time", {"by_day": False}),
+            ("by time and segment", {"by_segment": True, "by_day": False}),
+            ("and by day", {"by_segment": True}),
         ):
             started = time.perf_counter()
             bound = lower_bound(problem, forced, **kwargs)
             took = time.perf_counter() - started
             how = ", ".join(
                 x
-                for x, on in (("window", bound.window), ("segments", bound.segments))
+                for x, on in (
+                    ("window", bound.window),
+                    ("segments", bound.segments),
+                    ("by day: " + " + ".join(k[0] for k in bound.bought), bound.bought or None),
+                )
                 if on is not None
             )
             print(f"  {name:<20} {float(bound.total):>14,.2f}  {took:5.1f} s  {how}")
-        unused = charges.timed_pools(problem, lower_bound(problem, forced, time=False).least)
+        least = lower_bound(problem, forced, time=False, by_day=False).least
+        unused = charges.timed_pools(problem, least)
         ceiling = lower_bound(without(problem, unused), forced).total
         print(f"  {'no unused package':<20} {float(ceiling):>14,.2f}  (ceiling, not a bound)")
 
