@@ -319,8 +319,8 @@ def search(
     and, with `free`, from 0 as well. The bound is concave in them (a least over choices,
     each affine in the charges), so each pool's charge climbs in eighths of its full rate
     while the bound rises, one pool at a time, until no step raises it; then likewise in
-    64ths. (Where it has kinks, climbing one charge at a time may stop short of the
-    peak: hence two starts.)"""
+    64ths and 512ths. (Where it has kinks, climbing one charge at a time may stop short of
+    the peak: hence two starts.)"""
     memo: dict[tuple[object, ...], Any] = {}
     found = [
         _climb(problem, pools, rates, floors, fixed, full, required, memo, start)
@@ -345,7 +345,7 @@ def _climb(
     """`search` from the charges `start`."""
     inside = start
     best = priced(problem, pools, rates, floors, fixed, inside, required, memo)
-    for parts in (STEPS, STEPS * STEPS):
+    for parts in (STEPS, STEPS**2, STEPS**3):
         better = True
         while better:
             better = False
