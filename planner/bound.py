@@ -183,7 +183,7 @@ def lower_bound(
 
 def _without(problem: Problem, floors: _Floors, rates: dict[Key, Fraction], key: Key) -> Fraction:
     """What the workloads that may use pool `key` pay more at `rates` without its cards."""
-    absent = {**rates, key: purchases.ABSENT}
+    absent = {**rates, key: window.TAKEN}
     more = sum(
         (
             floors.job(j.index, absent) - floors.job(j.index, rates)
@@ -281,11 +281,8 @@ class _Floors:
         """`segments` as a denominator and each segment's whole parts of it."""
         key = self._key(index, rates)
         if key not in self.by_segment and self.charges is not None:
-            found = charges.replica_segments(self.problem, index, self.charges, rates)
-            scale = math.lcm(*(x.denominator for x in found))
-            self.by_segment[key] = (
-                scale,
-                tuple(x.numerator * (scale // x.denominator) for x in found),
+            self.by_segment[key] = charges.replica_segments(
+                self.problem, index, self.charges, rates
             )
         if key not in self.by_segment:
             if index not in self.kinds:

@@ -126,7 +126,8 @@ def priced(
     for job in problem.jobs:
         total += min(train_floor(problem, job, c, charges, flat) for c in job.configs)
     for j in range(len(problem.replica_jobs)):
-        total += sum(replica_segments(problem, j, charges, flat), Fraction(0))
+        scale, parts = replica_segments(problem, j, charges, flat)
+        total += Fraction(sum(parts), scale)
     return total
 
 
@@ -171,10 +172,10 @@ def _window_charges(
 
 def replica_segments(
     problem: Problem, j: int, charges: Charges, flat: dict[Key, Fraction]
-) -> tuple[Fraction, ...]:
+) -> tuple[int, tuple[int, ...]]:
     """Replica job `j`'s least whole-replica cover in each segment (0 where inactive) at
     that segment's charges (every charge a whole number of 1/PARTS: `repair`) and `flat`
-    ones for the other pools."""
+    ones for the other pools: a denominator and each segment's whole parts of it."""
     job = problem.replica_jobs[j]
     rates = [problem.replica_rate(job.name, c) for c in job.configs]
     fixed = [  # per replica-hour, less the charge by segment of a timed pool
@@ -196,7 +197,7 @@ def replica_segments(
     ]
     per_part = scale // PARTS
     covers: dict[tuple[tuple[tuple[int, int], ...], int, int], int] = {}
-    out = [Fraction(0)] * len(problem.segments)
+    out = [0] * len(problem.segments)
     openings = job.openings(problem.segments)
     for s, (a, b) in enumerate(problem.segments):
         if not job.active(s):
@@ -218,8 +219,8 @@ def replica_segments(
         found = (tuple(sorted(items)), job.demand[s], job.minimum[s])
         if found not in covers:
             covers[found] = least_cover(*found)
-        out[s] = Fraction(covers[found], scale)
-    return tuple(out)
+        out[s] = covers[found]
+    return scale, tuple(out)
 
 
 def columns(problem: Problem) -> int:

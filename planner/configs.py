@@ -272,6 +272,11 @@ class ReplicaConfig:
         """Runs on hourly rentals of its own, billed per replica rental (rule 6)."""
         return not self.held
 
+    @property
+    def pool(self) -> tuple[str, str]:
+        """(offer, billing mode): the pool whose cards it holds when `held`."""
+        return (self.offer, self.mode)
+
 
 def replica_modes(scenario: Scenario, offer: Offer) -> list[tuple[str, bool]]:
     """(mode, held) a replica may use on an offer: never spot; packages as held cards;

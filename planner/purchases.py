@@ -34,13 +34,14 @@ is a least over choices of days, each affine in these charges, so concave in the
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from planner.problem import Problem
+from planner.window import TAKEN  # a charge no cover takes: the cards are not held
 
 if TYPE_CHECKING:
     from planner.bound import _Floors
@@ -50,8 +51,6 @@ Key = tuple[str, str]
 # the most states the program may have (the product over its pools of their package
 # lengths in days and counts, times the jobs' flags)
 STATES = 60_000
-# a charge no cover takes where another config serves: the pool's cards are not held
-ABSENT = Fraction(10**9)
 # the charges on days a pool holds a package are tried in these parts of its full rate
 STEPS = 8
 # the most pools whose gain alone is measured (those that could gain most)
@@ -85,7 +84,7 @@ def priced(
     charge = list(inside) if inside is not None else [Fraction(0)] * len(pools)
 
     def at(mask: int) -> dict[Key, Fraction]:
-        held = {key: charge[i] if mask >> i & 1 else ABSENT for i, key in enumerate(pools)}
+        held = {key: charge[i] if mask >> i & 1 else TAKEN for i, key in enumerate(pools)}
         return {**rates, **held}
 
     total = fixed
@@ -322,41 +321,34 @@ def search(
     64ths and 512ths. (Where it has kinks, climbing one charge at a time may stop short of
     the peak: hence two starts.)"""
     memo: dict[tuple[object, ...], Any] = {}
-    found = [
-        _climb(problem, pools, rates, floors, fixed, full, required, memo, start)
-        for start in ([rates.get(key, Fraction(0)) for key in pools], [Fraction(0)] * len(pools))[
-            : 2 if free else 1
-        ]
-    ]
-    return max(found)
+
+    def value(inside: list[Fraction]) -> Fraction:
+        return priced(problem, pools, rates, floors, fixed, inside, required, memo)
+
+    starts = [[rates.get(key, Fraction(0)) for key in pools]]
+    if free:
+        starts.append([Fraction(0)] * len(pools))
+    return max(_climb(value, start, full) for start in starts)
 
 
 def _climb(
-    problem: Problem,
-    pools: Sequence[Key],
-    rates: dict[Key, Fraction],
-    floors: _Floors,
-    fixed: Fraction,
-    full: Sequence[Fraction],
-    required: Sequence[int] | None,
-    memo: dict[tuple[object, ...], Any],
-    start: list[Fraction],
+    value: Callable[[list[Fraction]], Fraction], start: list[Fraction], full: Sequence[Fraction]
 ) -> tuple[Fraction, tuple[Fraction, ...]]:
-    """`search` from the charges `start`."""
+    """`search` from the charges `start`, the bound at given charges being `value`."""
     inside = start
-    best = priced(problem, pools, rates, floors, fixed, inside, required, memo)
+    best = value(inside)
     for parts in (STEPS, STEPS**2, STEPS**3):
         better = True
         while better:
             better = False
-            for i in range(len(pools)):
+            for i in range(len(full)):
                 for way in (1, -1):
                     while True:
                         charge = inside[i] + way * full[i] / parts
                         if not 0 <= charge <= full[i]:
                             break
                         trial = [*inside[:i], charge, *inside[i + 1 :]]
-                        total = priced(problem, pools, rates, floors, fixed, trial, required, memo)
+                        total = value(trial)
                         if total <= best:
                             break
                         best, inside, better = total, trial, True

@@ -107,7 +107,7 @@ def _kept(
         )
         chosen = set(by_request[:replica_k]) | set(by_replica[:replica_min_k])
         for pool in bought:  # the cheapest per request on each pool bought anyway
-            on = [k for k in by_request if configs[k].held and _pool(configs[k]) == pool]
+            on = [k for k in by_request if configs[k].held and configs[k].pool == pool]
             chosen |= set(on[:1])
         if keep:
             chosen |= {k for (jj, k, _), n in keep.replicas.items() if jj == j and n}
@@ -117,10 +117,6 @@ def _kept(
         replica_jobs.append(replace(rjob, configs=kept, bounds={c: rjob.bounds[c] for c in kept}))
     smaller = replace(problem, jobs=tuple(jobs), replica_jobs=tuple(replica_jobs))
     return Restricted(smaller, tuple(kept_jobs), tuple(kept_replicas))
-
-
-def _pool(config: ReplicaConfig) -> tuple[str, str]:
-    return (config.offer, config.mode)
 
 
 def _card_hour(problem: Problem, offer: str, mode: str) -> Fraction:
