@@ -91,6 +91,16 @@ def test_whole_replicas_on_one_hourly_offer_are_exact(make_scenario: Any) -> Non
     assert lower_bound(problem).total == optimum(problem) == 180
 
 
+def assert_below_optimum(problem: Any) -> None:
+    """The bound, with the packages only-there jobs force and with the charges by segment
+    too, is at most the CP-SAT optimum (where there is one)."""
+    best = optimum(problem)
+    if best is not None:
+        counts = {k: f.packages for k, f in forced_packages(problem).items()}
+        assert lower_bound(problem, counts).total <= best
+        assert lower_bound(problem, counts, by_segment=True).total <= best
+
+
 def test_each_day_of_cards_pays_its_setup(make_scenario: Any) -> None:
     # a card 09:00-12:00 on 3 days, rented hourly at 10 with a 1 h setup: each morning the
     # card is set up again (1 h) or was held through the night (21 h), so each day costs at
@@ -147,11 +157,7 @@ def test_purchases_decided_by_day_never_exceed_the_optimum(
         )
     except Infeasible:
         return
-    best = optimum(problem)
-    if best is not None:
-        counts = {k: f.packages for k, f in forced_packages(problem).items()}
-        assert lower_bound(problem, counts).total <= best
-        assert lower_bound(problem, counts, by_segment=True).total <= best
+    assert_below_optimum(problem)
 
 
 def test_a_job_that_only_a_package_holds_pays_for_one(make_scenario: Any) -> None:
@@ -347,8 +353,4 @@ def test_a_bound_priced_by_time_never_exceeds_the_optimum(
         problem = build_problem(make_scenario(offers, [forced, service], days=days), serving=True)
     except Infeasible:
         return
-    best = optimum(problem)
-    if best is not None:
-        counts = {k: f.packages for k, f in forced_packages(problem).items()}
-        assert lower_bound(problem, counts).total <= best
-        assert lower_bound(problem, counts, by_segment=True).total <= best
+    assert_below_optimum(problem)
