@@ -149,8 +149,9 @@ def lower_bound(
         others = terms(flat.rates, *chosen)
         top = [full[key] for key in chosen]
         counts = [least.get(key, 0) for key in chosen]
+        shapes = [purchases.profile(problem, key, flat.rates, floors) for key in chosen]
         total, _ = purchases.search(
-            problem, chosen, flat.rates, floors, others, top, counts, free=True
+            problem, chosen, flat.rates, floors, others, top, counts, free=True, shapes=shapes
         )
         if total > best.total:
             best = Bound(total, dict(flat.rates), least, bought=tuple(chosen))

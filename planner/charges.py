@@ -196,6 +196,12 @@ def replica_segments(
         for c in job.configs
     ]
     per_part = scale // PARTS
+    # each timed pool's charges in whole parts of `scale` per card-hour, once per call
+    parts = {
+        key: [per_part * x.numerator * (PARTS // x.denominator) for x in charges.by_pool[key]]
+        for key in {k for k in timed if k is not None}
+    }
+    usable = [job.bounds[c] for c in job.configs]
     covers: dict[tuple[tuple[tuple[int, int], ...], int, int], int] = {}
     out = [0] * len(problem.segments)
     openings = job.openings(problem.segments)
@@ -204,13 +210,10 @@ def replica_segments(
             continue
         items = set()
         for i, c in enumerate(job.configs):
-            if not job.bounds[c][s]:
+            if not usable[i][s]:
                 continue
             key = timed[i]
-            cost = base[i]
-            if key is not None:
-                charge = charges.by_pool[key][s]
-                cost += c.cards * per_part * (charge.numerator * (PARTS // charge.denominator))
+            cost = base[i] if key is None else base[i] + c.cards * parts[key][s]
             # the first segment of a run of demand: a rented replica's setup or gap as well
             hours = b - a + (rates[i].opening(openings[s]) if s in openings else 0)
             items.add((c.capacity, cost * hours))

@@ -28,11 +28,16 @@ On days a pool holds a package its cards may also carry a charge per card-hour (
 paid back to each package for the card-hours it holds within the horizon: the same
 relaxation of "cards used ≤ cards held" as planner.bound's, inside the days held. The bound
 is a least over choices of days, each affine in these charges, so concave in them;
-`search` climbs them.
+`search` climbs them. The charge may also vary by segment (`profile`: where serving wants
+more of a pool's cards than one package holds, the price of its scarce cards), as long as
+no package's span is charged more than its price (charges.repair): then a package bought
+for what it is paid back never pays, and every plan is still one of the program's choices.
 """
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from fractions import Fraction
@@ -40,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from planner import charges
 from planner.problem import Problem
 from planner.window import TAKEN  # a charge no cover takes: the cards are not held
 
@@ -69,6 +75,7 @@ def priced(
     inside: Sequence[Fraction] | None = None,
     required: Sequence[int] | None = None,
     memo: dict[tuple[object, ...], Any] | None = None,
+    rows: Sequence[tuple[Fraction, ...] | None] | None = None,
 ) -> Fraction:
     """The bound with `pools` bought by the program and every other pool at `rates`;
     `fixed`: the commitments and the other pools' package terms (planner.bound).
@@ -76,12 +83,21 @@ def priced(
     from which each package is paid back for the card-hours it holds in the horizon.
     `required`: per pool, unit-packages every plan buys (planner.bound's counted ones).
     `memo`: replica jobs' costs per day already summed, by job and charges, and train
-    jobs' cheapest costs, from earlier calls with the same `pools` and `rates`."""
+    jobs' cheapest costs, from earlier calls with the same `pools` and `rates`.
+    `rows`: per pool, a charge per card-hour for each segment instead (whole 1/PARTS, no
+    package's span charged more than its price: `charges.repair`); serve and reserve
+    workloads pay it, train jobs its least, and each package is paid back its segments."""
     memo = {} if memo is None else memo
     pools = list(pools)
     days = problem.axis.days
     masks = range(1 << len(pools))
     charge = list(inside) if inside is not None else [Fraction(0)] * len(pools)
+    rows = list(rows) if rows is not None else [None] * len(pools)
+    names = {}
+    for i, line in enumerate(rows):
+        if line is not None:
+            charge[i] = min(line)  # what a train job pays at least, wherever it runs
+            names[pools[i]] = _named(memo, line)
 
     def at(mask: int) -> dict[Key, Fraction]:
         held = {key: charge[i] if mask >> i & 1 else TAKEN for i, key in enumerate(pools)}
@@ -99,9 +115,19 @@ def priced(
             continue
         for mask in masks:
             charged = at(mask)
-            seen = (r, tuple(charged.get(pool, Fraction(0)) for pool in uses))
+            timed = {
+                key: line
+                for i, (key, line) in enumerate(zip(pools, rows, strict=True))
+                if line is not None and mask >> i & 1 and key in uses
+            }
+            flat = tuple(charged.get(pool, Fraction(0)) for pool in uses if pool not in timed)
+            seen = (r, flat, *((key, names[key]) for key in timed))
             if seen not in memo:
-                memo[seen] = _per_day(days, day_of, *floors.parts(r, charged))
+                if timed:
+                    found = charges.replica_segments(problem, r, charges.Charges(timed), charged)
+                else:
+                    found = floors.parts(r, charged)
+                memo[seen] = _per_day(days, day_of, *found)
             scale, parts = memo[seen]
             row = sums[mask].setdefault(scale, [0] * days)
             for d, x in enumerate(parts):
@@ -156,12 +182,33 @@ def priced(
                     if a < job.deadline and b > job.earliest:
                         saving[i][d] += away - cost
     # each package paid back its charge on the card-hours it holds within the horizon
+    starts = [a for a, _ in problem.segments]
+    hours = [b - a for a, b in problem.segments]
     for i, key in enumerate(pools):
         cards = problem.offers[key[0]].unit_cards
+        line = rows[i]
+        if line is None:
+            for d, (a, b) in enumerate(spans[i]):
+                saving[i][d] += charge[i] * cards * (min(b, problem.axis.hours) - a)
+            continue
+        # by segment, in whole 1/PARTS: prefix sums of a card's charges
+        before = [
+            0,
+            *itertools.accumulate(
+                int(x * charges.PARTS) * h for x, h in zip(line, hours, strict=True)
+            ),
+        ]
         for d, (a, b) in enumerate(spans[i]):
-            saving[i][d] += charge[i] * cards * (min(b, problem.axis.hours) - a)
+            lo, hi = bisect.bisect_left(starts, a), bisect.bisect_left(starts, b)
+            saving[i][d] += Fraction(cards * (before[hi] - before[lo]), charges.PARTS)
     wanted = list(required) if required is not None else [0] * len(pools)
     return total + _least(problem, pools, by_day, saving, (meets, len(needs)), wanted)
+
+
+def _named(memo: dict[tuple[object, ...], Any], row: tuple[Fraction, ...]) -> int:
+    """A small number for a row of charges, the same for equal rows (memo keys stay short)."""
+    names: dict[tuple[Fraction, ...], int] = memo.setdefault(("rows",), {})
+    return names.setdefault(row, len(names))
 
 
 def _per_day(
@@ -302,6 +349,44 @@ def pick(
     return chosen
 
 
+def profile(
+    problem: Problem, key: Key, rates: dict[Key, Fraction], floors: _Floors
+) -> tuple[Fraction, ...]:
+    """Per segment, a charge per card-hour of pool `key`'s cards where serving and reserves
+    would want more of them than one package holds: ranked by what a card-hour of it saves
+    them (their least cover at `rates` without the pool, less with its cards free), the
+    saving of the first one the package's cards cannot all carry (0 where all fit). The
+    price of a single package's scarce cards, as a linear program over that segment alone
+    would charge it. Only a direction: `search` scales it within the packages' prices."""
+    cards = problem.offers[key[0]].unit_cards
+    price = problem.pools[key].unit_price
+    most = price / cards  # a card-hour never carries more than a package's price
+    off, free = {**rates, key: TAKEN}, {**rates, key: Fraction(0)}
+    wants: list[list[tuple[Fraction, int]]] = [[] for _ in problem.segments]
+    for r, job in enumerate(problem.replica_jobs):
+        if key not in floors.replica_pools[r]:
+            continue
+        without, within = floors.segments(r, off), floors.segments(r, free)
+        on = [c for c in job.configs if not c.rented and (c.offer, c.mode) == key]
+        for s, (a, b) in enumerate(problem.segments):
+            if not job.active(s) or without[s] <= within[s]:
+                continue
+            need = min((c.cards * job.need(c, s) for c in on if job.bounds[c][s]), default=0)
+            if need:
+                saved = min(most, (without[s] - within[s]) / (need * (b - a)))
+                wants[s].append((saved, need))
+    row = []
+    for found in wants:
+        left, charge = cards, Fraction(0)
+        for saved, need in sorted(found, reverse=True):
+            if need > left:
+                charge = saved
+                break
+            left -= need
+        row.append(charge)
+    return tuple(row)
+
+
 def search(
     problem: Problem,
     pools: Sequence[Key],
@@ -311,6 +396,7 @@ def search(
     full: Sequence[Fraction],
     required: Sequence[int] | None = None,
     free: bool = False,
+    shapes: Sequence[tuple[Fraction, ...]] | None = None,
 ) -> tuple[Fraction, tuple[Fraction, ...]]:
     """The best bound over the charges on days a pool holds a package, each pool's between
     0 and its full rate (`full`), from its charge in `rates` (planner.bound's flat one, a
@@ -328,16 +414,52 @@ def search(
     starts = [[rates.get(key, Fraction(0)) for key in pools]]
     if free:
         starts.append([Fraction(0)] * len(pools))
-    return max(_climb(value, start, full) for start in starts)
+    best = max(_climb(value, start, full) for start in starts)
+    # then, for pools whose cards are scarce only at some hours, a charge by segment: the
+    # best flat one plus a share of the pool's shape (`profile`), each package's span cut
+    # back to its price (charges.repair). Where they are scarce at most hours the flat
+    # charge already follows the shape; each step re-prices serving by segment
+    hours = [b - a for a, b in problem.segments]
+    uneven = [
+        i
+        for i, row in enumerate(shapes or ())
+        if any(row) and sum(h for x, h in zip(row, hours, strict=True) if x) * 2 <= sum(hours)
+    ]
+    if not uneven:
+        return best
+    assert shapes is not None
+    spans = charges.Spans(problem, [pools[i] for i in uneven])
+
+    def shaped(share: list[Fraction]) -> Fraction:
+        raw = {
+            pools[i]: tuple(best[1][i] + part * x for x in shapes[i])
+            for i, part in zip(uneven, share, strict=True)
+        }
+        fitted = charges.repair(problem, spans, charges.Charges(raw)).by_pool
+        rows = [fitted.get(key) for key in pools]
+        return priced(problem, pools, rates, floors, fixed, best[1], required, memo, rows)
+
+    # up to twice the shape; share 0 is the flat charge (rounded down to whole 1/PARTS: at
+    # most the flat bound); finer steps only where the first ones gained
+    tops = [Fraction(2)] * len(uneven)
+    found = _climb(shaped, [Fraction(0)] * len(uneven), tops, (STEPS,), best[0])
+    if found[0] > best[0]:
+        found = _climb(shaped, list(found[1]), tops, (STEPS**2,), found[0])
+    return max(best, found)
 
 
 def _climb(
-    value: Callable[[list[Fraction]], Fraction], start: list[Fraction], full: Sequence[Fraction]
+    value: Callable[[list[Fraction]], Fraction],
+    start: list[Fraction],
+    full: Sequence[Fraction],
+    steps: Sequence[int] = (STEPS, STEPS**2, STEPS**3),
+    known: Fraction | None = None,
 ) -> tuple[Fraction, tuple[Fraction, ...]]:
-    """`search` from the charges `start`, the bound at given charges being `value`."""
+    """`search` from the charges `start`, the bound at given charges being `value`, in
+    `steps` parts of `full`; `known`: a value at most the bound at `start`, if known."""
     inside = start
-    best = value(inside)
-    for parts in (STEPS, STEPS**2, STEPS**3):
+    best = value(inside) if known is None else known
+    for parts in steps:
         better = True
         while better:
             better = False

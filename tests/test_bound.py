@@ -354,3 +354,28 @@ def test_a_bound_priced_by_time_never_exceeds_the_optimum(
     except Infeasible:
         return
     assert_below_optimum(problem)
+
+
+def test_cards_scarce_only_in_busy_hours_are_charged_there(make_scenario: Any) -> None:
+    # one card 09:00-21:00 and another 12:00-14:00, at 2 an hour, beside a one-card daily
+    # package at 20. Optimum: the package for the long day and the short one hourly, 24.
+    # Decided by day with one charge for the whole day, a held package's card is free to
+    # both, and any charge paid back over its 24 h costs more than it collects: 20. Charged
+    # 2 in the two hours both want the card (their price elsewhere; the package is paid
+    # back 4 of its 20), the bound is the optimum
+    offers = [
+        offer("o", hourly={"price": 2, "stock": 4}),
+        offer("p", daily={"price": 20, "stock": 1}),
+    ]
+    desks = [
+        planning.reserve("long", 1, "09:00-21:00"),
+        planning.reserve("short", 1, "12:00-14:00"),
+    ]
+    problem = build_problem(make_scenario(offers, desks, days=1), serving=True)
+    floors = _Floors(problem)
+    pools = [("p", "daily")]
+    flat, _ = purchases.search(problem, pools, {}, floors, Fraction(0), [Fraction(20, 24)])
+    assert flat == 20
+    found = lower_bound(problem)
+    assert found.total == optimum(problem) == 24
+    assert found.bought == (("p", "daily"),)
