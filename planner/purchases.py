@@ -405,7 +405,8 @@ def search(
     each affine in the charges), so each pool's charge climbs in eighths of its full rate
     while the bound rises, one pool at a time, until no step raises it; then likewise in
     64ths and 512ths. (Where it has kinks, climbing one charge at a time may stop short of
-    the peak: hence two starts.)"""
+    the peak: hence two starts.) `shapes`: per pool, a `profile` to try on top of the best
+    flat charges. Returns the bound and those flat charges."""
     memo: dict[tuple[object, ...], Any] = {}
 
     def value(inside: list[Fraction]) -> Fraction:
@@ -445,7 +446,7 @@ def search(
     found = _climb(shaped, [Fraction(0)] * len(uneven), tops, (STEPS,), best[0])
     if found[0] > best[0]:
         found = _climb(shaped, list(found[1]), tops, (STEPS**2,), found[0])
-    return max(best, found)
+    return (found[0], best[1]) if found[0] > best[0] else best
 
 
 def _climb(
