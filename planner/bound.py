@@ -76,6 +76,7 @@ def lower_bound(
     time: bool = True,
     by_segment: bool = False,
     by_day: bool = True,
+    approximate: int = 0,
 ) -> Bound:
     """The best bound over a few charges: full rates everywhere, and for each pool that some
     plan must buy, every step from free to full (pool by pool, keeping the best). `forced`:
@@ -84,7 +85,10 @@ def lower_bound(
     time (planner.window). `by_segment`: also try a charge per unused package pool and
     segment (planner.charges) where its linear program is small enough, on its own and
     with each forced pool priced by time. `by_day`: also try the purchases of the package
-    pools that gain most (unused or forced) decided day by day (planner.purchases)."""
+    pools that gain most (unused or forced) decided day by day (planner.purchases).
+    `approximate`: the most columns of a program too large for an exact solve that may be
+    solved approximately instead (planner.charges; 0: none), without the forced pools'
+    windows."""
     packages = _packages(problem)
     full = {key: p.unit_price / p.card_hours for key, p in packages.items()}
     least = _least_bought(problem, packages)
@@ -155,9 +159,12 @@ def lower_bound(
         )
         if total > best.total:
             best = Bound(total, dict(flat.rates), least, bought=tuple(chosen))
-    if by_segment and problem.segments and charges.columns(problem) <= SEGMENT_COLUMNS:
+    columns = charges.columns(problem) if by_segment and problem.segments and unused else 0
+    rough = SEGMENT_COLUMNS < columns <= approximate
+    if by_segment and problem.segments and (columns <= SEGMENT_COLUMNS or rough):
         spans = charges.Spans(problem, unused)
-        found = charges.Relaxation(problem, spans).charges(flat.rates) if unused else None
+        program = charges.Relaxation(problem, spans, rough) if unused else None
+        found = program.charges(flat.rates) if program is not None else None
         if found is not None:
             fixed = charges.repair(problem, spans, found)
             total = charges.priced(problem, fixed, flat.rates, terms(flat.rates))
@@ -165,7 +172,7 @@ def lower_bound(
                 best = Bound(total, dict(flat.rates), least, segments=fixed)
         # the unused pools by segment and a forced pool by time, together: their charges from
         # the relaxation with the forced pool at its full rate, its charge outside its window
-        for key in sorted(least) if time and unused else ():
+        for key in sorted(least) if time and unused and not rough else ():
             if packages[key].committed:
                 continue
             rates = {**flat.rates, key: full[key]}

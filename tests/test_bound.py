@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from planner import purchases
+from planner import bound, purchases
 from planner.bound import _Floors, lower_bound
 from planner.cpsat.model import CpModel, SolverSettings
 from planner.forced import forced_packages
@@ -379,3 +379,41 @@ def test_cards_scarce_only_in_busy_hours_are_charged_there(make_scenario: Any) -
     found = lower_bound(problem)
     assert found.total == optimum(problem) == 24
     assert found.bought == (("p", "daily"),)
+
+
+def test_a_program_too_large_for_an_exact_solve_is_solved_approximately(
+    make_scenario: Any, monkeypatch: Any
+) -> None:
+    # the busy-hours desk above with every program "too large" for GLOP: PDLP's duals,
+    # repaired and priced exactly, reach the optimum within its tolerance, never above it;
+    # without `approximate` the bound stays the flat one
+    offers = [
+        offer("o", hourly={"price": 10, "stock": 4}),
+        offer("p", daily={"price": 100, "stock": 4}),
+    ]
+    s = make_scenario(offers, [planning.reserve("desk", 1, "09:00-12:00", days=3)], days=3)
+    problem = build_problem(s, serving=True)
+    monkeypatch.setattr(bound, "SEGMENT_COLUMNS", 0)
+    exact = lower_bound(problem, by_segment=True, by_day=False)
+    assert exact.total == Fraction(75, 2) and exact.segments is None
+    found = lower_bound(problem, by_segment=True, by_day=False, approximate=10**6)
+    assert found.segments is not None
+    assert 89 < found.total <= optimum(problem) == 90
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mixed())
+def test_an_approximate_program_never_exceeds_the_optimum(
+    make_scenario: Any, instance: dict[str, Any]
+) -> None:
+    try:
+        problem = build_problem(build(make_scenario, instance), serving=True)
+    except Infeasible:
+        return
+    best = optimum(problem)
+    if best is not None:
+        exact, bound.SEGMENT_COLUMNS = bound.SEGMENT_COLUMNS, 0  # every program "too large"
+        try:
+            assert lower_bound(problem, by_segment=True, approximate=10**6).total <= best
+        finally:
+            bound.SEGMENT_COLUMNS = exact
