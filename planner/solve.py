@@ -184,7 +184,7 @@ def solve(
         problem = build_problem(scenario, serving=True)
     except Infeasible as exc:
         return _proven(explain.alone(scenario, exc.jobs))  # one per job without a config
-    phase("planning and checking the baselines")
+    phase("planning the baselines")
     naive, naive_why = greedy(problem, careful=False)
     # packages that only-there jobs force, proven by small exact solves: the relaxation's
     # bound then counts them (it sees every workload, where CP-SAT's may not), and the
@@ -194,6 +194,7 @@ def solve(
     until = None if params.deterministic else time.perf_counter() + budget
     forced = forced_packages(problem, until=until) if "forced" in params.techniques else {}
     heuristic, heuristic_why = greedy(problem, careful=True, forced=list(forced.values()))
+    phase("pricing the bound")  # seconds to a minute on a large quarter (its linear program)
     relaxation = lower_bound(
         problem,
         {k: f.packages for k, f in forced.items()},
@@ -201,6 +202,7 @@ def solve(
         approximate=round(APPROXIMATE_COLUMNS * params.time_limit),
     )
     floor = relaxation.total
+    phase("checking the baselines")
     # the baselines are checked now, inside the time limit; one the checker refuses (a bug,
     # said in its note) is neither priced, nor a hint, nor a plan to fall back on
     notes = {k: v for k, v in (("naive", naive_why), ("heuristic", heuristic_why)) if v}

@@ -158,7 +158,9 @@ def test_the_solver_reports_plans_and_a_rising_bound(make_scenario: Any) -> None
     result = solve(s, params, report)
     assert phases == [
         "building the problem",
-        "planning and checking the baselines",
+        "planning the baselines",
+        "pricing the bound",
+        "checking the baselines",
         "building the CP-SAT model",
         "searching",
     ]
