@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from planner.configs import Config
 from planner.problem import Problem
@@ -82,10 +82,17 @@ class Ledger:
                 )
 
     def snapshot(self) -> Ledger:
-        """A copy to try a placement on: `adopt` it if it works."""
+        """A copy to try a placement on: `adopt` it if it works. Each table copied by its
+        shape (a generic deep copy took half the heuristic's time, element by element)."""
         other = copy.copy(self)
-        for name in _TABLES:
-            setattr(other, name, copy.deepcopy(getattr(self, name)))
+        other.rented = {k: v.copy() for k, v in self.rented.items()}
+        other.held = {k: v.copy() for k, v in self.held.items()}
+        other.used = {k: v.copy() for k, v in self.used.items()}
+        other.bought = {k: v.copy() for k, v in self.bought.items()}
+        other.early = self.early.copy()
+        other.machines = {
+            k: [replace(m, busy=m.busy.copy()) for m in v] for k, v in self.machines.items()
+        }
         return other
 
     def adopt(self, other: Ledger) -> None:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from planner.baseline import _greedy, greedy
 from planner.check import check_plan
-from planner.ledger import Ledger
+from planner.ledger import Ledger, Machine
 from planner.pricing import breakdown
 from planner.problem import build_problem
 from planner.solution import to_plan
@@ -144,3 +144,26 @@ def test_every_greedy_plan_fits_the_machines(
         check = check_plan(s, plan)
         assert check.ok, check.violations
         assert check.total == solution.cost(problem)
+
+
+def test_a_snapshot_shares_no_table_with_its_ledger(make_scenario: Any) -> None:
+    """A placement tried on a snapshot and not adopted leaves the ledger as it was."""
+    offers = [offer("m", weekly={"price": 700, "stock": 2}, unit_cards=8)]
+    problem = build_problem(make_scenario(offers, [_job("a", 2, 4)], days=14), serving=True)
+    ledger = Ledger(problem)
+    key = ("m", "weekly")
+    ledger.add(ledger.held, key, 0, 10, 1)
+    ledger.bought[key] = {0: 1}
+    ledger.early[(key, -1)] = 1
+    ledger.machines[key] = [Machine(0, 168, [(0, 10, 8)])]
+    before = repr(ledger)
+    trial = ledger.snapshot()
+    trial.add(trial.held, key, 0, 10, 1)
+    trial.add(trial.rented, key, 0, 10, 1)
+    trial.bought[key][1] = 1
+    trial.early[(key, -2)] = 1
+    trial.machines[key][0].busy.append((20, 30, 4))
+    trial.machines[key].append(Machine(168, 336))
+    assert repr(ledger) == before
+    ledger.adopt(trial)
+    assert repr(ledger) != before and ledger.machines[key][0].busy[-1] == (20, 30, 4)
