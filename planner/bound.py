@@ -159,12 +159,12 @@ def lower_bound(
         )
         if total > best.total:
             best = Bound(total, dict(flat.rates), least, bought=tuple(chosen))
-    columns = charges.columns(problem) if by_segment and problem.segments and unused else 0
-    rough = SEGMENT_COLUMNS < columns <= approximate
-    if by_segment and problem.segments and (columns <= SEGMENT_COLUMNS or rough):
+    columns = charges.columns(problem) if by_segment and problem.segments and unused else None
+    exact = columns is not None and columns <= SEGMENT_COLUMNS  # by GLOP
+    rough = columns is not None and SEGMENT_COLUMNS < columns <= approximate  # by PDLP
+    if exact or rough:
         spans = charges.Spans(problem, unused)
-        program = charges.Relaxation(problem, spans, rough) if unused else None
-        found = program.charges(flat.rates) if program is not None else None
+        found = charges.Relaxation(problem, spans, rough).charges(flat.rates)
         if found is not None:
             fixed = charges.repair(problem, spans, found)
             total = charges.priced(problem, fixed, flat.rates, terms(flat.rates))
@@ -172,7 +172,7 @@ def lower_bound(
                 best = Bound(total, dict(flat.rates), least, segments=fixed)
         # the unused pools by segment and a forced pool by time, together: their charges from
         # the relaxation with the forced pool at its full rate, its charge outside its window
-        for key in sorted(least) if time and unused and not rough else ():
+        for key in sorted(least) if time and not rough else ():
             if packages[key].committed:
                 continue
             rates = {**flat.rates, key: full[key]}

@@ -36,7 +36,6 @@ for what it is paid back never pays, and every plan is still one of the program'
 
 from __future__ import annotations
 
-import bisect
 import itertools
 import math
 from collections.abc import Callable, Sequence
@@ -61,6 +60,8 @@ STATES = 60_000
 STEPS = 8
 # the most pools whose gain alone is measured (those that could gain most)
 TRIED = 5
+# the value of a state no choice reaches (in 64-bit integers money stays below 2**60)
+UNREACHED = 2**61
 # the most jobs that run only on the program's pools whose packages it tracks (each
 # doubles its states; the others are priced at their cheapest, their packages untracked)
 NEEDS = 3
@@ -182,8 +183,6 @@ def priced(
                     if a < job.deadline and b > job.earliest:
                         saving[i][d] += away - cost
     # each package paid back its charge on the card-hours it holds within the horizon
-    starts = [a for a, _ in problem.segments]
-    hours = [b - a for a, b in problem.segments]
     for i, key in enumerate(pools):
         cards = problem.offers[key[0]].unit_cards
         line = rows[i]
@@ -191,15 +190,16 @@ def priced(
             for d, (a, b) in enumerate(spans[i]):
                 saving[i][d] += charge[i] * cards * (min(b, problem.axis.hours) - a)
             continue
-        # by segment, in whole 1/PARTS: prefix sums of a card's charges
+        # by segment, in whole 1/PARTS: prefix sums of a card's charges over each span's
+        # segments (charges.Spans, as charges.repair caps them)
+        segments = charges.Spans(problem, [key])
         before = [
             0,
             *itertools.accumulate(
-                int(x * charges.PARTS) * h for x, h in zip(line, hours, strict=True)
+                int(x * charges.PARTS) * h for x, h in zip(line, segments.hours, strict=True)
             ),
         ]
-        for d, (a, b) in enumerate(spans[i]):
-            lo, hi = bisect.bisect_left(starts, a), bisect.bisect_left(starts, b)
+        for d, (lo, hi) in enumerate(segments.spans[key]):
             saving[i][d] += Fraction(cards * (before[hi] - before[lo]), charges.PARTS)
     wanted = list(required) if required is not None else [0] * len(pools)
     return total + _least(problem, pools, by_day, saving, (meets, len(needs)), wanted)
@@ -254,9 +254,8 @@ def _least(
     k = len(pools)
     most = sum(abs(x) for row in day for x in row) + sum(abs(x) for row in buy for x in row)
     kind: type = np.int64 if most < 2**60 else object
-    inf = 2**61
     shape = (*(n + 1 for n in lengths), *(n + 1 for n in required), flags)
-    value: np.ndarray = np.full(shape, inf, dtype=kind)
+    value: np.ndarray = np.full(shape, UNREACHED, dtype=kind)
     value[(0,) * (2 * k + 1)] = 0
     # what a day costs by which pools hold a package, over the axes of days left
     grid = np.indices([n + 1 for n in lengths]).reshape(k, -1)
@@ -270,18 +269,18 @@ def _least(
             bought = value.min(axis=i, keepdims=True) + buy[i][d]
             bought = _counted(bought, k + i)
             bought = _met(bought, meets[i][d])
-            taken = np.full_like(value, inf)
+            taken = np.full_like(value, UNREACHED)
             at = [slice(None)] * value.ndim
             at[i] = slice(lengths[i], lengths[i] + 1)
             taken[tuple(at)] = bought
             value = np.minimum(value, taken)
-        value = np.minimum(value + costs[..., d], inf)
+        value = np.minimum(value + costs[..., d], UNREACHED)
         for i in range(k):  # a day passes
-            value = _passed(value, i, inf)
+            value = _passed(value, i)
     done: Any = (Ellipsis, *required, flags - 1)
     met_all = value[done]
     least = met_all.min()  # every job met, every pool's packages bought
-    if least >= inf:  # none meets them all (no plan either): the jobs' costs stand
+    if least >= UNREACHED:  # none meets them all (no plan either): the jobs' costs stand
         least = value.min()
     return Fraction(int(least), scale)
 
@@ -293,7 +292,7 @@ def _counted(value: np.ndarray, axis: int) -> np.ndarray:
     lower = [slice(None)] * value.ndim
     upper = [slice(None)] * value.ndim
     lower[axis], upper[axis] = slice(0, -1), slice(1, None)
-    out = np.full_like(value, 2**61)
+    out = np.full_like(value, UNREACHED)
     out[tuple(upper)] = value[tuple(lower)]
     top = [slice(None)] * value.ndim
     top[axis] = slice(-1, None)
@@ -305,15 +304,15 @@ def _met(value: np.ndarray, jobs: int) -> np.ndarray:
     """`value` with the jobs `jobs` (bits) met as well, on the last axis."""
     if not jobs:
         return value
-    out = np.full_like(value, 2**61)
+    out = np.full_like(value, UNREACHED)
     for f in range(value.shape[-1]):
         out[..., f | jobs] = np.minimum(out[..., f | jobs], value[..., f])
     return out
 
 
-def _passed(value: np.ndarray, axis: int, inf: int) -> np.ndarray:
+def _passed(value: np.ndarray, axis: int) -> np.ndarray:
     """`value` a day later on the days-left axis `axis`: each count falls by one, to 0."""
-    out = np.full_like(value, inf)
+    out = np.full_like(value, UNREACHED)
     src = [slice(None)] * value.ndim
     dst = [slice(None)] * value.ndim
     src[axis], dst[axis] = slice(1, None), slice(0, -1)
