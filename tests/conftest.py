@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -106,6 +107,23 @@ def cli():  # type: ignore[no-untyped-def]
         return runner.invoke(app, [str(a) for a in args])
 
     return _run
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_folders_removed(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """Folders made with `tmp_path_factory.mktemp` (session fixtures such as make_scenario,
+    hypothesis tests) belong to no test, so the `failed` retention policy keeps them all: a
+    passing run left some 1,400 scenario folders in the system's temp. Removed at the end;
+    a failed test's own tmp_path (named after the test: test_…) stays for a look."""
+    yield
+    base = tmp_path_factory.getbasetemp()
+    for entry in base.iterdir():
+        if entry.name.startswith("test_"):
+            continue
+        if entry.is_symlink() or entry.is_file():
+            entry.unlink()
+        else:
+            shutil.rmtree(entry, ignore_errors=True)
 
 
 @pytest.fixture(scope="session", autouse=True)
