@@ -24,11 +24,11 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import generate as base  # noqa: E402
+import generate as base
 
-from planner.cpsat.model import CpModel, SolverSettings  # noqa: E402
-from planner.forced import _restricted  # noqa: E402
-from planner.problem import build_problem, quote_job  # noqa: E402
+from planner.cpsat.model import CpModel, SolverSettings
+from planner.forced import _restricted
+from planner.problem import build_problem, quote_job
 
 FORCED_SHARE, SERVE_SHARE, RESERVE_SHARE = 0.07, 0.40, 0.10
 STOCK_SHARE = (0.3, 0.6)  # of base.generate's team-size factor (0.6-1.1 × n ÷ 11)

@@ -169,7 +169,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "usable-memory-fraction-one",
         "planner/configs.py",
-        "setup = workload_setup(w, scenario.spec.usable_memory_fraction, scenario.spec.memory_margin)",
+        "setup = workload_setup(w, scenario.spec.usable_memory_fraction, scenario.spec.memory_margin)",  # noqa: E501 (the line as the source has it)
         "setup = workload_setup(w, 1.0, scenario.spec.memory_margin)",
         "train memory fit uses all of a card's memory (usable fraction 1.0)",
     ),
