@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 _PACKAGE = Path(__file__).resolve().parent
+DEFAULT_CATALOG = "jizhisuan-2026-09"  # the shipped catalog commands read unless told
 
 
 def data_dir(name: str) -> Path:

@@ -49,6 +49,27 @@ def test_an_experts_matrix_is_dequantised_alone() -> None:
     assert qwen.breakdown["dequant"] == 2 * 2048 * 4096 * 2
 
 
+def test_a_plain_loop_holds_no_fixed_working_memory() -> None:
+    """A plain loop around PEFT and bitsandbytes (the probe's): the trainer's fixed part goes,
+    the share of the transient tensors stays, every other term is unchanged; a full-width
+    LoRA (no quantised base) is the same either way."""
+    m, c = model("llama-3.1-8b"), card("h100-80g")
+    published = train_memory(m, c, 1, qlora()).breakdown
+    plain = train_memory(m, c, 1, qlora(plain_loop=True)).breakdown
+    transient = plain["activations"] + plain["logits"]
+    assert plain["working"] == pytest.approx(QLORA_SLACK * transient)
+    assert published["working"] - plain["working"] == pytest.approx(QLORA_WORKING_GIB["nf4"] * GIB)
+    assert {k: v for k, v in plain.items() if k != "working"} == {
+        k: v for k, v in published.items() if k != "working"
+    }
+    lora = recipe_knobs("lora", None)
+    both = [
+        train_memory(m, c, 1, TrainSetup("lora", lora.model_copy(update={"plain_loop": flag})))
+        for flag in (False, True)
+    ]
+    assert both[0].breakdown == both[1].breakdown
+
+
 def test_working_memory_is_a_constant_plus_a_share_of_the_transient_tensors() -> None:
     # The same batch on 1B and 70B: the fixed part is the same per card; the slack is
     # QLORA_SLACK × (activations + logits), so it follows the batch, not the parameters

@@ -13,9 +13,8 @@ from typer.core import TyperGroup
 from planner.cli.common import JsonOption, human, input_errors, write_json
 from planner.cli.import_catalog import import_catalog_command
 from planner.domain.load import catalog_names, load_catalog
+from planner.paths import DEFAULT_CATALOG
 from planner.report import catalog_summary, offer_rows
-
-DEFAULT_CATALOG = "jizhisuan-2026-09"
 
 
 class _ShowByDefault(TyperGroup):

@@ -9,7 +9,6 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from planner.cli.catalog import DEFAULT_CATALOG
 from planner.cli.common import (
     JsonOption,
     MarginOption,
@@ -26,6 +25,7 @@ from planner.domain.suggest import did_you_mean
 from planner.estimate.bands import BANDS, MIN_CASES
 from planner.estimate.fit import FitQuery, fit_rows
 from planner.estimate.memory import ServeSetup
+from planner.paths import DEFAULT_CATALOG
 
 
 # Choices for the flags; tests/test_cli_fit.py checks they equal the schema's vocabulary.
@@ -164,6 +164,14 @@ def fit(
             "gpt-oss training path).",
         ),
     ] = None,
+    plain_loop: Annotated[
+        bool | None,
+        Opt(
+            "--plain-loop/--no-plain-loop",
+            help="A plain PyTorch loop around PEFT and bitsandbytes, no trainer framework: "
+            "a QLoRA base holds no trainer's working memory.",
+        ),
+    ] = None,
     mfu: Annotated[float | None, Opt(min=0.01, max=1.0, help="MFU override.")] = None,
     engine: Annotated[Engine, Opt(help="Serving engine.")] = Engine.vllm,
     gpu_util: Annotated[float, Opt(min=0.05, max=1.0, help="Usable memory fraction.")] = 0.90,
@@ -258,6 +266,7 @@ def fit(
         pipeline=pipeline,
         mixed_units=mixed_units,
         expert_loop=expert_loop,
+        plain_loop=plain_loop,
     )
     method = task.value if task.value != "serve" else "full"
     weights = precision.value if precision else ("nf4" if task is Task.qlora else "bf16")

@@ -38,6 +38,9 @@ class TrainKnobs(Frozen):
     # of fused expert weights (HF transformers' gpt-oss): a 16-bit copy per expert kept for
     # backward, and a full-size gradient of the fused weights per expert
     expert_loop: bool | None = None
+    # A plain PyTorch loop around PEFT and bitsandbytes (no trainer framework): a quantised
+    # base holds none of the working memory that published trainers' QLoRA peaks hold
+    plain_loop: bool | None = None
     mfu: Annotated[float, Field(gt=0, le=1)] | None = None  # model FLOPs utilisation override
 
     def over(self, base: TrainKnobs) -> TrainKnobs:
@@ -62,6 +65,7 @@ _BASE = TrainKnobs(
     pipeline=False,
     mixed_units=False,
     expert_loop=False,
+    plain_loop=False,
 )
 
 

@@ -25,11 +25,11 @@ KV_BLOCK_TOKENS = 16  # vLLM pages the KV cache in blocks of 16 tokens
 SERVE_OVERHEAD_GIB = {"vllm": 0.4, "hf": 0.75}
 TRAIN_OVERHEAD_GIB = 1.0  # CUDA context, cuBLAS workspace, allocator slack
 # A quantised base's working terms (_quantised_terms): the 16-bit copies live at once, and
-# the rest of published QLoRA peaks per card: a fixed part (kernel workspace) and a part that
-# grows with the transient tensors (activations and logits) the caching allocator splits and
-# re-uses between dequantised matrices of other sizes. The fixed part per 4-bit format (the
-# bitsandbytes and GPTQ kernels differ), the share common: fitted together (least absolute
-# relative error) on the calibration set's QLoRA rows once every other term is counted.
+# the rest of published QLoRA peaks per card: a fixed part and a part that grows with the
+# transient tensors (activations and logits). The fixed part per 4-bit format, the share
+# common: fitted together (least absolute relative error) on the calibration set's QLoRA
+# rows once every other term is counted. The fixed part is the publishing trainers' (a
+# plain loop around PEFT and bitsandbytes on an H200 held none of it: knob plain_loop).
 DEQUANT_COPIES = 2
 QLORA_WORKING_GIB = {"nf4": 2.6, "int4": 1.3}
 QLORA_SLACK = 0.08  # × (activations + logits)
@@ -525,7 +525,7 @@ def _lora_states(
         base = 0.0
         formulas["weights"] = f"base offloaded to CPU RAM + {a} × {width:g} B{by[2]}"
         notes.add("offload_params", "frozen base offloaded to CPU RAM between uses")
-    extra = _quantised_terms(model, base_precision, notes, formulas)
+    extra = _quantised_terms(model, base_precision, bool(k.plain_loop), notes, formulas)
     trained = width * adapters
     frozen = base if mixed_units(setup) else 0.0
     if frozen:
@@ -561,7 +561,11 @@ def largest_matrix(model: ModelCard) -> int:
 
 
 def _quantised_terms(
-    model: ModelCard, base_precision: str, notes: Assumptions, formulas: dict[str, str]
+    model: ModelCard,
+    base_precision: str,
+    plain_loop: bool,
+    notes: Assumptions,
+    formulas: dict[str, str],
 ) -> dict[str, float]:
     """What a 4-bit (or 8-bit) base needs beyond its packed weights, per card:
 
@@ -570,10 +574,12 @@ def _quantised_terms(
       backward: the copy in use and the next one's block, so DEQUANT_COPIES × the largest
       matrix × 2 B. Per layer, never the whole model.
     - `working`: what published QLoRA peaks hold beyond every other term: QLORA_WORKING_GIB
-      per card for the format (the 4-bit kernels' workspace) here, and QLORA_SLACK × the
-      activations and logits added by `_with_slack` once those are known (the caching
-      allocator's blocks split between the dequantised matrices and the transient tensors:
-      fragmentation grows with the batch, not with the model). Fitted on the calibration set.
+      per card for the format here, and QLORA_SLACK × the activations and logits added by
+      `_with_slack` once those are known (grows with the batch, not with the model). Fitted
+      on the calibration set. The fixed part belongs to the trainers that published those
+      peaks (litgpt, torchtune, Answer.AI's fsdp_qlora: 2-3.5 GB beyond the other terms),
+      not to the 4-bit kernels: a plain loop around PEFT and bitsandbytes, measured on an
+      H200, held −1.5 to +0.4 GiB beyond them (`plain_loop`: no fixed part).
     """
     if base_precision not in QUANTISED:
         return {}
@@ -585,19 +591,25 @@ def _quantised_terms(
     )
     fitted = base_precision in QLORA_WORKING_GIB
     working_gib = QLORA_WORKING_GIB.get(base_precision, QLORA_WORKING_GIB["nf4"])
-    formulas["working"] = f"{working_gib:g} GiB 4-bit kernels' workspace" + (
-        " (fitted)" if fitted else " (NF4's, assumed)"
-    )
+    if plain_loop:
+        working_gib = 0.0
+        formulas["working"] = "none fixed: a plain loop (measured)"
+    else:
+        formulas["working"] = f"{working_gib:g} GiB trainer's working memory" + (
+            " (fitted)" if fitted else " (NF4's, assumed)"
+        )
     fmt = BASE_FORMATS.get(base_precision, f"{base_precision} (8-bit)")
     source = (
-        "fitted on published QLoRA peaks"
+        "a plain loop holds no fixed part (measured)"
+        if plain_loop
+        else "fitted on published QLoRA peaks"
         if fitted
         else "assumed equal to NF4's: no published 8-bit LoRA peaks calibrate it"
     )
     notes.add(
         "base",
         f"{fmt} base, dequantised to 16-bit one matrix at a time ({DEQUANT_COPIES} copies of "
-        f"the largest live); {working_gib:g} GiB per card of kernel workspace + "
+        f"the largest live); {working_gib:g} GiB per card of the trainer's working memory + "
         f"{QLORA_SLACK:.0%} of activations and logits for allocator fragmentation ({source}); "
         "adapters, norms, embeddings and LM head stay 16/32-bit",
     )
