@@ -34,6 +34,20 @@ def test_recorded_outputs_parse_to_their_readings() -> None:
         parse_query("Wed Jul 1\n| NVIDIA-SMI 550 |\n")
 
 
+def test_a_reading_from_a_real_h200_is_a_healthy_catalog_h200() -> None:
+    """Recorded on the card the H200 probe sweep ran on (benchmarks/measurements/probes):
+    its name maps to the catalog's H200, its limit is the rated 700 W, and the matmul and
+    copy measured there (675 TFLOPS, 4,220 GB/s) are not slow for the type."""
+    h200 = reading("h200")
+    assert (h200.name, h200.driver, h200.cuda) == ("NVIDIA H200", "580.159.04", "13.0")
+    assert (h200.memory_total_mib, h200.power_limit_w) == (143771.0, 700.0)
+    spec = match_card(h200, CARDS)
+    assert spec is not None and spec.id == "h200-141g"
+    assert power_verdict(h200, spec).name == "ok"
+    assert [v.name for v in speed_verdicts(spec, 675.2, 4220.1)] == ["ok", "ok"]
+    assert version_verdict(h200, "2.11.0+cu130", "13.0").name == "ok"
+
+
 def test_names_map_to_catalog_cards() -> None:
     assert match_card(reading("h100-sxm"), CARDS).id == "h100-80g"  # type: ignore[union-attr]
     assert match_card(reading("a100-sxm4-80gb"), CARDS).id == "a100-80g"  # type: ignore[union-attr]
@@ -134,6 +148,39 @@ def test_memory_probe_cli_runs_a_list_of_batches(cli: Any) -> None:
 
 
 def test_memory_probe_refuses_what_it_cannot_run(cli: Any) -> None:
+    """QLoRA needs bitsandbytes' CUDA kernels: on the CPU there is no answer here (exit 3);
+    without the probe extra the command says what to install (exit 1)."""
     result = cli("probe", "memory", "llama-3.2-1b", "--task", "qlora", "--device", "cpu")
-    assert result.exit_code == 1
-    assert "QLoRA" in result.stderr or "pip install" in result.stderr
+    if HAVE_TORCH:
+        assert result.exit_code == 3 and "CUDA" in result.stderr
+    else:
+        assert result.exit_code == 1 and "pip install" in result.stderr
+    bad = cli("probe", "memory", "llama-3.2-1b", "--task", "dpo")
+    assert bad.exit_code == 1 and "--task" in bad.stderr
+
+
+@pytest.mark.skipif(
+    not HAVE_TORCH, reason="the probe extra (torch, transformers, peft) is not installed"
+)
+def test_split_experts_compute_what_the_fused_ones_do() -> None:
+    """The QLoRA probe splits a mixture of experts' fused tensors into linear layers (which
+    bitsandbytes can quantise): the same parameters, the same logits."""
+    import copy
+
+    import torch
+    import transformers
+
+    from planner.probe.memory import _tensor_bytes, _unfuse_experts, hf_config, shrink
+    from tests.measurements import model
+
+    built = shrink(model("olmoe-1b-7b"), 1)
+    torch.manual_seed(0)
+    fused = transformers.AutoModelForCausalLM.from_config(hf_config(built), dtype=torch.float32)
+    split = copy.deepcopy(fused)
+    _unfuse_experts(split)
+    assert _tensor_bytes(split) == _tensor_bytes(fused)
+    assert len(split.model.layers[0].mlp.experts.experts) == built.moe.experts  # type: ignore[union-attr]
+    tokens = torch.randint(0, built.vocab, (2, 12))
+    with torch.no_grad():
+        same = torch.allclose(fused(tokens).logits, split(tokens).logits, atol=1e-4)
+    assert same

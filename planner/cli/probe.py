@@ -10,10 +10,10 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from planner.cli.catalog import DEFAULT_CATALOG
 from planner.cli.common import JsonOption, err, human, input_errors, write_json
 from planner.domain.errors import Issue, LoadError
 from planner.domain.load import load_catalog
+from planner.paths import DEFAULT_CATALOG
 from planner.probe.calibration import card_entry, save
 from planner.probe.card import (
     Verdict,
@@ -148,7 +148,7 @@ def _print(console: Any, reading: GpuReading, data: dict[str, Any]) -> None:
 @probe.command("memory")
 def memory_command(
     model: Annotated[str, typer.Argument(help="A shipped model card or a config.json path.")],
-    task: Annotated[str, typer.Option(help="serve | full | lora")] = "lora",
+    task: Annotated[str, typer.Option(help="serve | full | lora | qlora (CUDA)")] = "lora",
     batch: Annotated[
         str, typer.Option(help="Sequences per step (prompts for serve); a list runs each: 1,2,4.")
     ] = "1",
@@ -232,6 +232,7 @@ def memory_command(
         "error",
         "peak reserved",
         "estimate + overhead",
+        "tokens/s",
     ]
     for column in columns:
         table.add_column(column, justify="right")
@@ -245,12 +246,22 @@ def memory_command(
             f"{row['error']:+.1%}" if row["error"] is not None else "-",
             "-" if reserved is None else f"{reserved:.3f} GiB",
             f"{e['total_gib']:.3f} GiB",
+            "-" if m["tokens_per_s"] is None else f"{m['tokens_per_s']:,.0f}",
         )
     console.print(table)
     console.print(
         f"  estimate by term (last batch): {rows[-1]['estimate']['breakdown_gib']}", markup=False
     )
     console.print(f"  {first.note}", markup=False)
+    if first.tokens_per_s is not None:
+        console.print(
+            "  tokens/s: "
+            + (
+                "generated tokens per second of the whole generate call, prefill included"
+                if task == "serve"
+                else "trained tokens per second of the steps after the first (a warm-up)"
+            )
+        )
     if save_path is not None:
         if first.device != "cuda" or card is None:
             err.print("--save needs a CUDA run with --card (a CPU peak is not a card's)")

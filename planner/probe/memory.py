@@ -6,6 +6,13 @@ shape (a tiny model a CPU can run), and the estimate is made for the same shrunk
 On CUDA the peak is torch.cuda.max_memory_allocated (and reserved); on the CPU it is the
 high-water mark of the tensors PyTorch's profiler saw allocated, which has no CUDA context
 or allocator cache: indicative, for checking the code path and the terms, not a card.
+
+QLoRA (CUDA only, bitsandbytes) quantises every linear layer but the LM head to NF4 with
+double quantisation and bf16 compute, as the QLoRA recipe does; embeddings, norms and the
+LM head stay in the model's dtype and the adapters train in bf16 (the recipe's).
+On CUDA each step is timed: tokens per second of the steps after the first (a warm-up), and
+for serving the generated tokens per second of the whole generate call, prefill included,
+after an untimed two-token warm-up.
 """
 
 from __future__ import annotations
@@ -38,7 +45,7 @@ class NoDevice(ProbeError):
 
 @dataclass(frozen=True)
 class ProbeShape:
-    task: str  # serve | full | lora
+    task: str  # serve | full | lora | qlora
     precision: str = "bf16"
     batch: int = 1
     seq_len: int = 512
@@ -60,6 +67,8 @@ class ProbeResult:
     estimate: MemoryEstimate
     note: str
     batch: int = 1
+    # CUDA only: training tokens/s after the warm-up step; serving: generated tokens/s
+    tokens_per_s: float | None = None
 
     @property
     def estimated_allocated_gib(self) -> float:
@@ -133,10 +142,10 @@ def _train_estimate(model: ModelCard, card: CardType, shape: ProbeShape) -> Memo
         chunked_loss=False,
         lora_rank=shape.lora_rank,
         lora_targets=shape.lora_targets,
+        plain_loop=True,  # the probe's own loop: no trainer framework around it
     )
     knobs = recipe_knobs(shape.task, None, own)
-    precision = shape.precision if shape.precision != "fp32" else "fp32"
-    setup = TrainSetup(shape.task, knobs, precision, shape.seq_len, shape.batch)
+    setup = TrainSetup(shape.task, knobs, shape.precision, shape.seq_len, shape.batch)
     return train_memory(model, card, 1, setup)
 
 
@@ -158,27 +167,39 @@ def run(
         raise ProbeError(
             "the memory probe needs PyTorch and transformers: pip install 'gpuplan[probe]'"
         ) from None
-    if shape.task not in ("serve", "full", "lora"):
-        raise ProbeError(
-            f"--task {shape.task}: the probe runs serve, full and lora; a QLoRA probe needs "
-            "bitsandbytes on a CUDA device and is not built yet"
-        )
+    if shape.task not in ("serve", "full", "lora", "qlora"):
+        raise ProbeError(f"--task {shape.task}: the probe runs serve, full, lora and qlora")
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
     if device == "cuda" and not torch.cuda.is_available():
         raise NoDevice("--device cuda: PyTorch sees no CUDA device here")
+    if shape.task == "qlora":
+        if device != "cuda":
+            raise NoDevice("--task qlora: bitsandbytes' 4-bit kernels need a CUDA device")
+        if shape.precision != "bf16":
+            raise ProbeError("--task qlora: the QLoRA recipe computes in bf16 (--precision bf16)")
+        try:
+            _module("bitsandbytes")
+        except ImportError:
+            raise ProbeError("a QLoRA probe needs bitsandbytes: pip install bitsandbytes") from None
     built = shrink(model, shape.layers)
     dtype = getattr(torch, DTYPES[shape.precision])
     say = on_step or (lambda _text: None)
     meter = _CudaMeter() if device == "cuda" else _CpuMeter()
     torch.manual_seed(0)
     say("building the model" if weights is None else f"loading {weights}")
-    if weights is None:
-        net = transformers.AutoModelForCausalLM.from_config(hf_config(built), dtype=dtype)
+    if weights is None:  # built where it runs: a card initialises 8B parameters in seconds
+        with torch.device(device):
+            net = transformers.AutoModelForCausalLM.from_config(hf_config(built), dtype=dtype)
     else:
         net = transformers.AutoModelForCausalLM.from_pretrained(weights, dtype=dtype)
     net = net.to(device)
-    if shape.task == "lora":
+    if shape.task == "qlora":
+        if built.moe is not None:
+            _unfuse_experts(net)
+        say("quantising the linear layers to NF4")
+        _quantise(net)
+    if shape.task in ("lora", "qlora"):
         net = _with_lora(net, shape)
     weights_gib = _tensor_bytes(net) / GIB
     note = (
@@ -190,10 +211,14 @@ def run(
     for batch in batches or (shape.batch,):
         at = replace(shape, batch=batch)
         tokens = torch.randint(0, built.vocab, (batch, at.seq_len), device=device)
+        if at.task == "serve" and device == "cuda":  # kernels chosen, caches made: untimed
+            with torch.no_grad():
+                net.generate(tokens[:, :8], max_new_tokens=2, do_sample=False, pad_token_id=0)
         meter.reset()
         with meter.watch():
             if at.task == "serve":
                 say(f"generating {at.new_tokens} tokens for {batch} prompt(s)")
+                started = meter.clock()
                 with torch.no_grad():
                     net.generate(
                         tokens,
@@ -203,8 +228,16 @@ def run(
                         do_sample=False,
                         pad_token_id=0,
                     )
+                elapsed = meter.clock() - started
+                speed = batch * at.new_tokens / elapsed if device == "cuda" else None
             else:
-                _train(net, tokens, at, say)
+                times = _train(net, tokens, at, say, meter.clock)
+                timed = times[1:]  # the first step is a warm-up (kernel choice, allocator)
+                speed = (
+                    batch * at.seq_len * len(timed) / sum(timed)
+                    if device == "cuda" and timed
+                    else None
+                )
         peak = max(meter.peak(), 0) / GIB + (weights_gib if device == "cpu" else 0.0)
         results.append(
             ProbeResult(
@@ -216,6 +249,7 @@ def run(
                 estimate_for(built, card, at),
                 note,
                 batch,
+                speed,
             )
         )
     return results
@@ -239,13 +273,101 @@ def _with_lora(net: Any, shape: ProbeShape) -> Any:
         target_modules=TARGETS[shape.lora_targets],
     )
     model = peft.get_peft_model(net, config)
-    for p in model.parameters():  # adapters train in fp32, as the estimate assumes
+    # adapters train in fp32 for LoRA, in bf16 for QLoRA (the recipes the estimate assumes)
+    for p in model.parameters():
         if p.requires_grad:
-            p.data = p.data.float()
+            p.data = p.data.float() if shape.task == "lora" else p.data.bfloat16()
     return model
 
 
-def _train(net: Any, tokens: Any, shape: ProbeShape, say: Callable[[str], None]) -> None:
+def _unfuse_experts(net: Any) -> None:
+    """Each fused expert tensor (transformers 5 keeps a layer's experts as two 3D tensors)
+    as three linear layers per expert, run by a loop over the experts the tokens were routed
+    to: the layout of transformers 4's mixture-of-experts blocks, whose linear layers
+    bitsandbytes quantises like any other (the 3D tensors it would leave in 16 bits)."""
+    import torch
+
+    class Expert(torch.nn.Module):  # type: ignore[misc]  # torch is optional: untyped here
+        def __init__(self, gate_up: Any, down: Any, act: Any) -> None:
+            super().__init__()
+            f, h = gate_up.shape[0] // 2, gate_up.shape[1]
+            kw = {"bias": False, "device": gate_up.device, "dtype": gate_up.dtype}
+            self.gate_proj = torch.nn.Linear(h, f, **kw)
+            self.up_proj = torch.nn.Linear(h, f, **kw)
+            self.down_proj = torch.nn.Linear(f, h, **kw)
+            self.gate_proj.weight.data.copy_(gate_up[:f])
+            self.up_proj.weight.data.copy_(gate_up[f:])
+            self.down_proj.weight.data.copy_(down)
+            self.act = act
+
+        def forward(self, x: Any) -> Any:
+            return self.down_proj(self.act(self.gate_proj(x)) * self.up_proj(x))
+
+    class LoopedExperts(torch.nn.Module):  # type: ignore[misc]
+        def __init__(self, fused: Any) -> None:
+            super().__init__()
+            self.experts = torch.nn.ModuleList(
+                Expert(fused.gate_up_proj.data[e], fused.down_proj.data[e], fused.act_fn)
+                for e in range(fused.num_experts)
+            )
+
+        def forward(self, hidden: Any, top_k_index: Any, top_k_weights: Any) -> Any:
+            out = torch.zeros_like(hidden)
+            for e in top_k_index.unique().tolist():
+                token, slot = torch.where(top_k_index == e)
+                part = self.experts[e](hidden[token]) * top_k_weights[token, slot, None]
+                out.index_add_(0, token, part.to(out.dtype))
+            return out
+
+    # hold the blocks only, so that each layer's fused tensors go as soon as it is replaced
+    blocks = [m for m in net.modules() if hasattr(getattr(m, "experts", None), "gate_up_proj")]
+    for block in blocks:
+        block.experts = LoopedExperts(block.experts)
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+def _quantise(net: Any) -> None:
+    """Every linear layer but the LM head to bitsandbytes NF4 (double quantisation, bf16
+    compute), on the CUDA device the model is on: the QLoRA recipe's base."""
+    import torch
+
+    bnb = _module("bitsandbytes")
+    # hold the parents only, so that each 16-bit layer goes as soon as it is replaced
+    parents = [
+        m for m in net.modules() if any(isinstance(c, torch.nn.Linear) for c in m.children())
+    ]
+    for parent in parents:
+        for name, child in list(parent.named_children()):
+            if not isinstance(child, torch.nn.Linear) or name == "lm_head":
+                continue
+            layer = bnb.nn.Linear4bit(
+                child.in_features,
+                child.out_features,
+                bias=child.bias is not None,
+                compute_dtype=torch.bfloat16,
+                compress_statistics=True,
+                quant_type="nf4",
+                device="meta",
+            )
+            weight = bnb.nn.Params4bit(
+                child.weight.data, requires_grad=False, compress_statistics=True, quant_type="nf4"
+            )
+            layer.weight = weight.to(child.weight.device)  # quantises on the way
+            if child.bias is not None:
+                layer.bias = torch.nn.Parameter(child.bias.data, requires_grad=False)
+            setattr(parent, name, layer)
+    torch.cuda.empty_cache()
+
+
+def _train(
+    net: Any,
+    tokens: Any,
+    shape: ProbeShape,
+    say: Callable[[str], None],
+    clock: Callable[[], float],
+) -> list[float]:
+    """Optimizer steps; the seconds each took."""
     import torch
 
     if shape.checkpointing:
@@ -255,12 +377,16 @@ def _train(net: Any, tokens: Any, shape: ProbeShape, say: Callable[[str], None])
     net.train()
     trainable = [p for p in net.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(trainable, lr=1e-5, foreach=False)
+    times = []
     for step in range(shape.steps):
         say(f"optimizer step {step + 1} of {shape.steps}")
+        started = clock()
         loss = net(input_ids=tokens, labels=tokens).loss
         loss.backward()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
+        times.append(clock() - started)
+    return times
 
 
 def _tensor_bytes(net: Any) -> int:
@@ -288,6 +414,13 @@ class _CudaMeter:
 
     def reserved(self) -> float | None:
         return float(self.torch.cuda.max_memory_reserved()) / GIB
+
+    def clock(self) -> float:
+        """Seconds, after the card has finished what it was given."""
+        import time
+
+        self.torch.cuda.synchronize()
+        return time.perf_counter()
 
 
 class _CpuMeter:
@@ -324,6 +457,11 @@ class _CpuMeter:
     def reserved(self) -> float | None:
         return None
 
+    def clock(self) -> float:
+        import time
+
+        return time.perf_counter()
+
 
 def summary(result: ProbeResult) -> dict[str, Any]:
     e = result.estimate
@@ -338,6 +476,7 @@ def summary(result: ProbeResult) -> dict[str, Any]:
             "peak_reserved_gib": None
             if result.reserved_gib is None
             else round(result.reserved_gib, 3),
+            "tokens_per_s": None if result.tokens_per_s is None else round(result.tokens_per_s, 1),
         },
         "estimate": {
             "weights_gib": round(e.breakdown["weights"] / GIB, 3),
