@@ -163,8 +163,10 @@ def test_memory_probe_refuses_what_it_cannot_run(cli: Any) -> None:
     not HAVE_TORCH, reason="the probe extra (torch, transformers, peft) is not installed"
 )
 def test_split_experts_compute_what_the_fused_ones_do() -> None:
-    """The QLoRA probe splits a mixture of experts' fused tensors into linear layers (which
-    bitsandbytes can quantise): the same parameters, the same logits."""
+    """The QLoRA probe splits a mixture of experts' fused tensors (transformers 5) into
+    linear layers, which bitsandbytes can quantise: the same parameters, the same logits, and
+    no 3D expert tensor left. transformers 4's experts are linear layers already: nothing to
+    split."""
     import copy
 
     import torch
@@ -179,7 +181,9 @@ def test_split_experts_compute_what_the_fused_ones_do() -> None:
     split = copy.deepcopy(fused)
     _unfuse_experts(split)
     assert _tensor_bytes(split) == _tensor_bytes(fused)
-    assert len(split.model.layers[0].mlp.experts.experts) == built.moe.experts  # type: ignore[union-attr]
+    assert all(p.dim() <= 2 for p in split.parameters())
+    experts = [m for m in split.modules() if isinstance(m, torch.nn.Linear)]
+    assert len(experts) >= 3 * built.moe.experts  # type: ignore[union-attr]
     tokens = torch.randint(0, built.vocab, (2, 12))
     with torch.no_grad():
         same = torch.allclose(fused(tokens).logits, split(tokens).logits, atol=1e-4)

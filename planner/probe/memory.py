@@ -287,7 +287,7 @@ def _unfuse_experts(net: Any) -> None:
     bitsandbytes quantises like any other (the 3D tensors it would leave in 16 bits)."""
     import torch
 
-    class Expert(torch.nn.Module):  # type: ignore[misc]  # torch is optional: untyped here
+    class Expert(torch.nn.Module):  # type: ignore[misc, unused-ignore]  # untyped without torch
         def __init__(self, gate_up: Any, down: Any, act: Any) -> None:
             super().__init__()
             f, h = gate_up.shape[0] // 2, gate_up.shape[1]
@@ -303,7 +303,7 @@ def _unfuse_experts(net: Any) -> None:
         def forward(self, x: Any) -> Any:
             return self.down_proj(self.act(self.gate_proj(x)) * self.up_proj(x))
 
-    class LoopedExperts(torch.nn.Module):  # type: ignore[misc]
+    class LoopedExperts(torch.nn.Module):  # type: ignore[misc, unused-ignore]
         def __init__(self, fused: Any) -> None:
             super().__init__()
             self.experts = torch.nn.ModuleList(
