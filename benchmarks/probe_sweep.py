@@ -1,7 +1,7 @@
 """Run `plan probe memory` over a fixed set of workloads on one CUDA card, in one process.
 
 python benchmarks/probe_sweep.py --card h200-141g --out probes.jsonl [--only qlora] [--budget S]
-python benchmarks/probe_sweep.py --records probes.jsonl --source TEXT    records, as YAML
+python benchmarks/probe_sweep.py --records probes.jsonl --source TEXT [--exclude TASKS=WHY]
 
 One Python process builds each model on the card (random weights: nothing is downloaded),
 runs it and writes one JSON line per batch size as soon as it is measured, so a run cut
@@ -12,6 +12,10 @@ and mixtures of experts with LoRA; `third`, mixtures of experts with QLoRA.
 `--records` turns such a file into records for benchmarks/measurements (peak allocated
 memory of every line; tokens/s of every training line), each quoting its line's measured
 figures and placed in the set its id sends it to (tests/measurements.py, split_of).
+`--exclude serve=WHY` (tasks separated by commas; repeatable) keeps those tasks' speed
+records with `excluded: WHY`, for speeds the measuring machine's CPU set rather than its
+card. The records of the H200 sweeps were made so; RESULTS ("The probe on an H200") has
+the command.
 """
 
 from __future__ import annotations
@@ -85,6 +89,13 @@ def main() -> int:
     parser.add_argument("--out", type=Path, help="JSON lines, appended")
     parser.add_argument("--records", type=Path, help="print a sweep's lines as records")
     parser.add_argument("--source", default="", help="with --records: where the lines are")
+    parser.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="TASKS=WHY",
+        help="with --records: keep these tasks' speeds excluded, for this reason",
+    )
     parser.add_argument("--set", default="first", choices=sorted(SETS), help="which cases")
     parser.add_argument("--only", default="", help="run the cases whose task or model has this")
     parser.add_argument("--steps", type=int, default=3, help="optimizer steps (first: warm-up)")
@@ -94,7 +105,13 @@ def main() -> int:
     parser.add_argument("--layers", type=int, default=None, help="keep N layers (a smoke test)")
     args = parser.parse_args()
     if args.records is not None:
-        print(records(args.records, args.source), end="")
+        excluded = {}
+        for spec in args.exclude:
+            tasks, _, why = spec.partition("=")
+            if not why:
+                parser.error(f"--exclude {spec!r}: expected TASKS=WHY")
+            excluded |= dict.fromkeys(tasks.split(","), why)
+        print(records(args.records, args.source, excluded), end="")
         return 0
     if args.card is None or args.out is None:
         parser.error("--card and --out are needed to run a sweep")
@@ -146,8 +163,9 @@ def main() -> int:
     return 1 if failed else 0
 
 
-def records(path: Path, source: str) -> str:
-    """The sweep's lines as records of both sets (YAML, one block per set)."""
+def records(path: Path, source: str, excluded: dict[str, str] | None = None) -> str:
+    """The sweep's lines as records of both sets (YAML, one block per set); the speed
+    records of the tasks in `excluded` kept with that reason."""
     import yaml
 
     from tests.measurements import split_of
@@ -158,11 +176,14 @@ def records(path: Path, source: str) -> str:
         line = json.loads(raw)
         if isinstance(line.get("error"), str):
             continue  # a case that failed to run measured nothing
+        start = raw.index('"measured": ')
+        quote = raw[start : raw.index("}", start) + 1]
         for record in _records_of(line):
-            marker = '"measured": '
-            start = raw.index(marker)
             record["source"] = f"{source} line {number}"
-            record["quote"] = raw[start : raw.index("}", start) + 1]
+            record["quote"] = quote
+            why = (excluded or {}).get(line["task"])
+            if why and str(record["id"]).endswith("-speed"):
+                record["excluded"] = why
             sets[split_of(str(record["id"]))].append(record)
 
     class Plain(yaml.SafeDumper):  # no anchors: records share their knobs' dict
@@ -232,28 +253,22 @@ def _records_of(line: dict[str, Any]) -> list[dict[str, object]]:
             "note": note + "; peak: torch.cuda.max_memory_allocated",
         }
     ]
-    if task == "serve" and measured.get("tokens_per_s") and line.get("new_tokens"):
-        # lines with new_tokens were timed after a warm-up (earlier ones were not)
-        one = batch == 1
+    # serving lines with new_tokens were timed after a warm-up (earlier ones were not)
+    timed = task != "serve" or bool(line.get("new_tokens"))
+    if measured.get("tokens_per_s") and timed:
+        if task == "serve":
+            quantity = "decode_tok_s" if batch == 1 else "serve_throughput"
+            how = "generated tokens/s of the whole call, prefill included"
+        else:
+            quantity, how = "train_tok_s", "tokens/s of the steps after the first"
         rows.append(
             {
                 "id": f"{stem}-speed",
-                "quantity": "decode_tok_s" if one else "serve_throughput",
+                "quantity": quantity,
                 "measured": measured["tokens_per_s"],
                 "unit": "tok/s",
                 **shape,
-                "note": note + "; generated tokens/s of the whole call, prefill included",
-            }
-        )
-    if task != "serve" and measured.get("tokens_per_s"):
-        rows.append(
-            {
-                "id": f"{stem}-speed",
-                "quantity": "train_tok_s",
-                "measured": measured["tokens_per_s"],
-                "unit": "tok/s",
-                **shape,
-                "note": note + "; tokens/s of the steps after the first",
+                "note": f"{note}; {how}",
             }
         )
     return rows
