@@ -249,6 +249,7 @@ def _records_of(line: dict[str, Any]) -> list[dict[str, object]]:
             "quantity": "serve_memory" if task == "serve" else "train_memory",
             "measured": measured["peak_allocated_gib"],
             "unit": "GiB",
+            "metric": "allocated",
             **shape,
             "note": note + "; peak: torch.cuda.max_memory_allocated",
         }
