@@ -3,6 +3,7 @@
 python benchmarks/estimate_accuracy.py            the summary per set and kind, then every case
 python benchmarks/estimate_accuracy.py --bands    BANDS and LOWER for planner/estimate/bands.py
 python benchmarks/estimate_accuracy.py --bands --write    the same, written into that file
+python benchmarks/estimate_accuracy.py --fit-qlora         QLoRA's working constants, refitted
 
 Constants may be tuned on the calibration set only; the evaluation set says how far the
 estimates are from measurements they were not fitted to (tests/measurements.py, split_of).
@@ -18,7 +19,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from planner.estimate.bands import build, p90
-from tests.measurements import CALIBRATION, EVALUATION, Case
+from planner.estimate.core import GIB
+from planner.estimate.memory import QLORA_SLACK, base_format, train_memory
+from tests.measurements import CALIBRATION, EVALUATION, Case, _card, _train_setup, model
 
 BANDS_FILE = Path(__file__).resolve().parent.parent / "planner" / "estimate" / "bands.py"
 
@@ -96,7 +99,67 @@ def table(cases: list[Case]) -> list[str]:
     return lines
 
 
+def qlora_terms(case: Case) -> tuple[float, str, bool, float, float]:
+    """A QLoRA memory record as the fit sees it: the figure (GiB), the base's format, whether
+    a plain loop trained it, what its figure counts of the estimate without the two fitted
+    terms (GiB), and the batch's activations and logits (GiB) where the figure also counts
+    the allocator's cached blocks (reserved and device-level peaks), else 0
+    (tests/measurements.py, _peak)."""
+    r = case.record
+    setup = _train_setup(r)
+    estimate = train_memory(model(r["model"]), _card(r), r.get("cards", 1), setup)
+    b = estimate.breakdown
+    metric = r.get("metric")
+    counted = estimate.allocated if metric == "allocated" else estimate.total
+    roomy = metric in ("reserved", "device")
+    transient = b["activations"] + b["logits"] if roomy else 0.0
+    figure = case.measured * {"GiB": 1.0, "GB": 1e9 / GIB}[case.unit]
+    plain = bool(setup.knobs.plain_loop)
+    return figure, base_format(setup), plain, (counted - b["working"]) / GIB, transient / GIB
+
+
+def fit_qlora(cases: list[Case]) -> tuple[dict[str, float], float, float]:
+    """QLORA_WORKING_GIB per format and QLORA_SLACK: on a grid (0.1 GiB, 0.01), the values
+    with the least mean |relative error| over the QLoRA memory records of `cases` (the
+    calibration set). A plain loop holds no fixed part; only reserved and device-level peaks
+    count the cached blocks. Ties go to the smaller value. Returns the constants and the mean
+    error."""
+    rows = [qlora_terms(c) for c in cases if c.quantity == "train_memory" and c.task == "qlora"]
+    best: tuple[float, dict[str, float], float] | None = None
+    for step in range(51):
+        slack = step / 100
+        fixed: dict[str, float] = {}
+        total = 0.0
+        for fmt in ("nf4", "int4"):
+            errors = []
+            for tenths in range(51):
+                part = tenths / 10
+                errors.append(
+                    sum(
+                        abs(rest + (0.0 if plain else part) + slack * transient - figure) / figure
+                        for figure, f, plain, rest, transient in rows
+                        if f == fmt
+                    )
+                )
+            fixed[fmt] = errors.index(min(errors)) / 10
+            total += min(errors)
+        total += sum(
+            abs(rest + slack * transient - figure) / figure
+            for figure, f, plain, rest, transient in rows
+            if f not in ("nf4", "int4")
+        )
+        if best is None or total < best[0] - 1e-12:
+            best = (total, fixed, slack)
+    assert best is not None
+    return best[1], best[2], best[0] / len(rows)
+
+
 def main(argv: list[str]) -> None:
+    if "--fit-qlora" in argv:
+        fixed, slack, error = fit_qlora(CALIBRATION)
+        print(f"QLORA_WORKING_GIB = {fixed}\nQLORA_SLACK = {slack}  # mean |error| {error:.1%}")
+        print(f"(now: QLORA_SLACK = {QLORA_SLACK})")
+        return
     if "--bands" in argv:
         text = bands_text()
         if "--write" in argv:

@@ -23,7 +23,7 @@ from planner.domain.load import load_catalog, load_model
 from planner.domain.model_card import ModelCard
 from planner.domain.recipes import TrainKnobs, recipe_knobs
 from planner.estimate.bands import kind_of
-from planner.estimate.core import GB, GIB, Assumptions
+from planner.estimate.core import GB, GIB, Assumptions, MemoryEstimate
 from planner.estimate.memory import ServeSetup, TrainSetup, serve_memory, train_memory
 from planner.estimate.precision import weight_bytes
 from planner.estimate.serve import generation_tokens_per_s, prefill_seconds, serving_throughput
@@ -173,11 +173,20 @@ def _serve_setup(r: dict[str, Any], **overrides: Any) -> ServeSetup:
     return ServeSetup(**fields)
 
 
+def _peak(r: dict[str, Any], estimate: MemoryEstimate) -> float:
+    """The part of the estimate the record's figure measures: a peak of allocated bytes
+    (`metric: allocated`) counts no overhead; a reserved or device-level peak of a run with
+    room to spare also counts the allocator's cached blocks; a figure that does not say what
+    it counts is compared with the total, the need, between the two."""
+    metric = r.get("metric")
+    return {"allocated": estimate.allocated, None: estimate.total}.get(metric, estimate.roomy)
+
+
 def _serve_memory(r: dict[str, Any]) -> float:
     cards = r.get("cards", 1)
     estimate, _ = serve_memory(model(r["model"]), _card(r), cards, _serve_setup(r))
-    total = estimate.total * (cards if r.get("scope") == "all-cards" else 1)
-    return _memory_unit(r, total)
+    peak = _peak(r, estimate) * (cards if r.get("scope") == "all-cards" else 1)
+    return _memory_unit(r, peak)
 
 
 def _serve_weights(r: dict[str, Any]) -> float:
@@ -210,6 +219,11 @@ ADAPTER_PRECISION = {
 # that FSDP keeps gradients for the frozen ones too (planner.estimate.memory.mixed_units):
 # litgpt's finetune/lora.py, FSDPStrategy(auto_wrap_policy={Block}).
 MIXED_FSDP_UNITS = ("litgpt",)
+# Frameworks that train QLoRA in a plain PyTorch loop around PEFT and bitsandbytes, no trainer
+# framework (knob plain_loop): Answer.AI's fsdp_qlora train.py (AnswerDotAI/fsdp_qlora @
+# 05ed9f2) swaps nn.Linear for bitsandbytes' Linear4bit, wraps the model with PEFT's
+# get_peft_model, and steps it itself (loss.backward(), optimizer.step()).
+PLAIN_LOOPS = ("fsdp-qlora",)
 # Frameworks that train with HF transformers' modelling code, whose gpt-oss experts
 # (GptOssExperts, transformers 4.55) train through a loop that indexes fused expert weights
 # (planner.estimate.memory._expert_loop_terms).
@@ -223,6 +237,8 @@ def _train_setup(r: dict[str, Any]) -> TrainSetup:
         stated.setdefault("lora_precision", ADAPTER_PRECISION[r["engine"]])
     if task == "lora" and r.get("engine") in MIXED_FSDP_UNITS:
         stated.setdefault("mixed_units", True)
+    if r.get("engine") in PLAIN_LOOPS:
+        stated.setdefault("plain_loop", True)
     if r["model"].startswith("gpt-oss") and r.get("engine") in HF_MODELLING:
         stated.setdefault("expert_loop", True)
     for field in ("packed", "mean_seq_len"):  # the records state these beside the knobs
@@ -235,7 +251,7 @@ def _train_setup(r: dict[str, Any]) -> TrainSetup:
 
 def _train_memory(r: dict[str, Any]) -> float:
     estimate = train_memory(model(r["model"]), _card(r), r.get("cards", 1), _train_setup(r))
-    return _memory_unit(r, estimate.total)
+    return _memory_unit(r, _peak(r, estimate))
 
 
 def _fits(r: dict[str, Any]) -> float:

@@ -11,8 +11,9 @@ import re
 
 import pytest
 
-from benchmarks.estimate_accuracy import errors_by_kind
+from benchmarks.estimate_accuracy import errors_by_kind, fit_qlora
 from planner.estimate.bands import BANDS, LOWER, build
+from planner.estimate.memory import QLORA_SLACK, QLORA_WORKING_GIB
 from tests.measurements import CALIBRATION, CASES, EVALUATION, Case, excluded, split_of
 
 TOLERATED = [c for c in CALIBRATION if c.tolerance is not None]
@@ -111,6 +112,26 @@ def test_bands_are_what_the_evaluation_set_measures() -> None:
     deviations = errors_by_kind(EVALUATION, bands=True)
     assert build(deviations) == BANDS
     assert build(deviations, lower=True) == LOWER
+
+
+def test_qlora_constants_are_the_calibration_fit() -> None:
+    """QLORA_WORKING_GIB and QLORA_SLACK are what `python benchmarks/estimate_accuracy.py
+    --fit-qlora` finds on the calibration set (each figure compared with what it counts), not
+    values tuned by hand; a record added to calibration that moves them fails here."""
+    fixed, slack, _ = fit_qlora(CALIBRATION)
+    assert fixed == QLORA_WORKING_GIB and slack == QLORA_SLACK
+
+
+def test_each_memory_figure_says_what_it_counts_or_nothing() -> None:
+    """`metric` is one of the three peaks a memory figure can be, on memory figures only;
+    the probe's own figures are peaks of allocated bytes."""
+    for case in CASES:
+        metric = case.record.get("metric")
+        if case.quantity not in ("train_memory", "serve_memory"):
+            assert metric is None, case.id
+        assert metric in (None, "allocated", "reserved", "device"), case.id
+        if case.id.startswith("probe-") and case.quantity.endswith("_memory"):
+            assert metric == "allocated", case.id
 
 
 def test_every_excluded_record_says_why() -> None:

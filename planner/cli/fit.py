@@ -530,9 +530,21 @@ def _explain(console: Any, query: FitQuery, rows: list[dict[str, Any]]) -> None:
         for term, formula in r["formulas"].items():
             console.print(f"  {term:<12} {formula}", markup=False)
         console.print(f"  {'total':<12} {r['memory_per_card_gib']:.2f} GiB", markup=False)
+        console.print(
+            f"  {'allocated':<12} {r['allocated_per_card_gib']:.2f} GiB: the total less "
+            "overhead (what no tensor holds)",
+            markup=False,
+        )
+        if r["cached_per_card_gib"]:
+            console.print(
+                f"  {'cached':<12} {r['cached_per_card_gib']:.2f} GiB more on a card with "
+                "room: freed blocks the allocator keeps and returns under pressure (not "
+                "counted in the total)",
+                markup=False,
+            )
     console.print(
         "To check a term, run the same recipe for a step and compare "
-        "torch.cuda.max_memory_allocated() / 2**30 with the total above "
-        "(allocated memory; nvidia-smi also shows the CUDA context and cached blocks).",
+        "torch.cuda.max_memory_allocated() / 2**30 with 'allocated' above; nvidia-smi and "
+        "max_memory_reserved also show the CUDA context and the cached blocks.",
         markup=False,
     )

@@ -64,10 +64,25 @@ class MemoryEstimate:
     formulas: dict[str, str] = field(default_factory=dict)
     margin: float = 0.0
     kind: str = "memory"  # the error band's kind (planner.estimate.bands)
+    # Freed blocks the caching allocator keeps while the card has room and returns (and
+    # retries) when an allocation fails: seen in reserved and nvidia-smi peaks, not needed.
+    cached: float = 0.0
 
     @property
     def total(self) -> float:
         return sum(self.breakdown.values())
+
+    @property
+    def allocated(self) -> float:
+        """What a peak of allocated bytes (torch.cuda.max_memory_allocated) counts: the total
+        without its `overhead` term (CUDA context, workspace slack), which no tensor holds."""
+        return self.total - self.breakdown.get("overhead", 0.0)
+
+    @property
+    def roomy(self) -> float:
+        """What a reserved or device-level peak (max_memory_reserved, nvidia-smi) shows on a
+        card with room to spare: the total and the allocator's `cached` blocks."""
+        return self.total + self.cached
 
     @property
     def fits(self) -> bool:

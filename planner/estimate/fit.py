@@ -92,6 +92,8 @@ def _memory_fields(estimate: MemoryEstimate) -> dict[str, Any]:
         **band_fields(estimate.kind, estimate.total / GIB, "memory_per_card_gib"),
         "memory_per_card_gb": _gb(estimate.total),
         "memory_per_card_gib": round(estimate.total / GIB, 2),
+        "allocated_per_card_gib": round(estimate.allocated / GIB, 2),
+        "cached_per_card_gib": round(estimate.cached / GIB, 2),
         "usable_gb": _gb(estimate.usable),
         "usable_gib": round(estimate.usable / GIB, 2),
         "headroom_gib": round(estimate.headroom / GIB, 2),

@@ -72,9 +72,8 @@ class ProbeResult:
 
     @property
     def estimated_allocated_gib(self) -> float:
-        """The estimate without its overhead term (CUDA context, workspace slack), which
-        max_memory_allocated does not count."""
-        return (self.estimate.total - self.estimate.breakdown["overhead"]) / GIB
+        """The estimate of what max_memory_allocated counts (MemoryEstimate.allocated)."""
+        return self.estimate.allocated / GIB
 
 
 def shrink(model: ModelCard, layers: int | None) -> ModelCard:
