@@ -3,7 +3,7 @@
 python benchmarks/estimate_accuracy.py            the summary per set and kind, then every case
 python benchmarks/estimate_accuracy.py --bands    BANDS and LOWER for planner/estimate/bands.py
 python benchmarks/estimate_accuracy.py --bands --write    the same, written into that file
-python benchmarks/estimate_accuracy.py --fit-qlora         QLoRA's working constants, refitted
+python benchmarks/estimate_accuracy.py --fit-memory        the fitted memory constants, refitted
 
 Constants may be tuned on the calibration set only; the evaluation set says how far the
 estimates are from measurements they were not fitted to (tests/measurements.py, split_of).
@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from planner.estimate.bands import build, p90
 from planner.estimate.core import GIB
-from planner.estimate.memory import QLORA_SLACK, base_format, train_memory
+from planner.estimate.memory import CACHED_SHARE, QLORA_WORKING_GIB, base_format, train_memory
 from tests.measurements import CALIBRATION, EVALUATION, Case, _card, _train_setup, model
 
 BANDS_FILE = Path(__file__).resolve().parent.parent / "planner" / "estimate" / "bands.py"
@@ -99,12 +99,12 @@ def table(cases: list[Case]) -> list[str]:
     return lines
 
 
-def qlora_terms(case: Case) -> tuple[float, str, bool, float, float]:
-    """A QLoRA memory record as the fit sees it: the figure (GiB), the base's format, whether
-    a plain loop trained it, what its figure counts of the estimate without the two fitted
-    terms (GiB), and the batch's activations and logits (GiB) where the figure also counts
-    the allocator's cached blocks (reserved and device-level peaks), else 0
-    (tests/measurements.py, _peak)."""
+def memory_terms(case: Case) -> tuple[float, str, bool, float, float]:
+    """A training memory record as the fit sees it: the figure (GiB), the quantised base's
+    format ("" for none), whether a plain loop trained it, what its figure counts of the
+    estimate without the fitted terms (GiB), and the batch's activations and logits (GiB)
+    where the figure also counts the allocator's cached blocks (reserved and device-level
+    peaks), else 0 (tests/measurements.py, _peak)."""
     r = case.record
     setup = _train_setup(r)
     estimate = train_memory(model(r["model"]), _card(r), r.get("cards", 1), setup)
@@ -115,50 +115,46 @@ def qlora_terms(case: Case) -> tuple[float, str, bool, float, float]:
     transient = b["activations"] + b["logits"] if roomy else 0.0
     figure = case.measured * {"GiB": 1.0, "GB": 1e9 / GIB}[case.unit]
     plain = bool(setup.knobs.plain_loop)
-    return figure, base_format(setup), plain, (counted - b["working"]) / GIB, transient / GIB
+    fmt = base_format(setup) if "working" in b else ""
+    return figure, fmt, plain, (counted - b.get("working", 0.0)) / GIB, transient / GIB
 
 
-def fit_qlora(cases: list[Case]) -> tuple[dict[str, float], float, float]:
-    """QLORA_WORKING_GIB per format and QLORA_SLACK: on a grid (0.1 GiB, 0.01), the values
-    with the least mean |relative error| over the QLoRA memory records of `cases` (the
-    calibration set). A plain loop holds no fixed part; only reserved and device-level peaks
-    count the cached blocks. Ties go to the smaller value. Returns the constants and the mean
-    error."""
-    rows = [qlora_terms(c) for c in cases if c.quantity == "train_memory" and c.task == "qlora"]
+def fit_memory(cases: list[Case]) -> tuple[dict[str, float], float, float]:
+    """QLORA_WORKING_GIB per 4-bit format and CACHED_SHARE: on a grid (0.1 GiB, 0.01), the
+    values with the least mean |relative error| over the training memory records of `cases`
+    (the calibration set). The fixed parts reach QLoRA figures only, and not those a plain
+    loop trained; the share reaches reserved and device-level peaks only. Ties go to the
+    smaller value. Returns the constants and the mean error over the figures either
+    reaches."""
+    rows = [memory_terms(c) for c in cases if c.quantity == "train_memory"]
+    rows = [row for row in rows if row[1] or row[4]]  # what no constant reaches cannot move
+
+    def error(row: tuple[float, str, bool, float, float], part: float, share: float) -> float:
+        figure, fmt, plain, rest, transient = row
+        fixed = 0.0 if plain or not fmt else part
+        return abs(rest + fixed + share * transient - figure) / figure
+
     best: tuple[float, dict[str, float], float] | None = None
     for step in range(51):
-        slack = step / 100
+        share = step / 100
+        total = sum(error(row, 0.0, share) for row in rows if not row[1])
         fixed: dict[str, float] = {}
-        total = 0.0
         for fmt in ("nf4", "int4"):
-            errors = []
-            for tenths in range(51):
-                part = tenths / 10
-                errors.append(
-                    sum(
-                        abs(rest + (0.0 if plain else part) + slack * transient - figure) / figure
-                        for figure, f, plain, rest, transient in rows
-                        if f == fmt
-                    )
-                )
+            mine = [row for row in rows if row[1] == fmt]
+            errors = [sum(error(row, t / 10, share) for row in mine) for t in range(51)]
             fixed[fmt] = errors.index(min(errors)) / 10
             total += min(errors)
-        total += sum(
-            abs(rest + slack * transient - figure) / figure
-            for figure, f, plain, rest, transient in rows
-            if f not in ("nf4", "int4")
-        )
         if best is None or total < best[0] - 1e-12:
-            best = (total, fixed, slack)
+            best = (total, fixed, share)
     assert best is not None
     return best[1], best[2], best[0] / len(rows)
 
 
 def main(argv: list[str]) -> None:
-    if "--fit-qlora" in argv:
-        fixed, slack, error = fit_qlora(CALIBRATION)
-        print(f"QLORA_WORKING_GIB = {fixed}\nQLORA_SLACK = {slack}  # mean |error| {error:.1%}")
-        print(f"(now: QLORA_SLACK = {QLORA_SLACK})")
+    if "--fit-memory" in argv:
+        fixed, share, error = fit_memory(CALIBRATION)
+        print(f"QLORA_WORKING_GIB = {fixed}\nCACHED_SHARE = {share}  # mean |error| {error:.1%}")
+        print(f"(now: {QLORA_WORKING_GIB}, {CACHED_SHARE})")
         return
     if "--bands" in argv:
         text = bands_text()

@@ -12,7 +12,7 @@ import pytest
 from planner.domain.recipes import recipe_knobs
 from planner.estimate.bands import BANDS, LOWER, band_for, build, memory_margin, p90, parents
 from planner.estimate.fit import verdict
-from planner.estimate.memory import QLORA_SLACK, TrainSetup, train_memory
+from planner.estimate.memory import CACHED_SHARE, TrainSetup, train_memory
 from tests.measurements import card, model
 
 
@@ -129,7 +129,7 @@ def test_explain_formulas_add_up_to_the_total(cli: Any) -> None:
     assert allocated == pytest.approx(total - terms["overhead"], abs=0.03)
     cached = float(re.search(r"cached\s+([\d.]+) GiB more", result.stdout).group(1))  # type: ignore[union-attr]
     transient = terms["activations"] + terms["logits"]
-    assert cached == pytest.approx(QLORA_SLACK * transient, abs=0.03) and cached > 0
+    assert cached == pytest.approx(CACHED_SHARE * transient, abs=0.03) and cached > 0
 
 
 def test_scenario_memory_margin_reaches_solver_and_checker(make_scenario: Any) -> None:

@@ -25,16 +25,17 @@ KV_BLOCK_TOKENS = 16  # vLLM pages the KV cache in blocks of 16 tokens
 SERVE_OVERHEAD_GIB = {"vllm": 0.4, "hf": 0.75}
 TRAIN_OVERHEAD_GIB = 1.0  # CUDA context, cuBLAS workspace, allocator slack
 # A quantised base's terms beyond its packed weights (_quantised_terms): the 16-bit copies
-# live at once; a trainer's fixed working memory per card; and the freed blocks the caching
-# allocator keeps, a share of the transient tensors (activations and logits), which reserved
-# and nvidia-smi peaks show and the need does not count (_cached_blocks). The fixed part per
-# 4-bit format and the share: `python benchmarks/estimate_accuracy.py --fit-qlora` (least
-# mean |relative error| on the calibration set's QLoRA peaks, each compared with what its
-# figure counts; a test pins them). A plain loop around PEFT and bitsandbytes (the probe's,
-# Answer.AI's fsdp_qlora) holds no fixed part: knob plain_loop.
+# live at once, and a trainer's fixed working memory per card (none in a plain loop around
+# PEFT and bitsandbytes, the probe's and Answer.AI's fsdp_qlora: knob plain_loop). Beside
+# every training job's total, not in it: the freed blocks the caching allocator keeps, a
+# share of the transient tensors (activations and logits), which reserved and nvidia-smi
+# peaks show and the need does not count (_cached_blocks). The fixed part per 4-bit format
+# (on QLoRA peaks) and the share (on reserved and device-level training peaks): `python
+# benchmarks/estimate_accuracy.py --fit-memory`, least mean |relative error| on the
+# calibration set, each figure compared with what it counts; a test pins them.
 DEQUANT_COPIES = 2
 QLORA_WORKING_GIB = {"nf4": 3.3, "int4": 1.4}
-QLORA_SLACK = 0.41  # × (activations + logits)
+CACHED_SHARE = 0.41  # × (activations + logits) of a training job
 # Bytes per adapter parameter, for its weight and again for its gradient.
 ADAPTER_BYTES = {"fp32": 4.0, "bf16": 2.0}
 BASE_FORMATS = {"nf4": "NF4 (bitsandbytes/torchao)", "int4": "int4 (GPTQ/AWQ)"}
@@ -337,7 +338,7 @@ def train_memory(model: ModelCard, card: CardType, cards: int, setup: TrainSetup
             "of the model states and activations; the last also holds the logits",
         )
     activations, logits = _activation_terms(model, setup, split, notes, formulas)
-    cached = _cached_blocks(quantised, activations + logits, notes)
+    cached = _cached_blocks(activations + logits, notes)
     quantised |= _expert_loop_terms(model, setup, split, notes, formulas)
     overhead = (TRAIN_OVERHEAD_GIB + (NCCL_GIB if cards > 1 and split == 1 else 0.0)) * GIB
     formulas["overhead"] = f"{TRAIN_OVERHEAD_GIB:g} GiB context and workspace" + (
@@ -616,17 +617,15 @@ def _quantised_terms(
     return {"dequant": dequant, "working": working_gib * GIB}
 
 
-def _cached_blocks(quantised: dict[str, float], transient: float, notes: Assumptions) -> float:
-    """The freed blocks the caching allocator keeps beside a quantised base's run, QLORA_SLACK
-    × activations and logits: reserved and nvidia-smi peaks of roomy runs show them (fitted
-    on such published peaks); the allocator returns them and retries when an allocation
-    fails, so they are not part of the need."""
-    if "working" not in quantised:
-        return 0.0
-    cached = QLORA_SLACK * transient
+def _cached_blocks(transient: float, notes: Assumptions) -> float:
+    """The freed blocks the caching allocator keeps while a training job runs on a card with
+    room, CACHED_SHARE × activations and logits (they come and go each step): reserved and
+    nvidia-smi peaks show them (fitted on such published peaks); the allocator returns them
+    and retries when an allocation fails, so they are not part of the need."""
+    cached = CACHED_SHARE * transient
     notes.add(
         "cached",
-        f"{QLORA_SLACK:.0%} of activations and logits ({gib(cached)}): blocks the caching "
+        f"{CACHED_SHARE:.0%} of activations and logits ({gib(cached)}): blocks the caching "
         "allocator keeps while the card has room (reserved and nvidia-smi peaks show them; "
         "fitted), returned under pressure, so not counted in the total",
     )
