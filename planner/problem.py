@@ -444,6 +444,29 @@ def _tighten(jobs: list[Job]) -> list[Job]:
             return jobs
 
 
+def within_stock(problem: Problem) -> Problem:
+    """`problem` without the configs that need more units at once than their offer sells on
+    their mode (its stock, or the offer's `max_units` over all modes: rule 7), which no plan
+    can use; the bound and the search then see only what can run. A workload all of whose
+    configs need more keeps them, for the explanation of why it cannot run to name."""
+
+    def cap(offer_id: str, mode: str) -> int | None:
+        offer = problem.offers[offer_id]
+        limits = [offer.billing(mode).stock, offer.max_units]
+        return min((x for x in limits if x is not None), default=None)
+
+    def usable(config: Config | ReplicaConfig) -> bool:
+        most = cap(config.offer, config.mode)
+        return most is None or config.units <= most
+
+    def kept(configs: tuple[Any, ...]) -> tuple[Any, ...]:
+        return tuple(c for c in configs if usable(c)) or configs
+
+    jobs = tuple(_replace(j, configs=kept(j.configs)) for j in problem.jobs)
+    replicas = tuple(replace(r, configs=kept(r.configs)) for r in problem.replica_jobs)
+    return replace(problem, jobs=jobs, replica_jobs=replicas)
+
+
 def _shortest(job: Job) -> int:
     return min((c.span for c in job.configs), default=0)
 

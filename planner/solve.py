@@ -32,7 +32,7 @@ from planner.forced import Forced, forced_packages
 from planner.parallel import Executor
 from planner.placement import nogood, with_nogoods
 from planner.pricing import breakdown
-from planner.problem import Infeasible, NoGood, Problem, build_problem
+from planner.problem import Infeasible, NoGood, Problem, build_problem, within_stock
 from planner.reference import Reference
 from planner.restrict import Restricted, top_k
 from planner.solution import Solution, to_plan
@@ -184,6 +184,7 @@ def solve(
         problem = build_problem(scenario, serving=True)
     except Infeasible as exc:
         return _proven(explain.alone(scenario, exc.jobs))  # one per job without a config
+    problem = within_stock(problem)
     phase("planning the baselines")
     naive, naive_why = greedy(problem, careful=False)
     # packages that only-there jobs force, proven by small exact solves: the relaxation's

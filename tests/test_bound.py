@@ -14,7 +14,7 @@ from planner import bound, purchases
 from planner.bound import _Floors, lower_bound
 from planner.cpsat.model import CpModel, SolverSettings
 from planner.forced import forced_packages
-from planner.problem import Infeasible, build_problem
+from planner.problem import Infeasible, build_problem, within_stock
 from tests import planning
 from tests.planning import job, offer
 from tests.test_planner_properties import build, mixed
@@ -38,6 +38,8 @@ def test_the_bound_never_exceeds_the_optimum(make_scenario: Any, instance: dict[
         return
     best = optimum(problem)
     if best is not None:
+        # configs beyond their offer's stock dropped, as the planner does before the bound
+        assert lower_bound(problem).total <= lower_bound(within_stock(problem)).total <= best
         counts = {k: f.packages for k, f in forced_packages(problem).items()}
         assert lower_bound(problem).total <= lower_bound(problem, counts).total <= best
         assert (
@@ -96,6 +98,8 @@ def assert_below_optimum(problem: Any) -> None:
     too, is at most the CP-SAT optimum (where there is one)."""
     best = optimum(problem)
     if best is not None:
+        # configs beyond their offer's stock dropped, as the planner does before the bound
+        assert lower_bound(problem).total <= lower_bound(within_stock(problem)).total <= best
         counts = {k: f.packages for k, f in forced_packages(problem).items()}
         assert lower_bound(problem, counts).total <= best
         assert lower_bound(problem, counts, by_segment=True).total <= best
@@ -417,3 +421,29 @@ def test_an_approximate_program_never_exceeds_the_optimum(
             assert lower_bound(problem, by_segment=True, approximate=10**6).total <= best
         finally:
             bound.SEGMENT_COLUMNS = exact
+
+
+def test_configs_beyond_stock_leave_the_bound(make_scenario: Any) -> None:
+    # the desk (1 card 09:00-12:00 on 3 days) on hourly cards at 10 (90 in all), beside a
+    # daily package at 20 a card that sells none (stock 0). The package is no option: the
+    # bound without it is the optimum, where with it the relaxation buys it (at most 60)
+    offers = [
+        offer("o", hourly={"price": 10, "stock": 4}),
+        offer("p", daily={"price": 20, "stock": 0}),
+    ]
+    s = make_scenario(offers, [planning.reserve("desk", 1, "09:00-12:00", days=3)], days=3)
+    problem = build_problem(s, serving=True)
+    assert lower_bound(problem).total <= 60
+    usable = within_stock(problem)
+    assert {c.offer for r in usable.replica_jobs for c in r.configs} == {"o"}
+    assert lower_bound(usable).total == optimum(problem) == 90
+
+
+def test_a_workload_beyond_stock_everywhere_keeps_its_configs(make_scenario: Any) -> None:
+    # the desk's only offer sells no unit: nothing is dropped, so the explanation of why it
+    # cannot run still sees the configs it would need
+    offers = [offer("o", hourly={"price": 10, "stock": 0})]
+    s = make_scenario(offers, [planning.reserve("desk", 1, "09:00-12:00", days=1)], days=1)
+    problem = build_problem(s, serving=True)
+    assert problem.replica_jobs[0].configs
+    assert within_stock(problem).replica_jobs == problem.replica_jobs
