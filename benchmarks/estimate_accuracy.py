@@ -21,7 +21,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from planner.estimate.bands import build, p90
 from planner.estimate.core import GIB
 from planner.estimate.memory import CACHED_SHARE, QLORA_WORKING_GIB, base_format, train_memory
-from tests.measurements import CALIBRATION, EVALUATION, Case, _card, _train_setup, model
+from tests.measurements import (
+    CALIBRATION,
+    EVALUATION,
+    Case,
+    _card,
+    _memory_unit,
+    _peak,
+    _train_setup,
+    model,
+)
 
 BANDS_FILE = Path(__file__).resolve().parent.parent / "planner" / "estimate" / "bands.py"
 
@@ -100,34 +109,32 @@ def table(cases: list[Case]) -> list[str]:
 
 
 def memory_terms(case: Case) -> tuple[float, str, bool, float, float]:
-    """A training memory record as the fit sees it: the figure (GiB), the quantised base's
-    format ("" for none), whether a plain loop trained it, what its figure counts of the
-    estimate without the fitted terms (GiB), and the batch's activations and logits (GiB)
-    where the figure also counts the allocator's cached blocks (reserved and device-level
-    peaks), else 0 (tests/measurements.py, _peak)."""
+    """A training memory record as the fit sees it: the figure, the quantised base's format
+    ("" for none), whether a plain loop trained it, what its figure counts of the estimate
+    (tests/measurements.py, _peak) without the fitted terms, and the batch's activations and
+    logits where the figure also counts the allocator's cached blocks (reserved and
+    device-level peaks), else 0; all in GiB."""
     r = case.record
     setup = _train_setup(r)
     estimate = train_memory(model(r["model"]), _card(r), r.get("cards", 1), setup)
     b = estimate.breakdown
-    metric = r.get("metric")
-    counted = estimate.allocated if metric == "allocated" else estimate.total
-    roomy = metric in ("reserved", "device")
+    roomy = r.get("metric") in ("reserved", "device")
     transient = b["activations"] + b["logits"] if roomy else 0.0
-    figure = case.measured * {"GiB": 1.0, "GB": 1e9 / GIB}[case.unit]
+    counted = _peak(r, estimate) - CACHED_SHARE * transient - b.get("working", 0.0)
     plain = bool(setup.knobs.plain_loop)
     fmt = base_format(setup) if "working" in b else ""
-    return figure, fmt, plain, (counted - b.get("working", 0.0)) / GIB, transient / GIB
+    figure = case.measured / _memory_unit(r, 1.0)  # the record's unit, in bytes
+    return figure / GIB, fmt, plain, counted / GIB, transient / GIB
 
 
 def fit_memory(cases: list[Case]) -> tuple[dict[str, float], float, float]:
-    """QLORA_WORKING_GIB per 4-bit format and CACHED_SHARE: on a grid (0.1 GiB, 0.01), the
-    values with the least mean |relative error| over the training memory records of `cases`
-    (the calibration set). The fixed parts reach QLoRA figures only, and not those a plain
-    loop trained; the share reaches reserved and device-level peaks only. Ties go to the
-    smaller value. Returns the constants and the mean error over the figures either
-    reaches."""
+    """QLORA_WORKING_GIB per 4-bit format and CACHED_SHARE: on a grid (0.1 GiB to 5, 0.01 to
+    1), the values with the least mean |relative error| over the training memory records of
+    `cases` (the calibration set) that either reaches. The fixed parts reach QLoRA figures not
+    trained in a plain loop; the share reaches reserved and device-level peaks. Ties go to
+    the smaller value. Returns the constants and that mean error."""
     rows = [memory_terms(c) for c in cases if c.quantity == "train_memory"]
-    rows = [row for row in rows if row[1] or row[4]]  # what no constant reaches cannot move
+    rows = [row for row in rows if (row[1] and not row[2]) or row[4]]
 
     def error(row: tuple[float, str, bool, float, float], part: float, share: float) -> float:
         figure, fmt, plain, rest, transient = row
@@ -135,12 +142,12 @@ def fit_memory(cases: list[Case]) -> tuple[dict[str, float], float, float]:
         return abs(rest + fixed + share * transient - figure) / figure
 
     best: tuple[float, dict[str, float], float] | None = None
-    for step in range(51):
+    for step in range(101):
         share = step / 100
-        total = sum(error(row, 0.0, share) for row in rows if not row[1])
+        total = sum(error(row, 0.0, share) for row in rows if not row[1] or row[2])
         fixed: dict[str, float] = {}
         for fmt in ("nf4", "int4"):
-            mine = [row for row in rows if row[1] == fmt]
+            mine = [row for row in rows if row[1] == fmt and not row[2]]
             errors = [sum(error(row, t / 10, share) for row in mine) for t in range(51)]
             fixed[fmt] = errors.index(min(errors)) / 10
             total += min(errors)

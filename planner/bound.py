@@ -16,7 +16,8 @@ U_P ≤ h_P × N_P card-hours of P. For any λ_P in [0, price_P ÷ h_P]:
 where M_P ≤ N_P is a number of unit-packages every plan buys: its committed ones, or what a
 job that can run nowhere else needs. λ_P U_P is then charged to the workloads that use P: a
 card-hour of P costs them λ_P. Each workload is priced alone at its cheapest under those
-charges (ignoring stock and billing round-ups, which only add cost): a train job on its
+charges (ignoring stock and billing round-ups, which only add cost; a config that needs
+more units at once than its offer sells is dropped first, `within_stock`): a train job on its
 cheapest config; a serve or reserve workload per segment at the least cost of whole
 replicas that carry the demand and the minimum (`least_cover`). In the first segment of
 each run of its demand (`ReplicaJob.openings`) a rented replica also pays its setup hours,
@@ -40,7 +41,7 @@ from fractions import Fraction
 from planner import charges, purchases, window
 from planner.configs import Config, ReplicaConfig
 from planner.cover import least_cover
-from planner.problem import Job, Problem
+from planner.problem import Job, Problem, within_stock
 
 Key = tuple[str, str]
 STEPS = 8  # λ of a pool every plan must buy is tried at 0, 1/8, … 8/8 of its full rate
@@ -89,6 +90,7 @@ def lower_bound(
     `approximate`: the most columns of a program too large for an exact solve that may be
     solved approximately instead (planner.charges; 0: none), without the forced pools'
     windows."""
+    problem = within_stock(problem)
     packages = _packages(problem)
     full = {key: p.unit_price / p.card_hours for key, p in packages.items()}
     least = _least_bought(problem, packages)

@@ -32,7 +32,7 @@ from planner.forced import Forced, forced_packages
 from planner.parallel import Executor
 from planner.placement import nogood, with_nogoods
 from planner.pricing import breakdown
-from planner.problem import Infeasible, NoGood, Problem, build_problem, within_stock
+from planner.problem import Infeasible, NoGood, Problem, build_problem
 from planner.reference import Reference
 from planner.restrict import Restricted, top_k
 from planner.solution import Solution, to_plan
@@ -184,7 +184,6 @@ def solve(
         problem = build_problem(scenario, serving=True)
     except Infeasible as exc:
         return _proven(explain.alone(scenario, exc.jobs))  # one per job without a config
-    problem = within_stock(problem)
     phase("planning the baselines")
     naive, naive_why = greedy(problem, careful=False)
     # packages that only-there jobs force, proven by small exact solves: the relaxation's
@@ -665,9 +664,9 @@ def _bound_note(problem: Problem, forced: dict[tuple[str, str], Forced], relaxat
     return (
         "the bound knows these packages: "
         + "; ".join(parts)
-        + "; the rest of it prices every other workload alone at its cheapest (stock, "
-        "setups inside a run of demand and billing round-ups ignored), so it is low where "
-        "workloads compete"
+        + "; the rest of it prices every other workload alone at its cheapest (stock shared "
+        "between workloads, setups inside a run of demand and billing round-ups ignored), so "
+        "it is low where workloads compete"
     )
 
 

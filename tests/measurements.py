@@ -176,8 +176,9 @@ def _serve_setup(r: dict[str, Any], **overrides: Any) -> ServeSetup:
 def _peak(r: dict[str, Any], estimate: MemoryEstimate) -> float:
     """The part of the estimate the record's figure measures: a peak of allocated bytes
     (`metric: allocated`) counts no overhead; a reserved or device-level peak of a run with
-    room to spare also counts the allocator's cached blocks; a figure that does not say what
-    it counts is compared with the total, the need, between the two."""
+    room to spare also counts the allocator's cached blocks (MemoryEstimate.roomy, overhead
+    whole); a figure that does not say what it counts is compared with the total, the need,
+    between the two."""
     metric = r.get("metric")
     return {"allocated": estimate.allocated, None: estimate.total}.get(metric, estimate.roomy)
 

@@ -38,8 +38,6 @@ def test_the_bound_never_exceeds_the_optimum(make_scenario: Any, instance: dict[
         return
     best = optimum(problem)
     if best is not None:
-        # configs beyond their offer's stock dropped, as the planner does before the bound
-        assert lower_bound(problem).total <= lower_bound(within_stock(problem)).total <= best
         counts = {k: f.packages for k, f in forced_packages(problem).items()}
         assert lower_bound(problem).total <= lower_bound(problem, counts).total <= best
         assert (
@@ -426,17 +424,17 @@ def test_an_approximate_program_never_exceeds_the_optimum(
 def test_configs_beyond_stock_leave_the_bound(make_scenario: Any) -> None:
     # the desk (1 card 09:00-12:00 on 3 days) on hourly cards at 10 (90 in all), beside a
     # daily package at 20 a card that sells none (stock 0). The package is no option: the
-    # bound without it is the optimum, where with it the relaxation buys it (at most 60)
+    # bound without it is the optimum (priced with it, the relaxation bought it: 60)
     offers = [
         offer("o", hourly={"price": 10, "stock": 4}),
         offer("p", daily={"price": 20, "stock": 0}),
     ]
     s = make_scenario(offers, [planning.reserve("desk", 1, "09:00-12:00", days=3)], days=3)
     problem = build_problem(s, serving=True)
-    assert lower_bound(problem).total <= 60
+    assert {c.offer for r in problem.replica_jobs for c in r.configs} == {"o", "p"}
     usable = within_stock(problem)
     assert {c.offer for r in usable.replica_jobs for c in r.configs} == {"o"}
-    assert lower_bound(usable).total == optimum(problem) == 90
+    assert lower_bound(problem).total == optimum(problem) == 90
 
 
 def test_a_workload_beyond_stock_everywhere_keeps_its_configs(make_scenario: Any) -> None:
@@ -447,3 +445,21 @@ def test_a_workload_beyond_stock_everywhere_keeps_its_configs(make_scenario: Any
     problem = build_problem(s, serving=True)
     assert problem.replica_jobs[0].configs
     assert within_stock(problem).replica_jobs == problem.replica_jobs
+
+
+def test_a_train_config_beyond_stock_leaves_the_bound_and_forces_a_package(
+    make_scenario: Any,
+) -> None:
+    # a 10-hour job on one card: hourly at 10 a card-hour (100), which sells none (stock 0),
+    # or a daily package at 150. The hourly config is no option, so the job is the package's
+    # alone: forced, and the bound is the optimum, 150
+    offers = [
+        offer("o", hourly={"price": 10, "stock": 0}),
+        offer("p", daily={"price": 150, "stock": 2}),
+    ]
+    s = make_scenario(offers, [job("j", 10)], days=3)
+    problem = build_problem(s, serving=True)
+    assert {c.offer for c in problem.jobs[0].configs} == {"o", "p"}
+    assert {c.offer for c in within_stock(problem).jobs[0].configs} == {"p"}
+    assert ("p", "daily") in forced_packages(problem)
+    assert lower_bound(problem).total == optimum(problem) == 150

@@ -127,9 +127,12 @@ def test_explain_formulas_add_up_to_the_total(cli: Any) -> None:
     # card also shows are reported beside the total, not in it
     allocated = float(re.search(r"allocated\s+([\d.]+) GiB", result.stdout).group(1))  # type: ignore[union-attr]
     assert allocated == pytest.approx(total - terms["overhead"], abs=0.03)
-    cached = float(re.search(r"cached\s+([\d.]+) GiB more", result.stdout).group(1))  # type: ignore[union-attr]
+    found = re.search(r"cached\s+([\d.]+) GiB: .*?show about\s+([\d.]+) GiB", result.stdout, re.S)
+    assert found is not None
+    cached, device = float(found.group(1)), float(found.group(2))
     transient = terms["activations"] + terms["logits"]
     assert cached == pytest.approx(CACHED_SHARE * transient, abs=0.03) and cached > 0
+    assert device == pytest.approx(total + cached, abs=0.02)
 
 
 def test_scenario_memory_margin_reaches_solver_and_checker(make_scenario: Any) -> None:

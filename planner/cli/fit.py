@@ -441,8 +441,13 @@ def _basis(console: Any, rows: list[dict[str, Any]]) -> None:
         band = next((r[f"{name}_band"] for r in estimated if r.get(f"{name}_band")), None)
         evidence = (
             f"±{band['fraction']:.0%}: 90th percentile of |error| over {band['figures']} "
-            f"published {band['kind']} figures no constant was tuned on; the truth has lain "
-            f"up to {band['lower_fraction']:.0%} below"
+            f"published {band['kind']} figures no constant was tuned on"
+            + (
+                " (each against what it counts: allocated, reserved or the whole)"
+                if band["kind"].startswith("memory")
+                else ""
+            )
+            + f"; the truth has lain up to {band['lower_fraction']:.0%} below"
             if band
             else f"no band: fewer than {MIN_CASES} published figures of this kind"
         )
@@ -537,14 +542,16 @@ def _explain(console: Any, query: FitQuery, rows: list[dict[str, Any]]) -> None:
         )
         if r["cached_per_card_gib"]:
             console.print(
-                f"  {'cached':<12} {r['cached_per_card_gib']:.2f} GiB more on a card with "
-                "room: freed blocks the allocator keeps and returns under pressure (not "
-                "counted in the total)",
+                f"  {'cached':<12} {r['cached_per_card_gib']:.2f} GiB: freed blocks the "
+                "allocator keeps while the card has room and returns under pressure (not "
+                f"in the total; nvidia-smi would show about "
+                f"{r['memory_per_card_gib'] + r['cached_per_card_gib']:.2f} GiB)",
                 markup=False,
             )
     console.print(
         "To check a term, run the same recipe for a step and compare "
-        "torch.cuda.max_memory_allocated() / 2**30 with 'allocated' above; nvidia-smi and "
-        "max_memory_reserved also show the CUDA context and the cached blocks.",
+        "torch.cuda.max_memory_allocated() / 2**30 with 'allocated' above; "
+        "torch.cuda.max_memory_reserved() also holds the cached blocks, nvidia-smi the CUDA "
+        "context too.",
         markup=False,
     )

@@ -81,7 +81,10 @@ class MemoryEstimate:
     @property
     def roomy(self) -> float:
         """What a reserved or device-level peak (max_memory_reserved, nvidia-smi) shows on a
-        card with room to spare: the total and the allocator's `cached` blocks."""
+        card with room to spare: the total and the allocator's `cached` blocks. A reserved
+        peak leaves out the CUDA context, but the `overhead` term does not say how much of
+        it is context and how much workspace and slack inside the allocator: the whole
+        term is kept (RESULTS, "What each memory figure counts")."""
         return self.total + self.cached
 
     @property

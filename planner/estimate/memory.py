@@ -578,9 +578,10 @@ def _quantised_terms(
       matrix × 2 B. Per layer, never the whole model.
     - `working`: what the trainers that published QLoRA peaks hold beyond every other term,
       QLORA_WORKING_GIB per card for the format here (fitted). It belongs to those trainers
-      (litgpt, torchtune, HF/PEFT scripts), not to the 4-bit kernels: a plain loop around
-      PEFT and bitsandbytes (the probe's on an H200; Answer.AI's fsdp_qlora, whose peaks at
-      micro-batch 1 hold nothing beyond the other terms) has none (`plain_loop`).
+      (litgpt, HF/PEFT scripts, some of torchtune's tables), not to the 4-bit kernels: a
+      plain loop around PEFT and bitsandbytes (the probe's on an H200; Answer.AI's
+      fsdp_qlora, whose peaks at micro-batch 1 hold nothing beyond the other terms) has
+      none (`plain_loop`).
     The allocator's cached blocks, which grow with the batch, come after (_cached_blocks).
     """
     if base_precision not in QUANTISED:
@@ -598,7 +599,7 @@ def _quantised_terms(
         formulas["working"] = "none fixed: a plain loop (measured)"
     else:
         formulas["working"] = f"{working_gib:g} GiB trainer's working memory" + (
-            " (fitted)" if fitted else " (NF4's, assumed)"
+            " (fitted; none in a plain loop: --plain-loop)" if fitted else " (NF4's, assumed)"
         )
     fmt = BASE_FORMATS.get(base_precision, f"{base_precision} (8-bit)")
     source = (
