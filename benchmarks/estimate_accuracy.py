@@ -120,7 +120,7 @@ def memory_terms(case: Case) -> tuple[float, str, bool, float, float]:
     b = estimate.breakdown
     roomy = r.get("metric") in ("reserved", "device")
     transient = b["activations"] + b["logits"] if roomy else 0.0
-    counted = _peak(r, estimate) - CACHED_SHARE * transient - b.get("working", 0.0)
+    counted = _peak(r, estimate) - (estimate.cached if roomy else 0.0) - b.get("working", 0.0)
     plain = bool(setup.knobs.plain_loop)
     fmt = base_format(setup) if "working" in b else ""
     figure = case.measured / _memory_unit(r, 1.0)  # the record's unit, in bytes

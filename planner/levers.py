@@ -155,9 +155,8 @@ def levers(scenario: Scenario) -> list[Lever]:
 
 def _in_stock(scenario: Scenario, offer: str, mode: str, units: int) -> bool:
     """Whether `units` units of an offer's mode fit its stock and its offer-wide cap."""
-    o = scenario.offers[offer]
-    stock = o.billing(mode).stock
-    return (stock is None or units <= stock) and (o.max_units is None or units <= o.max_units)
+    most = scenario.offers[offer].most_units(mode)
+    return most is None or units <= most
 
 
 def cheapest(scenario: Scenario, workload: str, avoid: tuple[str, str] | None) -> Option | None:

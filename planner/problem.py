@@ -450,13 +450,8 @@ def within_stock(problem: Problem) -> Problem:
     can use; the bound and the search then see only what can run. A workload all of whose
     configs need more keeps them, for the explanation of why it cannot run to name."""
 
-    def cap(offer_id: str, mode: str) -> int | None:
-        offer = problem.offers[offer_id]
-        limits = [offer.billing(mode).stock, offer.max_units]
-        return min((x for x in limits if x is not None), default=None)
-
     def usable(config: Config | ReplicaConfig) -> bool:
-        most = cap(config.offer, config.mode)
+        most = problem.offers[config.offer].most_units(config.mode)
         return most is None or config.units <= most
 
     def kept(configs: tuple[Any, ...]) -> tuple[Any, ...]:

@@ -186,6 +186,12 @@ class Offer(Frozen):
             raise KeyError(f"offer {self.id} does not sell {mode}")
         return value  # type: ignore[no-any-return]
 
+    def most_units(self, mode: str) -> int | None:
+        """The most units sold at once on `mode` (rule 7): its stock or the offer's
+        `max_units` over all modes, the lesser; None where neither is given."""
+        limits = [self.billing(mode).stock, self.max_units]
+        return min((x for x in limits if x is not None), default=None)
+
 
 class Catalog(Frozen):
     """One provider's price list on one date."""

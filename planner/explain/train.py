@@ -253,7 +253,7 @@ def _fastest(scenario: Scenario, job: Job) -> tuple[Config, int] | None:
     units the stock can hold."""
     best: tuple[int, Config, int] | None = None
     for config in _lifted(scenario, job):
-        cap = _cap(scenario, config)
+        cap = scenario.offers[config.offer].most_units(config.mode)
         if cap is not None and config.units > cap:
             continue  # never usable: more units at once than its offer sells
         starts = [s for s in (config.starts or (job.earliest,)) if s >= job.earliest]
@@ -343,7 +343,7 @@ def _has_configs(scenario: Scenario | None, name: str) -> bool:
 def stock(scenario: Scenario, job: Job) -> Conflict | None:
     """Every config needs more units at once than its offer and mode sell (stock, or the
     offer's cap over all modes): None if one fits."""
-    caps = {c.pool: _cap(scenario, c) for c in job.configs}
+    caps = {c.pool: scenario.offers[c.offer].most_units(c.mode) for c in job.configs}
     limited = {pool: cap for pool, cap in caps.items() if cap is not None}
     if len(limited) < len(caps) or any(c.units <= limited[c.pool] for c in job.configs):
         return None
@@ -353,12 +353,6 @@ def stock(scenario: Scenario, job: Job) -> Conflict | None:
     available = f"the most sold at once: {by_value(sold)}"
     cheapest = min(job.configs, key=lambda c: (_price(scenario, c), c.offer, c.mode))
     return Conflict("stock", (job.name,), needed, available, (_more_stock(scenario, cheapest),))
-
-
-def _cap(scenario: Scenario, config: Config) -> int | None:
-    offer = scenario.offers[config.offer]
-    limits = [offer.billing(config.mode).stock, offer.max_units]
-    return min((x for x in limits if x is not None), default=None)
 
 
 def _price(scenario: Scenario, config: Config) -> Fraction:
