@@ -37,10 +37,11 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
+from typing import Any
 
 from planner import charges, purchases, window
 from planner.configs import Config, ReplicaConfig
-from planner.cover import least_cover
+from planner.cover import covers_by_count, least_cover
 from planner.problem import Job, Problem, within_stock
 
 Key = tuple[str, str]
@@ -189,6 +190,122 @@ def lower_bound(
                 inside = {**rates, key: by_time.inside}
                 best = Bound(by_time.total, inside, least, (key, by_time.span), fixed)
     return best
+
+
+def without_packages(problem: Problem) -> Fraction | None:
+    """A lower bound on every plan that buys no package (no daily, weekly or monthly
+    purchase): each workload priced alone at its cheapest on rented and committed hourly
+    cards, with the commitments, as `lower_bound` prices them (no package pool is left to
+    charge, so nothing here is a relaxation of "cards used ≤ cards held"), and each replica
+    started inside a run of demand paying its setup (`_with_rises`).
+
+    The split it makes: every plan either buys no package, and costs at least this, or
+    buys some, and costs at least the relaxation's bound. Where the plan found buys none,
+    the gap among its own kind is this figure's, and the rest of the gap is only the
+    question whether packages could pay.
+
+    None where the question does not arise or has no answer here: no workload has a
+    config on a buyable package pool; a commitment buys packages (every plan holds them);
+    or some workload runs only on packages (no plan without them exists)."""
+    problem = within_stock(problem)
+    buyable = {key for key, pool in problem.pools.items() if pool.days}
+    if any(problem.pools[key].committed for key in buyable):
+        return None
+
+    def rented(configs: tuple[Any, ...]) -> tuple[Any, ...]:
+        return tuple(c for c in configs if not (c.held and (c.offer, c.mode) in buyable))
+
+    jobs = tuple(replace(j, configs=rented(j.configs)) for j in problem.jobs)
+    replicas = tuple(replace(r, configs=rented(r.configs)) for r in problem.replica_jobs)
+    before = [j.configs for j in problem.jobs] + [r.configs for r in problem.replica_jobs]
+    after = [j.configs for j in jobs] + [r.configs for r in replicas]
+    if before == after or not all(after):
+        return None
+    pools = {key: pool for key, pool in problem.pools.items() if key not in buyable}
+    alone = replace(problem, jobs=jobs, replica_jobs=replicas, pools=pools)
+    floors = _Floors(alone)
+    paid = sum((f.cost for f in alone.fixed), Fraction(0)) - alone.bought_commitments
+    total = paid + sum((floors.job(j.index, {}) for j in alone.jobs), Fraction(0))
+    covers: dict[tuple[tuple[tuple[int, int], ...], int, int], list[int | None] | None] = {}
+    for r in range(len(alone.replica_jobs)):
+        rising = _with_rises(alone, r, _Kinds.of(alone, r), covers)
+        total += floors.replicas(r, {}) if rising is None else rising
+    return total
+
+
+# replicas counted one by one in `_with_rises`' program; from this many on, as one state
+RISING_MOST = 16
+
+
+def _with_rises(
+    problem: Problem,
+    j: int,
+    kinds: _Kinds,
+    covers: dict[tuple[tuple[tuple[int, int], ...], int, int], list[int | None] | None],
+) -> Fraction | None:
+    """Replica job `j`'s least cost on rented and committed hourly cards over the horizon,
+    counting what the per-segment floors leave out: each replica started inside a run of
+    demand pays its setup hours.
+
+    A plan holds some number n_s of the job's replicas in each segment s; they cost at
+    least the least cover of the segment's demand by exactly n_s replicas, and where
+    n_s > n_{s-1} inside a run at least n_s − n_{s-1} of them were started there, each
+    paying at least the least setup (hours × hourly price) of the configs usable there. A
+    program over the counts (from RISING_MOST on counted as one state: rises into it are
+    counted up to it) finds the least such total, so it bounds every plan; at the first
+    segment of a run every replica pays its opening, as in the floors. Replicas of held
+    cards have no setup, so where one is usable a rise costs nothing here. None where a
+    cover's program is too large (the plain floors stand)."""
+    job = problem.replica_jobs[j]
+    hour = [_replica_hour(problem, job.name, c, {}) for c in job.configs]
+    scale = math.lcm(*(h.denominator for h in hour))
+    items = [(c.capacity, int(h * scale)) for c, h in zip(job.configs, hour, strict=True)]
+    paying = [problem.replica_rate(job.name, c) for c in job.configs]
+    openings = job.openings(problem.segments)
+    inf = math.inf
+    total = 0  # whole parts of 1/scale
+    state: list[float] | None = None  # per count, the run's least cost so far
+
+    def table(usable: tuple[tuple[int, int], ...], demand: int, minimum: int) -> list[float] | None:
+        key = (usable, demand, minimum)
+        if key not in covers:
+            covers[key] = covers_by_count(usable, demand, minimum, RISING_MOST)
+        found = covers[key]
+        return None if found is None else [inf if x is None else x for x in found]
+
+    for s, (a, b) in enumerate(problem.segments):
+        kind = kinds.of_segment[s]
+        if kind < 0:
+            if state is not None:
+                if min(state) == inf:
+                    return None
+                total += int(min(state))
+                state = None
+            continue
+        usable, demand, minimum = kinds.kinds[kind]
+        if s in openings:
+            lead = {i: paying[i].opening(openings[s]) for i in usable}
+            opened = tuple(sorted({(items[i][0], items[i][1] * (b - a + lead[i])) for i in usable}))
+            first = table(opened, demand, minimum)
+            if first is None:
+                return None
+            state = first
+            continue
+        per_hour = table(tuple(sorted({items[i] for i in usable})), demand, minimum)
+        if per_hour is None or state is None:
+            return None
+        rise = min(paying[i].setup * items[i][1] for i in usable)
+        kept, started = list(state), list(state)
+        for n in range(len(state) - 2, -1, -1):  # dropping replicas costs nothing
+            kept[n] = min(kept[n], kept[n + 1])
+        for n in range(1, len(state)):  # n − m replicas started: each pays a setup
+            started[n] = min(state[n], started[n - 1] + rise)
+        state = [c * (b - a) + min(kept[n], started[n]) for n, c in enumerate(per_hour)]
+    if state is not None:
+        if min(state) == inf:
+            return None
+        total += int(min(state))
+    return Fraction(total, scale)
 
 
 def _without(problem: Problem, floors: _Floors, rates: dict[Key, Fraction], key: Key) -> Fraction:

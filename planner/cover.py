@@ -36,9 +36,32 @@ def _undominated(items: Sequence[tuple[int, int]], demand: int) -> list[tuple[in
     return kept
 
 
+def covers_by_count(
+    items: Sequence[tuple[int, int]], demand: int, minimum: int, most: int
+) -> list[int | None] | None:
+    """Per count n of replicas from 0 to `most`: the least Σ w·r over exactly n replicas
+    (at least `most` for the last) that carry `demand` with at least `minimum` of them
+    (None where none do); None where the dynamic program would be too large."""
+    most = max(most, minimum, 1)
+    kept = _undominated(items, demand)  # a replica swapped for one that dominates it: same n
+    if not kept or (demand + 1) * (most + 1) * len(kept) > DP_STEPS:
+        return None
+    layers = _layers(kept, max(demand, 0), most)
+    return [
+        None if n < minimum or layer[-1] == math.inf else int(layer[-1])
+        for n, layer in enumerate(layers)
+    ]
+
+
 def _least_cost(items: Sequence[tuple[int, int]], demand: int, minimum: int) -> int:
-    """The cost of `cheapest_mix` by the same dynamic program, keeping costs only: layer n
-    holds the least cost of n replicas (n capped at `minimum`) per demand covered (capped)."""
+    """The cost of `cheapest_mix` by the same dynamic program, keeping costs only."""
+    best = _layers(items, demand, minimum)[minimum][demand]
+    return 0 if best == math.inf else int(best)
+
+
+def _layers(items: Sequence[tuple[int, int]], demand: int, minimum: int) -> list[list[float]]:
+    """Layer n holds the least cost of exactly n replicas (at least `minimum` in the last
+    layer) per demand covered (capped at `demand`)."""
     inf = math.inf
     layers = [[inf] * (demand + 1) for _ in range(minimum + 1)]
     layers[0][0] = 0
@@ -52,8 +75,7 @@ def _least_cost(items: Sequence[tuple[int, int]], demand: int, minimum: int) -> 
                 d2 = min(demand, d + c)
                 if (d2 != d or up is not here) and cost + w < up[d2]:
                     up[d2] = cost + w
-    best = layers[minimum][demand]
-    return 0 if best == inf else int(best)
+    return layers
 
 
 def _lp_cover(items: Sequence[tuple[int, int]], demand: int, minimum: int) -> Fraction:

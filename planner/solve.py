@@ -17,7 +17,7 @@ from typing import Protocol
 
 from planner import explain
 from planner.baseline import greedy
-from planner.bound import Bound, lower_bound
+from planner.bound import Bound, lower_bound, without_packages
 from planner.check import check_plan
 from planner.cpsat.lns import improve
 from planner.cpsat.model import CpModel, Outcome, Progress, SolverSettings
@@ -202,6 +202,9 @@ def solve(
         approximate=round(APPROXIMATE_COLUMNS * params.time_limit),
     )
     floor = relaxation.total
+    # the plans that buy no package, bounded alone: where the plan found buys none, the gap
+    # among them, and what is left is whether packages could pay (planner.bound)
+    alone = without_packages(problem) if not forced else None
     phase("checking the baselines")
     # the baselines are checked now, inside the time limit; one the checker refuses (a bug,
     # said in its note) is neither priced, nor a hint, nor a plan to fall back on
@@ -328,6 +331,9 @@ def solve(
             if objective
             else 0.0,
             "bound": None if bound is None else money(bound, plan.currency),
+            "bound_without_packages": None
+            if bound is None or alone is None or alone <= bound
+            else money(alone, plan.currency),
             "inconsistency": inconsistency or None,
             "forced": [
                 ForcedPurchase(

@@ -442,3 +442,29 @@ def _held(plan: Plan) -> dict[str, Fraction]:
             charge(part, forcers)  # a package they force, idle days included
         charge(money - part, users)  # any other package: its users, by card-hours
     return dict(out)
+
+
+def without_packages(plan: Plan) -> str | None:
+    """What the bound over plans that buy no package (`Plan.bound_without_packages`) says
+    of this plan, in one sentence; None where there is no such bound."""
+    alone = plan.bound_without_packages
+    if alone is None:
+        return None
+    c, total = plan.currency, plan.total_cost
+    bought = sorted(
+        {f"{r.offer} {r.mode}" for r in plan.rentals if r.mode in PACKAGE_DAYS and not r.committed}
+    )
+    head = f"no plan that buys no package costs less than {c} {alone:,.2f}"
+    if bought and alone > total:
+        return (
+            f"{head}, so the packages this plan buys ({', '.join(bought)}) save at least "
+            f"{c} {alone - total:,.2f}"
+        )
+    if bought:
+        return f"{head}; this plan buys packages ({', '.join(bought)})"
+    rest = "" if plan.bound is None else f" down to {c} {plan.bound:,.2f}"
+    return (
+        f"{head}, and this plan buys none: among such plans at most {c} {total - alone:,.2f} "
+        f"({(total - alone) / total:.1%}) could still be saved; the rest of the gap{rest} is "
+        "what packages might save, which the relaxation cannot rule out"
+    )

@@ -10,14 +10,14 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from planner import bound, purchases
+from planner import bound, purchases, views
 from planner.bound import _Floors, lower_bound
 from planner.cpsat.model import CpModel, SolverSettings
 from planner.forced import forced_packages
 from planner.problem import Infeasible, build_problem, within_stock
 from tests import planning
 from tests.planning import job, offer
-from tests.test_planner_properties import build, mixed
+from tests.test_planner_properties import build, instances, mixed
 
 SETTINGS = SolverSettings(time_limit=20, workers=2, seed=0, deterministic=True)
 
@@ -463,3 +463,137 @@ def test_a_train_config_beyond_stock_leaves_the_bound_and_forces_a_package(
     assert {c.offer for c in within_stock(problem).jobs[0].configs} == {"p"}
     assert ("p", "daily") in forced_packages(problem)
     assert lower_bound(problem).total == optimum(problem) == 150
+
+
+PACKAGE_MODES = ("daily", "weekly", "monthly")
+
+
+def _rented_only(instance: dict[str, Any]) -> dict[str, Any]:
+    """`instance` with every package mode taken off its offers (an offer sold only as
+    packages leaves)."""
+    offers = [
+        {k: v for k, v in o.items() if k not in PACKAGE_MODES}
+        for o in instance["offers"]
+        if any(m in o for m in ("hourly", "spot"))
+    ]
+    return {**instance, "offers": offers}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    planning.with_service(instances(days=2), serve=True),
+    st.sampled_from(["daily", "weekly"]),
+    st.integers(10, 400),
+    st.lists(st.sampled_from([30, 60, 90]), min_size=1, max_size=3),
+)
+def test_the_bound_without_packages_never_exceeds_the_cheapest_plan_without_them(
+    make_scenario: Any, instance: dict[str, Any], mode: str, price: int, setups: list[int]
+) -> None:
+    """A machine of the first offer's card sold by the day or the week beside the
+    instance's offers, whose cards take `setups` minutes to set up: the bound over plans
+    that buy no package is at least the relaxation of the same quarter with every package
+    mode taken off the catalog (it adds the setups of replicas started inside a run), and
+    at most its optimum."""
+    offers = [
+        {**o, "setup_minutes": setups[i % len(setups)]} for i, o in enumerate(instance["offers"])
+    ]
+    instance = {**instance, "offers": offers}
+    machine = offer("machine", card=offers[0]["card"], **{mode: {"price": price}})
+    machine[mode]["stock"] = 2
+    with_machine = {**instance, "offers": [*offers, machine]}
+    try:
+        problem = build_problem(build(make_scenario, with_machine), serving=True)
+    except Infeasible:
+        return
+    alone = bound.without_packages(problem)
+    try:
+        rented = build_problem(build(make_scenario, _rented_only(instance)), serving=True)
+    except Infeasible:  # some workload runs only on packages: no plan without them
+        assert alone is None
+        return
+    if alone is None:  # the machine is no option for any workload (beyond its stock)
+        return
+    assert lower_bound(rented).total <= alone
+    best = optimum(rented)  # None: no plan without packages (stock) bounds nothing
+    assert best is None or alone <= best
+
+
+def test_packages_that_pay_are_proven_to_pay(make_scenario: Any) -> None:
+    # the desk (1 card 09:00-12:00 on 3 days) on hourly cards at 10 a card-hour (90 in
+    # all), or on daily packages at 20 (60): without packages no plan costs less than 90,
+    # so the plan's packages save at least 30
+    offers = [
+        offer("o", hourly={"price": 10, "stock": 4}),
+        offer("p", daily={"price": 20, "stock": 1}),
+    ]
+    s = make_scenario(offers, [planning.reserve("desk", 1, "09:00-12:00", days=3)], days=3)
+    problem = build_problem(s, serving=True)
+    assert bound.without_packages(problem) == 90
+    plan = planning.solved(s).plan
+    assert plan is not None and plan.total_cost == 60
+    assert plan.bound_without_packages == 90
+    line = views.without_packages(plan)
+    assert line is not None and "(p daily) save at least CNY 30.00" in line
+
+
+def test_no_bound_without_packages_where_every_plan_buys_one(make_scenario: Any) -> None:
+    # a 10-hour job that only a daily package can run (its offer sells nothing else), a
+    # commitment to one such package, or no package offer at all: each leaves no question
+    # to answer. With an hourly offer beside the package, the job costs 100 there
+    package_only = [offer("p", daily={"price": 150, "stock": 2})]
+    s = make_scenario(package_only, [job("j", 10)], days=3)
+    assert bound.without_packages(build_problem(s, serving=True)) is None
+    both = [offer("o", hourly={"price": 10, "stock": 4}), *package_only]
+    commitment = {"name": "held", "offer": "p", "mode": "daily", "units": 1, "start": "2026-07-02"}
+    s = make_scenario(both, [job("j", 10)], days=3, commitments=[commitment])
+    assert bound.without_packages(build_problem(s, serving=True)) is None
+    s = make_scenario(both[:1], [job("j", 10)], days=3)
+    assert bound.without_packages(build_problem(s, serving=True)) is None
+    s = make_scenario(both, [job("j", 10)], days=3)
+    assert bound.without_packages(build_problem(s, serving=True)) == 100
+
+
+def test_a_replica_started_inside_a_run_pays_its_setup(make_scenario: Any) -> None:
+    # chat (one a100-80g replica carries 100 in flight) needs 100 from 00:00 and 200 from
+    # 02:00 to 04:00, on hourly cards at 10 that take an hour to set up. Per segment the
+    # floors count 1 replica for 2 h plus its setup (30) and 2 replicas for 2 h (40): 70.
+    # The second replica starts inside the run and pays its hour too: 80, the optimum
+    offers = [offer("o", hourly={"price": 10, "stock": 4}, setup_minutes=60)]
+    chat = planning.service(
+        start="2026-07-01T00:00:00",
+        end="2026-07-01T04:00:00",
+        concurrency={"00-02": 100, "02-24": 200},
+        max_cards_per_replica=1,
+    )
+    problem = build_problem(make_scenario(offers, [chat], days=1), serving=True)
+    assert lower_bound(problem).total == 70
+    floors = bound._Floors(problem)
+    assert floors.replicas(0, {}) == 70
+    rising = bound._with_rises(problem, 0, bound._Kinds.of(problem, 0), {})
+    assert rising == optimum(problem) == 80
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    planning.services(days=2),
+    st.sampled_from([30, 60, 120]),
+    st.sampled_from([None, "h200-141g"]),
+)
+def test_setups_inside_a_run_never_exceed_the_optimum(
+    make_scenario: Any, chat: dict[str, Any], setup: int, second: str | None
+) -> None:
+    """One generated service alone on hourly cards that take `setup` minutes to set up
+    (a100-80g, and sometimes h200-141g beside them): the floors with the setups of replicas started
+    inside a run lie between the plain floors and the optimum."""
+    offers = [offer("o", hourly={"price": 10, "stock": 4}, setup_minutes=setup)]
+    if second:
+        dearer = offer("p", card=second, hourly={"price": 23, "stock": 2}, setup_minutes=setup)
+        offers.append(dearer)
+    try:
+        problem = build_problem(make_scenario(offers, [chat], days=2), serving=True)
+    except Infeasible:
+        return
+    rising = bound._with_rises(problem, 0, bound._Kinds.of(problem, 0), {})
+    assert rising is not None and rising >= bound._Floors(problem).replicas(0, {})
+    best = optimum(problem)
+    assert best is None or rising <= best

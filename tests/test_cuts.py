@@ -46,6 +46,28 @@ def test_least_cover_is_the_brute_force_minimum(
 
 
 @settings(max_examples=200, deadline=None)
+@given(items, st.integers(0, 12), st.integers(0, 4), st.integers(0, 5))
+def test_covers_by_count_are_the_brute_force_minima(
+    items: list[tuple[int, int]], demand: int, minimum: int, most: int
+) -> None:
+    """Exactly n replicas for each n below the last count, at least that many in the last."""
+    found = cover.covers_by_count(items, demand, minimum, most)
+    assert found is not None
+    top = len(found) - 1
+    assert top == max(most, minimum, 1)
+    for n, least in enumerate(found):
+        best = None
+        for counts in itertools.product(range(top + demand + 1), repeat=len(items)):
+            count = sum(counts)
+            if count < minimum or (count != n if n < top else count < top):
+                continue
+            if sum(c * r for (c, _), r in zip(items, counts, strict=True)) >= demand:
+                cost = sum(w * r for (_, w), r in zip(items, counts, strict=True))
+                best = cost if best is None else min(best, cost)
+        assert least == best, (n, least, best)
+
+
+@settings(max_examples=200, deadline=None)
 @given(items, st.integers(0, 12), st.integers(0, 4))
 def test_the_lp_fallback_never_exceeds_the_least_cover(
     items: list[tuple[int, int]], demand: int, minimum: int

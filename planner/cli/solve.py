@@ -42,7 +42,13 @@ from planner.margins import margins as workload_margins
 from planner.parallel import Executor, Kind
 from planner.report import annotate, headline_warnings
 from planner.solve import PHASE, Result, SolveParams, default_time_limit, solve
-from planner.views import STORAGE, attribution, order_sheet, spend_by_workload
+from planner.views import (
+    STORAGE,
+    attribution,
+    order_sheet,
+    spend_by_workload,
+    without_packages,
+)
 
 
 def solve_command(
@@ -353,6 +359,9 @@ def print_plan(
             )
             if "bound" in plan.baseline_notes:
                 console.print(f"  what the bound knows: {escape(plan.baseline_notes['bound'])}")
+    unpackaged = without_packages(plan)
+    if unpackaged is not None and not plan.inconsistency:
+        console.print(f"  without packages: {escape(unpackaged)}")
     if plan.status == "optimal" and plan.solver and not plan.solver.ties_settled:
         console.print(
             "  [yellow]ties:[/] the cost is proven optimal, but the tie order (fewer cards, "

@@ -23,7 +23,14 @@ from plotly.subplots import make_subplots
 from planner.domain.costs import PRICED, CostTerm
 from planner.domain.plan import Plan
 from planner.domain.timeaxis import TimeAxis
-from planner.views import STORAGE, order_sheet, pool_hours, spend_by_use, spend_by_workload
+from planner.views import (
+    STORAGE,
+    order_sheet,
+    pool_hours,
+    spend_by_use,
+    spend_by_workload,
+    without_packages,
+)
 
 CHARTS = ("gantt", "capacity", "monthly", "breakdown")
 
@@ -162,13 +169,16 @@ def _money(value: Decimal | None) -> str:
 def gap_words(plan: Plan) -> str:
     """The plan's standing in plain words."""
     c = plan.currency
+    alone = without_packages(plan)
+    also = "" if alone is None else f" Without packages: {alone}."
     if plan.status == "optimal":
-        return f"Proven optimal: no plan costs less than {c} {_money(plan.total_cost)}."
+        return f"Proven optimal: no plan costs less than {c} {_money(plan.total_cost)}.{also}"
     if plan.bound is None:
         return "Not proven: the solver found no lower bound in the time limit."
     return (
         f"Not proven optimal: no plan can cost less than {c} {_money(plan.bound)}, so at most "
-        f"{c} {_money(plan.total_cost - plan.bound)} ({plan.gap or 0:.1%}) could still be saved."
+        f"{c} {_money(plan.total_cost - plan.bound)} ({plan.gap or 0:.1%}) could still be "
+        f"saved.{also}"
     )
 
 
