@@ -192,28 +192,33 @@ def lower_bound(
     return best
 
 
-def without_packages(problem: Problem) -> Fraction | None:
-    """A lower bound on every plan that buys no package (no daily, weekly or monthly
-    purchase): each workload priced alone at its cheapest on rented and committed hourly
-    cards, with the commitments, as `lower_bound` prices them (no package pool is left to
-    charge, so nothing here is a relaxation of "cards used ≤ cards held"), and each replica
-    started inside a run of demand paying its setup (`_with_rises`).
+def without_packages(problem: Problem, forced: dict[Key, int] | None = None) -> Fraction | None:
+    """A lower bound on every plan that buys no optional package: no daily, weekly or
+    monthly purchase but on the pools every plan buys from anyway (those commitments buy
+    on, and those some job forces, `forced`: unit-packages per pool as `lower_bound`
+    takes them). Each workload is priced as `lower_bound` prices it without the optional
+    pools' configs, so no optional package is spread over card-hours that whole jobs and
+    replicas could not fill. Where no package pool is left, each replica started inside a
+    run of demand also pays its setup (`_with_rises`; held cards have none, so the
+    relaxation with packages cannot count it).
 
-    The split it makes: every plan either buys no package, and costs at least this, or
-    buys some, and costs at least the relaxation's bound. Where the plan found buys none,
-    the gap among its own kind is this figure's, and the rest of the gap is only the
-    question whether packages could pay.
+    The split it makes: every plan either buys no optional package, and costs at least
+    this, or buys some, and costs at least the relaxation's bound. Where the plan found
+    buys none, the gap among its own kind is this figure's, and the rest of the gap is
+    only the question whether optional packages could pay.
 
     None where the question does not arise or has no answer here: no workload has a
-    config on a buyable package pool; a commitment buys packages (every plan holds them);
-    or some workload runs only on packages (no plan without them exists)."""
+    config on an optional pool, or some workload runs only on them."""
     problem = within_stock(problem)
-    buyable = {key for key, pool in problem.pools.items() if pool.days}
-    if any(problem.pools[key].committed for key in buyable):
-        return None
+    forced = forced or {}
+    optional = {
+        key
+        for key, pool in problem.pools.items()
+        if pool.days and not pool.committed and not forced.get(key)
+    }
 
     def rented(configs: tuple[Any, ...]) -> tuple[Any, ...]:
-        return tuple(c for c in configs if not (c.held and (c.offer, c.mode) in buyable))
+        return tuple(c for c in configs if not (c.held and (c.offer, c.mode) in optional))
 
     jobs = tuple(replace(j, configs=rented(j.configs)) for j in problem.jobs)
     replicas = tuple(replace(r, configs=rented(r.configs)) for r in problem.replica_jobs)
@@ -221,8 +226,10 @@ def without_packages(problem: Problem) -> Fraction | None:
     after = [j.configs for j in jobs] + [r.configs for r in replicas]
     if before == after or not all(after):
         return None
-    pools = {key: pool for key, pool in problem.pools.items() if key not in buyable}
+    pools = {key: pool for key, pool in problem.pools.items() if key not in optional}
     alone = replace(problem, jobs=jobs, replica_jobs=replicas, pools=pools)
+    if any(pool.days for pool in pools.values()):
+        return lower_bound(alone, forced).total
     floors = _Floors(alone)
     paid = sum((f.cost for f in alone.fixed), Fraction(0)) - alone.bought_commitments
     total = paid + sum((floors.job(j.index, {}) for j in alone.jobs), Fraction(0))

@@ -202,9 +202,9 @@ def solve(
         approximate=round(APPROXIMATE_COLUMNS * params.time_limit),
     )
     floor = relaxation.total
-    # the plans that buy no package, bounded alone: where the plan found buys none, the gap
-    # among them, and what is left is whether packages could pay (planner.bound)
-    alone = without_packages(problem) if not forced else None
+    # the plans that buy no optional package, bounded alone: where the plan found buys none,
+    # the gap among them, and what is left is whether optional packages could pay
+    alone = without_packages(problem, {k: f.packages for k, f in forced.items()})
     phase("checking the baselines")
     # the baselines are checked now, inside the time limit; one the checker refuses (a bug,
     # said in its note) is neither priced, nor a hint, nor a plan to fall back on

@@ -445,26 +445,35 @@ def _held(plan: Plan) -> dict[str, Fraction]:
 
 
 def without_packages(plan: Plan) -> str | None:
-    """What the bound over plans that buy no package (`Plan.bound_without_packages`) says
-    of this plan, in one sentence; None where there is no such bound."""
+    """What the bound over plans that buy no optional package (`Plan.bound_without_packages`:
+    none but on the pools every plan buys from, those some workload forces or commitments
+    buy on) says of this plan, in one sentence; None where there is no such bound."""
     alone = plan.bound_without_packages
     if alone is None:
         return None
     c, total = plan.currency, plan.total_cost
+    every = {(f.offer, f.mode) for f in plan.forced}
+    every |= {(r.offer, r.mode) for r in plan.rentals if r.mode in PACKAGE_DAYS and r.committed}
     bought = sorted(
-        {f"{r.offer} {r.mode}" for r in plan.rentals if r.mode in PACKAGE_DAYS and not r.committed}
+        {
+            f"{r.offer} {r.mode}"
+            for r in plan.rentals
+            if r.mode in PACKAGE_DAYS and (r.offer, r.mode) not in every
+        }
     )
-    head = f"no plan that buys no package costs less than {c} {alone:,.2f}"
+    but = f" but on {', '.join(f'{o} {m}' for o, m in sorted(every))}" if every else ""
+    head = f"no plan that buys no package{but} costs less than {c} {alone:,.2f}"
+    other = "other " if every else ""
     if bought and alone > total:
         return (
-            f"{head}, so the packages this plan buys ({', '.join(bought)}) save at least "
-            f"{c} {alone - total:,.2f}"
+            f"{head}, so the {other}packages this plan buys ({', '.join(bought)}) save at "
+            f"least {c} {alone - total:,.2f}"
         )
     if bought:
-        return f"{head}; this plan buys packages ({', '.join(bought)})"
+        return f"{head}; this plan buys {other}packages ({', '.join(bought)})"
     rest = "" if plan.bound is None else f" down to {c} {plan.bound:,.2f}"
     return (
         f"{head}, and this plan buys none: among such plans at most {c} {total - alone:,.2f} "
         f"({(total - alone) / total:.1%}) could still be saved; the rest of the gap{rest} is "
-        "what packages might save, which the relaxation cannot rule out"
+        f"what {other}packages might save, which the relaxation cannot rule out"
     )

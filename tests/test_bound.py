@@ -597,3 +597,28 @@ def test_setups_inside_a_run_never_exceed_the_optimum(
     assert rising is not None and rising >= bound._Floors(problem).replicas(0, {})
     best = optimum(problem)
     assert best is None or rising <= best
+
+
+def test_packages_every_plan_buys_stay_in_the_bound_without_packages(
+    make_scenario: Any,
+) -> None:
+    # a 10-hour job that only a daily h200 package runs (150: every plan buys one), and
+    # the desk of the test above, on hourly a100s (90) or daily a100 packages (60). Plans
+    # that buy no package but the forced one cost at least 240; the plan buys the desk's
+    # packages too and costs 210, so they save at least 30
+    offers = [
+        offer("o", hourly={"price": 10, "stock": 4}),
+        offer("p", card="h200-141g", daily={"price": 150, "stock": 1}),
+        offer("q", daily={"price": 20, "stock": 1}),
+    ]
+    workloads = [planning.only_on_h200("j", 10), planning.reserve("desk", 1, days=3)]
+    s = make_scenario(offers, workloads, days=3)
+    problem = build_problem(s, serving=True)
+    assert bound.without_packages(problem) is None  # the job runs only on packages
+    assert bound.without_packages(problem, {("p", "daily"): 1}) == 240
+    plan = planning.solved(s).plan
+    assert plan is not None and plan.total_cost == 210
+    assert plan.bound_without_packages == 240
+    line = views.without_packages(plan)
+    assert line is not None and line.startswith("no plan that buys no package but on p daily")
+    assert "other packages this plan buys (q daily) save at least CNY 30.00" in line

@@ -242,8 +242,9 @@ class Plan(_PlanModel):
     margins: list[WorkloadMargin] = []  # `plan solve --margins`: each workload's margin
     gap: float | None = None
     bound: Decimal | None = None
-    # no plan that buys no package (daily, weekly or monthly) costs less; absent where every
-    # plan buys one, none could, or it says no more than `bound`
+    # no plan that buys no package (daily, weekly or monthly) but on the pools every plan
+    # buys from (`forced`, committed) costs less; absent where no other package is an
+    # option, a workload runs only on them, or it says no more than `bound`
     bound_without_packages: Decimal | None = None
     solve_seconds: float = 0.0
     rentals: list[Rental]
