@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from planner import bound, purchases, views
 from planner.bound import _Floors, lower_bound
 from planner.cpsat.model import CpModel, SolverSettings
+from planner.export.page import gap_words
 from planner.forced import forced_packages
 from planner.problem import Infeasible, build_problem, within_stock
 from tests import planning
@@ -534,6 +535,7 @@ def test_packages_that_pay_are_proven_to_pay(make_scenario: Any) -> None:
     assert plan.bound_without_packages == 90
     line = views.without_packages(plan)
     assert line is not None and "(p daily) save at least CNY 30.00" in line
+    assert f"Without packages: {line}." in gap_words(plan)  # the report says the same
 
 
 def test_no_bound_without_packages_where_every_plan_buys_one(make_scenario: Any) -> None:
