@@ -39,7 +39,7 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
-from planner import charges, purchases, window
+from planner import charges, prices, purchases, window
 from planner.configs import Config, ReplicaConfig
 from planner.cover import covers_by_count, least_cover
 from planner.problem import Job, Problem, within_stock
@@ -99,9 +99,7 @@ def lower_bound(
         if key in packages:
             least[key] = max(least.get(key, 0), count)
     floors = _Floors(problem)
-    # what every charge pays alike: the commitments, less the committed packages that the
-    # purchase counts include
-    paid = sum((f.cost for f in problem.fixed), Fraction(0)) - problem.bought_commitments
+    paid = _committed(problem)
 
     def terms(rates: dict[Key, Fraction], *skip: Key) -> Fraction:
         """The commitments, and each counted package at its price less its charges (but
@@ -231,13 +229,18 @@ def without_packages(problem: Problem, forced: dict[Key, int] | None = None) -> 
     if any(pool.days for pool in pools.values()):
         return lower_bound(alone, forced).total
     floors = _Floors(alone)
-    paid = sum((f.cost for f in alone.fixed), Fraction(0)) - alone.bought_commitments
-    total = paid + sum((floors.job(j.index, {}) for j in alone.jobs), Fraction(0))
-    covers: dict[tuple[tuple[tuple[int, int], ...], int, int], list[int | None] | None] = {}
+    total = _committed(alone) + sum((floors.job(j.index, {}) for j in alone.jobs), Fraction(0))
+    covers: dict[tuple[tuple[tuple[int, int], ...], int, int, int], list[int | None] | None] = {}
     for r in range(len(alone.replica_jobs)):
         rising = _with_rises(alone, r, _Kinds.of(alone, r), covers)
         total += floors.replicas(r, {}) if rising is None else rising
     return total
+
+
+def _committed(problem: Problem) -> Fraction:
+    """What every plan pays alike: the commitments, less the committed packages that the
+    purchase counts include (they are priced with the purchases)."""
+    return sum((f.cost for f in problem.fixed), Fraction(0)) - problem.bought_commitments
 
 
 # replicas counted one by one in `_with_rises`' program; from this many on, as one state
@@ -248,7 +251,7 @@ def _with_rises(
     problem: Problem,
     j: int,
     kinds: _Kinds,
-    covers: dict[tuple[tuple[tuple[int, int], ...], int, int], list[int | None] | None],
+    covers: dict[tuple[tuple[tuple[int, int], ...], int, int, int], list[int | None] | None],
 ) -> Fraction | None:
     """Replica job `j`'s least cost on rented and committed hourly cards over the horizon,
     counting what the per-segment floors leave out: each replica started inside a run of
@@ -258,25 +261,26 @@ def _with_rises(
     least the least cover of the segment's demand by exactly n_s replicas, and where
     n_s > n_{s-1} inside a run at least n_s − n_{s-1} of them were started there, each
     paying at least the least setup (hours × hourly price) of the configs usable there. A
-    program over the counts (from RISING_MOST on counted as one state: rises into it are
-    counted up to it) finds the least such total, so it bounds every plan; at the first
-    segment of a run every replica pays its opening, as in the floors. Replicas of held
+    program over the counts (from RISING_MOST, or the largest minimum if more, on counted
+    as one state: rises into it are counted up to it) finds the least such total, so it
+    bounds every plan; at the first segment of a run every replica pays its opening, as in
+    the floors. Replicas of held
     cards have no setup, so where one is usable a rise costs nothing here. None where a
     cover's program is too large (the plain floors stand)."""
     job = problem.replica_jobs[j]
-    hour = [_replica_hour(problem, job.name, c, {}) for c in job.configs]
-    scale = math.lcm(*(h.denominator for h in hour))
-    items = [(c.capacity, int(h * scale)) for c, h in zip(job.configs, hour, strict=True)]
-    paying = [problem.replica_rate(job.name, c) for c in job.configs]
+    scale, items, paying = _replica_items(problem, j, {})
     openings = job.openings(problem.segments)
     inf = math.inf
     total = 0  # whole parts of 1/scale
     state: list[float] | None = None  # per count, the run's least cost so far
 
+    # one length for every segment's table: the lumped state is the same count throughout
+    most = max(RISING_MOST, *job.minimum, 1)
+
     def table(usable: tuple[tuple[int, int], ...], demand: int, minimum: int) -> list[float] | None:
-        key = (usable, demand, minimum)
+        key = (usable, demand, minimum, most)
         if key not in covers:
-            covers[key] = covers_by_count(usable, demand, minimum, RISING_MOST)
+            covers[key] = covers_by_count(usable, demand, minimum, most)
         found = covers[key]
         return None if found is None else [inf if x is None else x for x in found]
 
@@ -291,9 +295,7 @@ def _with_rises(
             continue
         usable, demand, minimum = kinds.kinds[kind]
         if s in openings:
-            lead = {i: paying[i].opening(openings[s]) for i in usable}
-            opened = tuple(sorted({(items[i][0], items[i][1] * (b - a + lead[i])) for i in usable}))
-            first = table(opened, demand, minimum)
+            first = table(_opened(items, paying, usable, openings[s], b - a), demand, minimum)
             if first is None:
                 return None
             state = first
@@ -515,9 +517,7 @@ def _segment_floors(
     minimum there, over the segment's hours: a denominator and each segment's whole parts
     of it. `covers`: least covers already computed."""
     job = problem.replica_jobs[j]
-    hour = [_replica_hour(problem, job.name, c, rates) for c in job.configs]
-    scale = math.lcm(*(h.denominator for h in hour))
-    items = [(c.capacity, int(h * scale)) for c, h in zip(job.configs, hour, strict=True)]
+    scale, items, paying = _replica_items(problem, j, rates)
     least = []
     for usable, demand, minimum in kinds.kinds:
         key = (tuple(sorted({items[i] for i in usable})), demand, minimum)
@@ -529,18 +529,40 @@ def _segment_floors(
         0 if k < 0 else (b - a) * least[k]
         for k, (a, b) in zip(kinds.of_segment, segments, strict=True)
     ]
-    paying = [problem.replica_rate(job.name, c) for c in job.configs]
     openings = job.openings(segments)
     for s, gap in openings.items():
         a, b = segments[s]
         usable = kinds.kinds[kinds.of_segment[s]][0]
-        lead = {i: paying[i].opening(gap) for i in usable}
-        opened = tuple(sorted({(items[i][0], items[i][1] * (b - a + lead[i])) for i in usable}))
-        key = (opened, job.demand[s], job.minimum[s])
+        key = (_opened(items, paying, usable, gap, b - a), job.demand[s], job.minimum[s])
         if key not in covers:
             covers[key] = least_cover(*key)
         paid[s] = covers[key]
     return scale, tuple(paid)
+
+
+def _replica_items(
+    problem: Problem, j: int, rates: dict[Key, Fraction]
+) -> tuple[int, list[tuple[int, int]], list[prices.ReplicaRate]]:
+    """Replica job `j`'s configs as cover items (capacity, whole parts of 1/scale per
+    replica-hour at `rates`) with that scale, and each config's replica rate."""
+    job = problem.replica_jobs[j]
+    hour = [_replica_hour(problem, job.name, c, rates) for c in job.configs]
+    scale = math.lcm(*(h.denominator for h in hour))
+    items = [(c.capacity, int(h * scale)) for c, h in zip(job.configs, hour, strict=True)]
+    return scale, items, [problem.replica_rate(job.name, c) for c in job.configs]
+
+
+def _opened(
+    items: list[tuple[int, int]],
+    paying: list[prices.ReplicaRate],
+    usable: tuple[int, ...],
+    gap: int | None,
+    hours: int,
+) -> tuple[tuple[int, int], ...]:
+    """The cover items of a segment of `hours` that opens a run after `gap`: each usable
+    config's replica pays its opening (setup, or the rest of a billing minimum) besides."""
+    lead = {i: paying[i].opening(gap) for i in usable}
+    return tuple(sorted({(items[i][0], items[i][1] * (hours + lead[i])) for i in usable}))
 
 
 def _replica_hour(

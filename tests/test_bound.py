@@ -4,6 +4,7 @@ relaxation loses nothing, and at least the package a job cannot avoid."""
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
@@ -16,6 +17,7 @@ from planner.cpsat.model import CpModel, SolverSettings
 from planner.export.page import gap_words
 from planner.forced import forced_packages
 from planner.problem import Infeasible, build_problem, within_stock
+from planner.rules import PACKAGE_MODES
 from tests import planning
 from tests.planning import job, offer
 from tests.test_planner_properties import build, instances, mixed
@@ -466,9 +468,6 @@ def test_a_train_config_beyond_stock_leaves_the_bound_and_forces_a_package(
     assert lower_bound(problem).total == optimum(problem) == 150
 
 
-PACKAGE_MODES = ("daily", "weekly", "monthly")
-
-
 def _rented_only(instance: dict[str, Any]) -> dict[str, Any]:
     """`instance` with every package mode taken off its offers (an offer sold only as
     packages leaves)."""
@@ -575,21 +574,104 @@ def test_a_replica_started_inside_a_run_pays_its_setup(make_scenario: Any) -> No
     assert rising == optimum(problem) == 80
 
 
+def _rising_chat(make_scenario: Any, offers: list[dict[str, Any]], **fields: Any) -> Any:
+    """chat alone on `offers` from 00:00 to 04:00 of one day: 100 in flight (one a100-80g
+    replica) until 02:00, 200 (two) after, one card a replica; `fields` override."""
+    shape: dict[str, Any] = {
+        "start": "2026-07-01T00:00:00",
+        "end": "2026-07-01T04:00:00",
+        "concurrency": {"00-02": 100, "02-24": 200},
+        "max_cards_per_replica": 1,
+    }
+    chat = planning.service(**{**shape, **fields})
+    return build_problem(make_scenario(offers, [chat], days=1), serving=True)
+
+
+def _rising(problem: Any) -> Fraction | None:
+    return bound._with_rises(problem, 0, bound._Kinds.of(problem, 0), {})
+
+
+def test_a_rise_pays_the_least_setup_of_the_configs_it_may_use(make_scenario: Any) -> None:
+    # as above, on two a100 offers at 10 a card-hour: o sets up in an hour, p in two. The
+    # first replica opens on o (10 for its setup); the second, started at 02:00, pays o's
+    # hour too (not p's two): 2×20 + 2×10 = 80, the optimum
+    offers = [
+        offer("o", hourly={"price": 10, "stock": 4}, setup_minutes=60),
+        offer("p", hourly={"price": 10, "stock": 4}, setup_minutes=120),
+    ]
+    problem = _rising_chat(make_scenario, offers)
+    assert _rising(problem) == optimum(problem) == 80
+    # o dearer by the hour (11): the opening is o's 2 h and setup (33), the two replicas'
+    # hours from 02:00 are p's (40), and the rise pays the least setup, o's 11 (not p's
+    # 20): 84, below the optimum (88, both on o); charging the dearest setup would pass it
+    offers[0]["hourly"]["price"] = 11
+    problem = _rising_chat(make_scenario, offers)
+    assert _rising(problem) == 33 + 40 + 11 < optimum(problem) == 88 < 33 + 40 + 20
+
+
+def test_a_rise_onto_committed_cards_costs_nothing(make_scenario: Any) -> None:
+    # the same chat beside one committed hourly a100 card (held all day, no setup): the
+    # first replica runs there for nothing, the second rents 2 h (20) and its setup hour
+    # (10) in the optimum. The floors price a replica-hour on committed cards at nothing
+    # (how many there are is the pool's charge's business), and a replica started there
+    # pays no setup, so the rise adds nothing: 0, as the plain floors
+    offers = [offer("o", hourly={"price": 10, "stock": 4}, setup_minutes=60)]
+    held = {"offer": "o", "mode": "hourly", "units": 1, "start": "2026-07-01"}
+    chat = planning.service(
+        start="2026-07-01T00:00:00",
+        end="2026-07-01T04:00:00",
+        concurrency={"00-02": 100, "02-24": 200},
+        max_cards_per_replica=1,
+    )
+    s = make_scenario(offers, [chat], days=1, commitments=[held])
+    problem = build_problem(s, serving=True)
+    commitment = sum((f.cost for f in problem.fixed), Fraction(0))
+    assert commitment == 240
+    assert _rising(problem) == bound._Floors(problem).replicas(0, {}) == 0
+    assert optimum(problem) == commitment + 30
+
+
+def test_rises_beyond_the_counted_replicas_are_counted_up_to_them(make_scenario: Any) -> None:
+    # chat needs 100 until 02:00 and 2,000 after (20 a100 replicas) on cards that set up
+    # in an hour at 10: replicas are counted one by one up to RISING_MOST (16), so the rise
+    # from 1 to 20 pays 15 setups, not 19: 3×10 + 20×20 + 15×10 = 580 (the optimum, 620)
+    assert bound.RISING_MOST == 16
+    offers = [offer("o", hourly={"price": 10, "stock": 24}, setup_minutes=60)]
+    problem = _rising_chat(make_scenario, offers, concurrency={"00-02": 100, "02-24": 2000})
+    assert _rising(problem) == 580
+
+
+def test_a_minimum_beyond_the_counted_replicas_counts_every_rise(make_scenario: Any) -> None:
+    # the same rise to 2,000 in flight where the second segment's minimum is 20 replicas
+    # (as a service's class may require): the count reaches the minimum, so all 19 rises
+    # pay: 3×10 + 20×20 + 19×10 = 620
+    offers = [offer("o", hourly={"price": 10, "stock": 24}, setup_minutes=60)]
+    problem = _rising_chat(make_scenario, offers, concurrency={"00-02": 100, "02-24": 2000})
+    first = problem.replica_jobs[0]
+    at = problem.segments.index(next(s for s in problem.segments if s[0] >= 2))
+    minimum = tuple(20 if s >= at and m else m for s, m in enumerate(first.minimum))
+    problem = replace(problem, replica_jobs=(replace(first, minimum=minimum),))
+    assert _rising(problem) == 620
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     planning.services(days=2),
     st.sampled_from([30, 60, 120]),
-    st.sampled_from([None, "h200-141g"]),
+    st.sampled_from([None, "a100-80g", "h200-141g"]),
+    st.sampled_from([60, 180]),
 )
 def test_setups_inside_a_run_never_exceed_the_optimum(
-    make_scenario: Any, chat: dict[str, Any], setup: int, second: str | None
+    make_scenario: Any, chat: dict[str, Any], setup: int, second: str | None, other: int
 ) -> None:
-    """One generated service alone on hourly cards that take `setup` minutes to set up
-    (a100-80g, and sometimes h200-141g beside them): the floors with the setups of replicas started
-    inside a run lie between the plain floors and the optimum."""
+    """One generated service alone on one-card replicas (so that its count rises with its
+    curve) on hourly a100-80g cards that take `setup` minutes to set up, and sometimes a
+    dearer offer beside them that sets up in `other` minutes: the floors with the setups of
+    replicas started inside a run lie between the plain floors and the optimum."""
+    chat = {**chat, "max_cards_per_replica": 1}
     offers = [offer("o", hourly={"price": 10, "stock": 4}, setup_minutes=setup)]
     if second:
-        dearer = offer("p", card=second, hourly={"price": 23, "stock": 2}, setup_minutes=setup)
+        dearer = offer("p", card=second, hourly={"price": 23, "stock": 2}, setup_minutes=other)
         offers.append(dearer)
     try:
         problem = build_problem(make_scenario(offers, [chat], days=2), serving=True)
