@@ -190,6 +190,17 @@ def lower_bound(
     return best
 
 
+def optional_pools(problem: Problem, forced: dict[Key, int] | None = None) -> set[Key]:
+    """The package pools a plan may leave unbought: all but those commitments buy on and
+    those some job forces (`forced`, unit-packages per pool)."""
+    forced = forced or {}
+    return {
+        key
+        for key, pool in problem.pools.items()
+        if pool.days and not pool.committed and not forced.get(key)
+    }
+
+
 def without_packages(problem: Problem, forced: dict[Key, int] | None = None) -> Fraction | None:
     """A lower bound on every plan that buys no optional package: no daily, weekly or
     monthly purchase but on the pools every plan buys from anyway (those commitments buy
@@ -209,11 +220,7 @@ def without_packages(problem: Problem, forced: dict[Key, int] | None = None) -> 
     config on an optional pool, or some workload runs only on them."""
     problem = within_stock(problem)
     forced = forced or {}
-    optional = {
-        key
-        for key, pool in problem.pools.items()
-        if pool.days and not pool.committed and not forced.get(key)
-    }
+    optional = optional_pools(problem, forced)
 
     def rented(configs: tuple[Any, ...]) -> tuple[Any, ...]:
         return tuple(c for c in configs if not (c.held and (c.offer, c.mode) in optional))

@@ -17,7 +17,7 @@ from typing import Protocol
 
 from planner import explain
 from planner.baseline import greedy
-from planner.bound import Bound, lower_bound, without_packages
+from planner.bound import Bound, lower_bound, optional_pools, without_packages
 from planner.check import check_plan
 from planner.cpsat.lns import improve
 from planner.cpsat.model import CpModel, Outcome, Progress, SolverSettings
@@ -205,6 +205,7 @@ def solve(
     # the plans that buy no optional package, bounded alone: where the plan found buys none,
     # the gap among them, and what is left is whether optional packages could pay
     alone = without_packages(problem, {k: f.packages for k, f in forced.items()})
+    unbought = Unbought(alone, frozenset(optional_pools(problem, {k: 1 for k in forced})))
     phase("checking the baselines")
     # the baselines are checked now, inside the time limit; one the checker refuses (a bug,
     # said in its note) is neither priced, nor a hint, nor a plan to fall back on
@@ -271,7 +272,7 @@ def solve(
             progress,
             phase,
         )
-        settled = _settle(problem, outcome, checked, floor)
+        settled = _settle(problem, outcome, checked, floor, unbought)
         time_left = params.deterministic or search_seconds(params, started, workloads) > 0
         if not settled.conflicts or outcome.solution is None or not time_left:
             break
@@ -546,12 +547,34 @@ class Settled:
     conflicts: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
 
 
-def _settle(problem: Problem, outcome: Outcome, checked: list[Checked], floor: Fraction) -> Settled:
+@dataclass(frozen=True)
+class Unbought:
+    """The bound over plans that buy no optional package (planner.bound.without_packages;
+    None: none) and those pools."""
+
+    bound: Fraction | None
+    optional: frozenset[tuple[str, str]]
+
+    def bounds(self, plan: Plan) -> bool:
+        """Whether `plan` is one of the plans the bound is over: it buys no optional package."""
+        return self.bound is not None and not any(
+            (r.offer, r.mode) in self.optional for r in plan.rentals
+        )
+
+
+def _settle(
+    problem: Problem,
+    outcome: Outcome,
+    checked: list[Checked],
+    floor: Fraction,
+    unbought: Unbought = Unbought(None, frozenset()),
+) -> Settled:
     """The one place where the model's answer meets the checked plans.
 
     The model is *inconsistent* with the scenario where the checker rejects its plan, its
     objective is below its plan's exact cost, it proves an optimum or a bound above a
-    checked plan's cost, or it proves the scenario infeasible while a checked plan exists.
+    checked plan's cost (the bound without optional packages: above one that buys none),
+    or it proves the scenario infeasible while a checked plan exists.
     Then the plan is the cheapest checked one, `feasible`, with no bound (an inconsistent
     model bounds nothing), and the inconsistency is named in one line a user can report."""
     scale = problem.money_scale
@@ -600,6 +623,13 @@ def _settle(problem: Problem, outcome: Outcome, checked: list[Checked], floor: F
                 f"{name} bound {_amount(value, problem)} exceeds the cost of a checked plan "
                 f"({_amount(cheapest, problem)})"
             )
+    none = min((c for c in accepted if unbought.bounds(c.plan)), key=Checked.rank, default=None)
+    if none is not None and unbought.bound is not None and unbought.bound > none.cost:
+        faults.append(
+            f"the bound without optional packages {_amount(unbought.bound, problem)} exceeds "
+            f"the cost of the checked {none.source} plan, which buys none "
+            f"({_amount(none.cost, problem)})"
+        )
     if faults:
         chosen = min(accepted, key=Checked.rank) if accepted else None
         shown = (

@@ -8,6 +8,7 @@ untouched) and checks what a user would see."""
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -147,3 +148,34 @@ def test_plan_solve_exits_0_with_the_line_and_a_checkable_plan(
     assert check_plan(s, Plan.model_validate(data)).ok
     monkeypatch.undo()  # the saved plan checks against the unplanted planner too
     assert cli("check", s.path, out).exit_code == 0
+
+
+def test_a_bound_without_packages_above_a_plan_that_buys_none_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a 10-hour job on hourly cards (100) or a daily package (150): the plan buys no
+    # package, and plans that buy none cost at least 100. A bound one fen above the plan
+    # is wrong: named, and neither it nor the relaxation's bound is shown
+    import planner.solve
+
+    offers = [offer("o", hourly={"price": 10, "stock": 4}), offer("p", daily={"price": 150})]
+    s = scenario(tmp_path, offers, [job("j", 10)], days=3)
+    clean = solved(s)
+    assert clean.plan is not None and clean.inconsistency is None
+    assert str(clean.plan.total_cost) == "100.00"
+    assert clean.plan.bound_without_packages is None  # not above the bound: not shown
+    bound = planner.solve.without_packages
+
+    def above(*args: Any) -> Any:
+        value = bound(*args)
+        assert value == 100
+        return value + Fraction(1, 100)
+
+    monkeypatch.setattr(planner.solve, "without_packages", above)
+    result = solved(s)
+    assert result.plan is not None and result.status is Status.FEASIBLE
+    assert result.inconsistency is not None
+    assert "the bound without optional packages CNY 100.01" in result.inconsistency
+    assert "model plan, which buys none (CNY 100.00)" in result.inconsistency
+    assert result.plan.bound is None and result.plan.bound_without_packages is None
+    assert check_plan(s, result.plan).ok
