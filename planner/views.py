@@ -471,9 +471,12 @@ def without_packages(plan: Plan) -> str | None:
         )
     if bought:
         return f"{head}; this plan buys {other}packages ({', '.join(bought)})"
+    none = "no other" if every else "none"
+    if alone > total:  # the solve refuses such a bound (a model inconsistency): never shown
+        return f"{head}, yet this plan buys {none} and costs {c} {total:,.2f}: a wrong bound"
     rest = "" if plan.bound is None else f" down to {c} {plan.bound:,.2f}"
     return (
-        f"{head}, and this plan buys none: among such plans at most {c} {total - alone:,.2f} "
+        f"{head}, and this plan buys {none}: among such plans at most {c} {total - alone:,.2f} "
         f"({(total - alone) / total:.1%}) could still be saved; the rest of the gap{rest} is "
         f"what {other}packages might save, which the relaxation cannot rule out"
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import replace
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
@@ -535,6 +536,39 @@ def test_packages_that_pay_are_proven_to_pay(make_scenario: Any) -> None:
     line = views.without_packages(plan)
     assert line is not None and "(p daily) save at least CNY 30.00" in line
     assert f"Without packages: {line}." in gap_words(plan)  # the report says the same
+
+
+def test_each_thing_the_sentence_says_of_a_plan(make_scenario: Any) -> None:
+    # a 10-hour job on hourly cards (100) beside a daily package (150): the plan buys none.
+    # With bounds of 90 and 95 the sentence gives the gap among plans that buy none (5)
+    # and leaves the rest (to 90) to the packages; a bound above the plan is called wrong
+    offers = [offer("o", hourly={"price": 10, "stock": 4}), offer("p", daily={"price": 150})]
+    plan = planning.solved(make_scenario(offers, [job("j", 10)], days=3)).plan
+    assert plan is not None and plan.total_cost == 100
+    shown = plan.model_copy(update={"bound": Decimal(90), "bound_without_packages": Decimal(95)})
+    assert views.without_packages(shown) == (
+        "no plan that buys no package costs less than CNY 95.00, and this plan buys none: "
+        "among such plans at most CNY 5.00 (5.0%) could still be saved; the rest of the gap "
+        "down to CNY 90.00 is what packages might save, which the relaxation cannot rule out"
+    )
+    wrong = plan.model_copy(update={"bound_without_packages": Decimal(101)})
+    line = views.without_packages(wrong)
+    assert line is not None and line.endswith(
+        "this plan buys none and costs CNY 100.00: a wrong bound"
+    )
+    # the desk on daily packages (60) where plans without them cost at least 50: the
+    # packages it buys are named, with no saving claimed
+    offers = [
+        offer("o", hourly={"price": 10, "stock": 4}),
+        offer("p", daily={"price": 20, "stock": 1}),
+    ]
+    s = make_scenario(offers, [planning.reserve("desk", 1, "09:00-12:00", days=3)], days=3)
+    plan = planning.solved(s).plan
+    assert plan is not None and plan.total_cost == 60
+    cheaper = plan.model_copy(update={"bound_without_packages": Decimal(50)})
+    assert views.without_packages(cheaper) == (
+        "no plan that buys no package costs less than CNY 50.00; this plan buys packages (p daily)"
+    )
 
 
 def test_no_bound_without_packages_where_every_plan_buys_one(make_scenario: Any) -> None:

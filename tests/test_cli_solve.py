@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from tests.conftest import REPO
-from tests.planning import job, offer
+from tests.planning import job, offer, reserve
 
 SEED = REPO / "scenarios" / "seed-13b-finetune.yaml"
 
@@ -171,3 +171,20 @@ def test_utilisation_has_a_daily_series_of_cards_held_and_used(cli: Any) -> None
         "held_card_hours": 14,
         "used_card_hours": 14,
     }
+
+
+def test_plan_solve_says_what_packages_save(cli: Any, make_scenario: Any) -> None:
+    # a desk (1 card 09:00-12:00 on 3 days) on hourly cards (90 in all) or daily packages
+    # (60): the plan buys the packages, and no plan without them costs less than 90
+    offers = [
+        offer("o", hourly={"price": 10, "stock": 4}),
+        offer("p", daily={"price": 20, "stock": 1}),
+    ]
+    s = make_scenario(offers, [reserve("desk", 1, "09:00-12:00", days=3)], days=3)
+    result = cli("solve", s.path, "--workers", "1", "--deterministic")
+    assert result.exit_code == 0, result.output
+    assert "optimal, total CNY 60.00" in result.stdout
+    assert (
+        "  without packages: no plan that buys no package costs less than CNY 90.00, so the "
+        "packages this plan buys (p daily) save at least CNY 30.00"
+    ) in result.stdout
