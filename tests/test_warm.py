@@ -3,6 +3,7 @@ side's plan where that is cheaper than what its own solve found."""
 
 from __future__ import annotations
 
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
@@ -54,6 +55,8 @@ def test_a_side_takes_the_other_sides_plan_where_it_is_cheaper(make_scenario: An
     hourly = _scenario(make_scenario, daily=10_000)
     dear = solved(hourly).plan
     assert dear is not None and dear.total_cost == 260
+    # the side's own figures travel with the plan it takes (this one's made up)
+    dear = dear.model_copy(update={"bound_without_packages": Decimal(250)})
     variant = Side("variant", "feasible", dear, Fraction(260), Fraction(100))
     base_side = Side("base", "optimal", base.plan, Fraction(210), Fraction(210))
     new_base, new_variant = crossed(base_s, variant_s, [base_side, variant])
@@ -61,3 +64,4 @@ def test_a_side_takes_the_other_sides_plan_where_it_is_cheaper(make_scenario: An
     assert new_variant.total == Fraction(180) and new_variant.bound == Fraction(100)
     assert new_variant.plan is not None and new_variant.plan.total_cost == 180
     assert "carried here" in new_variant.plan.baseline_notes["solver"]
+    assert new_variant.plan.bound_without_packages == Decimal(250)

@@ -198,6 +198,7 @@ def crossed(base_s: Scenario, variant_s: Scenario, pair: list[Side]) -> list[Sid
                 "heuristic_cost": kept.heuristic_cost,
                 "baseline_notes": notes,
                 "bound": kept.bound,
+                "bound_without_packages": kept.bound_without_packages,
                 "gap": None
                 if side.bound is None or not total
                 else round(float((total - side.bound) / total), 6),
