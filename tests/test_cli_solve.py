@@ -22,6 +22,8 @@ def test_seed_scenario_solves_checks_and_breaks(cli: Any, tmp_path: Path) -> Non
     assert result.exit_code == 0, result.output
     assert "optimal, total CNY 582.12" in result.stdout
     assert "incumbent" in result.stderr and "incumbent" not in result.stdout  # progress
+    # a deterministic limit is not seconds, and the header says so
+    assert "limit 60 units of deterministic time (not wall seconds)" in result.stderr
     assert "Package decisions" in result.stdout and "not bought" in result.stdout
     plan = json.loads(out.read_text())
     assert plan["status"] == "optimal" and Decimal(str(plan["total_cost"])) == Decimal("582.12")
@@ -81,7 +83,8 @@ def test_a_reserve_scenario_solves_and_checks(cli: Any, tmp_path: Path, make_sce
 def test_infeasible_exits_2(cli: Any, tmp_path: Path, make_scenario: Any) -> None:
     # 30 h of work on one card, 24 h before the deadline: 6 h short
     s = make_scenario([offer("o", hourly={"price": 10})], [job("a", 30, deadline="2026-07-02")])
-    result = cli("solve", s.path)
+    result = cli("solve", s.path, "--time-limit", "20")
+    assert "worker(s), limit 20 s …" in result.stderr
     assert result.exit_code == 2 and "[deadline] a: needs 30 h" in result.stderr
     assert "relax: move the deadline of a to 2026-07-02 06:00 (+6 h)" in result.stderr
 

@@ -152,9 +152,13 @@ def solve_command(
         if jobs > 1 or executor is Kind.ray:  # each neighbourhood takes the solver's threads
             runner = Executor(executor, jobs, address, params.settings().workers)
             params = replace(params, executor=runner)
+        limit = (
+            f"{time_limit:g} units of deterministic time (not wall seconds)"
+            if deterministic
+            else f"{time_limit:g} s"
+        )
         header = (
-            f"solving {loaded.name} with {params.settings().workers} "
-            f"worker(s), limit {time_limit:g} s …"
+            f"solving {loaded.name} with {params.settings().workers} worker(s), limit {limit} …"
         )
         with Progress(loaded.spec.currency, header) as progress:
             result = solve(loaded, params, progress, started)
