@@ -132,10 +132,32 @@ def test_all_problems_of_a_file_are_reported_at_once(write: Any) -> None:
         assert text in joined
 
 
+def test_a_date_that_does_not_exist_hides_no_other_problem(write: Any, tmp_path: Path) -> None:
+    text = yaml.safe_dump(minimal_scenario(), sort_keys=False)
+    text = text.replace("timezone: Asia/Shanghai", "timezone: Asia/Shanghia")
+    text = text.replace("kind: train", "kind: train\n  tokenz: 5", 1)
+    assert "horizon:\n  start: '2026-07-01'" in text
+    text = text.replace("horizon:\n  start: '2026-07-01'", "horizon:\n  start: 2026-07-42")
+    path = tmp_path / "dates.yaml"
+    path.write_text(text)
+    found = problems(path)
+    joined = "\n".join(found)
+    assert len(found) == 3, found
+    assert "dates.yaml:5:3: horizon.start:" in joined and "got '2026-07-42'" in joined
+    assert "timezone: unknown timezone 'Asia/Shanghia'" in joined
+    assert "unknown field 'tokenz'" in joined
+
+
 @pytest.mark.parametrize(
     ("change", "workload", "expected"),
     [
         ({"tokenz": 5}, 0, "workloads[0].tokenz: unknown field 'tokenz'; did you mean tokens?"),
+        (
+            {"tokens": "lots"},
+            0,
+            "workloads[0].tokens: Input should be a valid number, "
+            "unable to parse string as a number, got 'lots'",
+        ),
         ({"kind": "trian"}, 0, "expected kind one of train, serve, reserve, got 'trian'"),
         ({"model": "llama-3-8b"}, 1, "unknown model 'llama-3-8b'; did you mean llama-3.1-8b?"),
         ({"after": ["fx"]}, 0, "unknown workload 'fx'; did you mean ft?"),

@@ -124,6 +124,10 @@ def _message(err: Any, model: type[BaseModel] | None, path: tuple[str | int, ...
         return f"expected kind one of {', '.join(tags)}, got {given!r}{hint}"
     if kind == "union_tag_not_found":
         return "required field 'kind' is missing (train, serve or reserve)"
+    given = err.get("input")
+    scalar = isinstance(given, str | int | float) and not isinstance(given, bool)
+    if scalar and msg.startswith("Input should") and repr(given) not in msg:
+        return f"{msg}, got {given!r}"  # pydantic's own wording does not show the value
     return str(msg)
 
 

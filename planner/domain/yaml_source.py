@@ -98,8 +98,10 @@ class _Builder:
             return node.value  # YAML 1.1 sexagesimal (19:00 → 1140): keep times as written
         try:
             value = self.scalars.construct_object(node)
-        except (yaml.YAMLError, ValueError) as exc:
-            raise self.fail(node, path, f"cannot read {node.value!r}: {exc}") from None
+        except (yaml.YAMLError, ValueError):
+            # a date that does not exist (2026-07-42): kept as written, so that the schema
+            # reports it, located, together with the file's other problems
+            return node.value
         if isinstance(value, dt.datetime) and value.tzinfo is not None:
             return node.value  # let the schema say that offsets are not accepted
         return value
