@@ -656,11 +656,18 @@ def _settle(
     if mine is None:  # the solver found nothing (in time, or past the size gate)
         if best is None:
             return Settled(Status.UNKNOWN, None, None)
-        return Settled(Status.FEASIBLE, best, floor)
+        return Settled(_met(Status.FEASIBLE, best, floor), best, floor)
     if not optimal and best is not None and best.cost < mine.cost:
         # never show a plan dearer than a baseline: CP-SAT may end the limit on a worse one
-        return Settled(Status.FEASIBLE, best, bound)
-    return Settled(Status(outcome.status), mine, bound)
+        return Settled(_met(Status.FEASIBLE, best, bound), best, bound)
+    return Settled(_met(Status(outcome.status), mine, bound), mine, bound)
+
+
+def _met(status: Status, chosen: Checked, bound: Fraction) -> Status:
+    """A checked plan whose exact cost meets the bound is proven cheapest, whichever search
+    found it (the neighbourhood search's plans, or a baseline, meeting CP-SAT's bound or
+    the relaxation's)."""
+    return Status.OPTIMAL if chosen.cost <= bound else status
 
 
 def _bound_note(problem: Problem, forced: dict[tuple[str, str], Forced], relaxation: Bound) -> str:

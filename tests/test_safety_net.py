@@ -179,3 +179,16 @@ def test_a_bound_without_packages_above_a_plan_that_buys_none_is_named(
     assert "model plan, which buys none (CNY 100.00)" in result.inconsistency
     assert result.plan.bound is None and result.plan.bound_without_packages is None
     assert check_plan(s, result.plan).ok
+
+
+def test_a_baseline_that_meets_the_bound_is_proven(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no CP-SAT model built (the size gate at 0 variables) the plan is the best
+    checked baseline; where its exact cost meets the relaxation's bound it is proven
+    cheapest, whoever found it, and says so."""
+    monkeypatch.setattr("planner.solve.MAX_VARIABLES", 0)
+    result = solved(_one_service(tmp_path))
+    assert result.plan is not None and str(result.plan.total_cost) == "720.00"
+    assert result.plan.bound is not None and result.plan.bound == result.plan.total_cost
+    assert result.status is Status.OPTIMAL and result.plan.status == "optimal"
