@@ -1,14 +1,17 @@
 """`plan simulate`: a plan's spot work replayed many times with random preemptions.
 
-The model is the planner's own (docs/estimates.md, "Spot"), drawn instead of averaged: over the
-useful hours W of a spot run, preemptions arrive as a Poisson process at the offer's rate λ
-per hour; each one loses the work since the last checkpoint (uniform over the interval c)
-and the restart time r. The planner budgets W·(1 + λ(c/2 + r)) hours, the mean of this
-process, so the simulated mean equals the plan's and the spread is what the plan could not
-say. Extra hours extend the workload's last rental (billed by its offer's rules); a job with
-daily hours carries them into the next windows, each day paying its setup again. Rework is
-not itself preempted (a λ² effect, under 0.1% at the shipped rates), stock is not checked
-for the extra hours, and a run resumes on the same offer.
+The model is the planner's own (docs/estimates.md, "Spot"), drawn instead of averaged: over
+the useful hours W of a spot run, preemptions arrive as a Poisson process at the offer's
+rate λ per hour; each one loses the work since the last checkpoint (uniform over the
+interval c) and the restart time r. The planner budgets W·(1 + λ(c/2 + r)) hours, the mean
+of this process, so the simulated mean is the plan's (up to sampling and the billing
+round-ups of the extra hours) and the spread is what the plan could not say. Extra hours extend
+the workload's last rental (billed by its offer's rules); a job with daily hours carries
+them into the next windows, each day paying its setup again. Rework is not itself preempted
+(a λ² effect, under 0.1% at the shipped rates), stock is not checked for the extra hours,
+and a run resumes on the same offer. Jobs that run `after` a spot job keep their planned
+starts: how often the spot job finishes past each one's start is reported, the delay it
+would pass on, not replayed.
 """
 
 from __future__ import annotations
@@ -46,11 +49,16 @@ class SpotRisk:
     compute_hours: np.ndarray  # realised
     finish_hours: np.ndarray  # realised finish, hours after the planned end (may be < 0)
     extra_cost: np.ndarray  # realised cost minus planned, in the plan's currency
+    successors: tuple[tuple[str, dt.datetime], ...] = ()  # jobs `after` it: name, planned start
+
+    def late_past(self, moment: dt.datetime) -> float:
+        """The share of runs that finish after `moment`."""
+        slack = (moment - self.planned_end) / HOUR
+        return float(np.mean(self.finish_hours > slack + 1e-9))
 
     @property
     def miss_probability(self) -> float:
-        slack = (self.deadline - self.planned_end) / HOUR
-        return float(np.mean(self.finish_hours > slack + 1e-9))
+        return self.late_past(self.deadline)
 
 
 @dataclass(frozen=True)
@@ -130,6 +138,7 @@ def simulate(
     rng = np.random.default_rng(seed)
     workloads = {w.name: w for w in scenario.spec.workloads}
     spot = [a for a in plan.train if a.mode == "spot"]
+    starts = {a.workload: a.start for a in plan.train}
     total = np.full(runs, float(plan.total_cost))
     risks = []
     for done, a in enumerate(spot, 1):
@@ -160,6 +169,11 @@ def simulate(
                 compute,
                 finish,
                 extra_cost,
+                tuple(
+                    (v.name, starts[v.name])
+                    for v in scenario.spec.workloads
+                    if isinstance(v, TrainWorkload) and a.workload in v.after and v.name in starts
+                ),
             )
         )
         if on_progress is not None:
@@ -206,6 +220,14 @@ def summary(sim: Simulation, currency: str) -> dict[str, object]:
                     r.planned_end + float(np.percentile(r.finish_hours, 95)) * HOUR
                 ).isoformat(),
                 "miss_probability": round(r.miss_probability, 4),
+                "successors": [
+                    {
+                        "workload": name,
+                        "planned_start": start.isoformat(),
+                        "delay_probability": round(r.late_past(start), 4),
+                    }
+                    for name, start in r.successors
+                ],
                 "extra_cost_mean": money(float(np.mean(r.extra_cost))),
                 "extra_cost_p95": money(float(np.percentile(r.extra_cost, 95))),
             }

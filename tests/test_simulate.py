@@ -111,3 +111,45 @@ def test_cli_refuses_a_plan_that_fails_the_checker(
     path.write_text(broken.model_dump_json())
     result = cli("simulate", s.path, path)
     assert result.exit_code == 1 and "not a valid plan" in result.stderr
+
+
+def test_a_job_after_a_spot_job_is_told_how_often_its_start_slips(make_scenario: Any) -> None:
+    """k runs after the spot job j: the share of runs where j finishes past k's planned
+    start agrees with a one-run-at-a-time loop of the same model."""
+    offers = [
+        offer(
+            "o",
+            hourly={"price": 10},
+            spot={"price": 2, "preemptions_per_hour": RATE, "restart_minutes": RESTART},
+        )
+    ]
+    jobs = [
+        job("j", 20, checkpoint_every=f"{CHECKPOINT}m", deadline="2026-07-05"),
+        job("k", 2, after=["j"], deadline="2026-07-05"),
+    ]
+    s = make_scenario(offers, jobs, days=5)
+    result = solved(s)
+    assert result.plan is not None
+    j, k = sorted(result.plan.train, key=lambda a: a.workload)
+    assert j.mode == "spot" and k.start >= j.end
+    sim = simulate(s, result.plan, runs=20_000, seed=3)
+    [risk] = sim.risks
+    assert risk.successors == (("k", k.start),)
+    gap = (k.start - j.end) / dt.timedelta(hours=1)
+    rng = np.random.default_rng(11)
+    late = 0
+    for _ in range(20_000):
+        lost = sum(rng.random() + 0.5 for _ in range(rng.poisson(RATE * 20)))
+        late += math.ceil(20 + lost - 1e-9) - 30 > gap
+    loop = late / 20_000
+    slips = risk.late_past(k.start)
+    assert 0.02 < slips < 0.9
+    assert abs(slips - loop) < 4 * math.sqrt(2 * loop * (1 - loop) / 20_000)
+    [entry] = summary(sim, "CNY")["spot_workloads"]  # type: ignore[index]
+    assert entry["successors"] == [
+        {
+            "workload": "k",
+            "planned_start": k.start.isoformat(),
+            "delay_probability": round(slips, 4),
+        }
+    ]

@@ -94,6 +94,16 @@ def _print(console: Any, data: dict[str, Any]) -> None:
             f"{r['extra_cost_p95']:,.2f}",
         )
     console.print(table)
+    for r in data["spot_workloads"]:
+        for later in r["successors"]:
+            if later["delay_probability"] > 0:
+                start = later["planned_start"][:16].replace("T", " ")
+                console.print(
+                    f"{r['workload']} finishes after {later['workload']}'s planned start "
+                    f"({start}) in {later['delay_probability']:.1%} of runs: that start "
+                    "would slip (not replayed here)",
+                    markup=False,
+                )
     console.print(
         "Preemptions: a Poisson process at each offer's rate over the useful hours; each loses "
         "the work since the last checkpoint (uniform) and the restart time, the model behind "
