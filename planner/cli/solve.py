@@ -339,7 +339,7 @@ def print_plan(
     bound = f"{plan.bound:,.2f}" if plan.bound is not None else "unknown"
     console.print(
         f"[bold]{plan.scenario}[/]: {plan.status}, total {c} {plan.total_cost:,.2f} "
-        f"(bound {bound}, gap {gap}, {plan.solve_seconds:.2f} s, "
+        f"(bound {bound}, gap {gap}, {plan.solve_seconds:.2f} s of search, "
         f"{plan.solver.variables if plan.solver else '?'} variables)"
     )
     if plan.inconsistency:
