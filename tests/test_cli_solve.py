@@ -25,6 +25,7 @@ def test_seed_scenario_solves_checks_and_breaks(cli: Any, tmp_path: Path) -> Non
     # a deterministic limit is not seconds, and the header says so
     assert "limit 60 units of deterministic time (not wall seconds)" in result.stderr
     assert "Package decisions" in result.stdout and "not bought" in result.stdout
+    assert "What to order (1 line for 14 rentals;" in result.stdout  # counted words agree
     plan = json.loads(out.read_text())
     assert plan["status"] == "optimal" and Decimal(str(plan["total_cost"])) == Decimal("582.12")
     assert cli("check", SEED, out).exit_code == 0
@@ -191,3 +192,13 @@ def test_plan_solve_says_what_packages_save(cli: Any, make_scenario: Any) -> Non
         "  without packages: no plan that buys no package costs less than CNY 90.00, so the "
         "packages this plan buys (p daily) save at least CNY 30.00"
     ) in result.stdout
+
+
+def test_a_quarter_of_services_prints_no_empty_workloads_table(cli: Any) -> None:
+    scenario = REPO / "scenarios" / "classes-chat-long.yaml"
+    result = cli("solve", scenario, "--workers", "2", "--deterministic")
+    assert result.exit_code == 0, result.output
+    assert "Serving and reserved cards" in result.stdout
+    assert "\nWorkloads" not in result.stdout  # no train job, so no train table
+    with_jobs = cli("solve", SEED, "--workers", "2", "--deterministic")
+    assert "\nWorkloads" in with_jobs.stdout

@@ -44,6 +44,8 @@ def test_minimal_scenario_is_valid(write: Any, cli: Any) -> None:
     result = cli("validate", path)
     assert result.exit_code == 0, result.output
     assert "tiny" in result.stdout and "train       1: ft" in result.stdout
+    # offers and their modes are counted apart (an offer may sell several modes)
+    assert "selling by mode (an offer may sell several): hourly" in result.stdout
 
 
 def test_broken_yaml(write: Any, cli: Any) -> None:

@@ -37,6 +37,7 @@ from planner.domain.money import money
 from planner.domain.plan import Plan, WorkloadMargin, by_use
 from planner.domain.scenario import Scenario
 from planner.domain.timeaxis import TimeAxis
+from planner.explain.conflict import plural
 from planner.export.csvfiles import write_csv
 from planner.margins import margins as workload_margins
 from planner.parallel import Executor, Kind
@@ -387,7 +388,8 @@ def print_plan(
     heuristic = _saving(plan.total_cost, plan.heuristic_cost, notes.get("heuristic"))
     console.print(f"  heuristic plan  {heuristic}")
     console.print(_orders(plan, axis))
-    console.print(_workloads(plan))
+    if plan.train:  # a quarter of services alone has no train jobs to list
+        console.print(_workloads(plan))
     cheaper = [a for a in plan.train if a.cheaper_alone]
     if cheaper:
         console.print("[bold]Cheaper alone, not chosen[/]")
@@ -438,8 +440,8 @@ def _zoned(plan: Plan) -> bool:
 def _orders(plan: Plan, axis: TimeAxis) -> Table:
     lines = order_sheet(axis, plan)
     table = Table(
-        title=f"What to order ({len(lines)} lines for {len(plan.rentals)} rentals; each rental "
-        "in --json and --csv)",
+        title=f"What to order ({plural(len(lines), 'line')} for "
+        f"{plural(len(plan.rentals), 'rental')}; each rental in --json and --csv)",
         title_justify="left",
     )
     for column in ("offer", "card", "mode", "units held", "from", "to", "for", "rentals", "cost"):

@@ -42,7 +42,10 @@ def _print(s: dict[str, Any], console: Any) -> None:
             markup=False,
         )
     modes = ", ".join(f"{m} {n}" for m, n in s["offers"]["by_mode"].items())
-    console.print(f"  offers      {s['offers']['count']} ({modes}) of {len(s['cards'])} card types")
+    console.print(
+        f"  offers      {s['offers']['count']} of {len(s['cards'])} card types, "
+        f"selling by mode (an offer may sell several): {modes}"
+    )
     for kind, names in s["workloads"].items():
         if names:
             console.print(f"  {kind:<11} {len(names)}: {', '.join(names)}")

@@ -23,6 +23,7 @@ from plotly.subplots import make_subplots
 from planner.domain.costs import PRICED, CostTerm
 from planner.domain.plan import Plan
 from planner.domain.timeaxis import TimeAxis
+from planner.explain.conflict import plural
 from planner.views import (
     STORAGE,
     order_sheet,
@@ -235,7 +236,8 @@ def _body(axis: TimeAxis, plan: Plan, warnings: Sequence[str], prefix: str = "")
         "<ul>" + "".join(f"<li>{html.escape(s)}</li>" for s in savings) + "</ul>",
         f"<p>Idle package and committed cards cost {c} {_money(idle)}.</p>",
         *(f'<div class="warn">{html.escape(w)}</div>' for w in warnings),
-        f"<h2>What to order ({len(lines)} lines for {len(plan.rentals)} rentals)</h2>",
+        f"<h2>What to order ({plural(len(lines), 'line')} for "
+        f"{plural(len(plan.rentals), 'rental')})</h2>",
         orders,
         *_workloads(plan),
         *(f"<div>{chart}</div>" for chart in charts),
