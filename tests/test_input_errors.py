@@ -134,6 +134,20 @@ def test_all_problems_of_a_file_are_reported_at_once(write: Any) -> None:
         assert text in joined
 
 
+def test_a_misspelt_required_field_is_one_problem(write: Any) -> None:
+    data = minimal_scenario()
+    data["workloads"][0]["methd"] = data["workloads"][0].pop("method")
+    found = problems(write(data))
+    assert len(found) == 1, found
+    assert (
+        "workloads[0].methd: unknown field 'methd'; did you mean method? (method is required)"
+        in found[0]
+    )
+    data["workloads"][0]["method"] = "lora"  # both written: the unknown one alone is wrong
+    [only] = problems(write(data))
+    assert only.endswith("unknown field 'methd'; did you mean method?")
+
+
 def test_a_date_that_does_not_exist_hides_no_other_problem(write: Any, tmp_path: Path) -> None:
     text = yaml.safe_dump(minimal_scenario(), sort_keys=False)
     text = text.replace("timezone: Asia/Shanghai", "timezone: Asia/Shanghia")

@@ -9,7 +9,7 @@ from typing import Any, get_args
 
 from pydantic import BaseModel, ValidationError
 
-from planner.domain.suggest import did_you_mean
+from planner.domain.suggest import closest, did_you_mean
 
 
 @dataclass(frozen=True)
@@ -63,12 +63,23 @@ def pydantic_issues(
     locate: Callable[[tuple[str | int, ...], str], Issue],
     model: type[BaseModel] | None = None,
 ) -> list[Issue]:
-    """Pydantic's errors as Issues at the written location of each offending field."""
-    issues = []
-    for err in error.errors(include_url=False):
-        path = _written_path(err["loc"], data)
-        issues.append(locate(path, _message(err, model, path)))
-    return issues
+    """Pydantic's errors as Issues at the written location of each offending field. A
+    misspelt required field is one issue, not two: the unknown name says it is required,
+    and the 'missing' error of the field it suggests is dropped."""
+    errors = error.errors(include_url=False)
+    paths = [_written_path(err["loc"], data) for err in errors]
+    missing = {path for err, path in zip(errors, paths, strict=True) if err["type"] == "missing"}
+    found: list[tuple[tuple[str | int, ...], str, str]] = []
+    meant: set[tuple[str | int, ...]] = set()
+    for err, path in zip(errors, paths, strict=True):
+        message = _message(err, model, path)
+        if err["type"] == "extra_forbidden" and model is not None and path:
+            match = closest(str(path[-1]), _fields_at(model, err["loc"]))
+            if match is not None and (*path[:-1], match) in missing:
+                meant.add((*path[:-1], match))
+                message += f" ({match} is required)"
+        found.append((path, err["type"], message))
+    return [locate(p, m) for p, kind, m in found if not (kind == "missing" and p in meant)]
 
 
 def step(node: Any, part: str | int) -> tuple[bool, Any]:
