@@ -60,3 +60,17 @@ def test_next_best_extra_is_never_negative_on_q3_train(cli: Any, tmp_path: Any) 
         if a["cheaper_alone"] is not None:
             assert Decimal(str(a["cheaper_alone"]["saving"])) > 0
     assert "(-" not in result.output.replace("(−", "(-")
+
+
+def test_the_cli_says_what_each_figure_is_measured_against(make_scenario: Any, cli: Any) -> None:
+    offers = [
+        offer("cheap", hourly={"price": 5, "stock": 1}),
+        offer("dear", hourly={"price": 8, "stock": 1}),
+    ]
+    jobs = [job(n, 10, deadline="2026-07-01T10:00") for n in ("a", "b")]
+    s = make_scenario(offers, jobs, days=1)
+    result = cli("solve", s.path, "--workers", "2", "--deterministic")
+    assert result.exit_code == 0, result.output
+    assert "next best (+ over by use)" in result.stdout
+    # the job on dear spends 80; cheap costs 50 alone, 30 less
+    assert "costs 50.00 on its own, 30.00 less than this job's spend by use;" in result.stdout

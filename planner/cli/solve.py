@@ -397,8 +397,8 @@ def print_plan(
             alone = a.cheaper_alone
             assert alone is not None
             console.print(
-                f"  • {a.workload}: {alone.config} costs {alone.saving:,.2f} less on its own; "
-                f"{alone.reason}",
+                f"  • {a.workload}: {alone.config} costs {alone.cost:,.2f} on its own, "
+                f"{alone.saving:,.2f} less than this job's spend by use; {alone.reason}",
                 markup=False,
             )
     if plan.replica:
@@ -496,7 +496,7 @@ def _workloads(plan: Plan) -> Table:
         "cost",
         "share",
         "by use",
-        "next best (extra)",
+        "next best (+ over by use)",
     ):
         table.add_column(
             column, justify="right" if column in ("hours", "cost", "share", "by use") else "left"
