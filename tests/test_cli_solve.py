@@ -202,3 +202,11 @@ def test_a_quarter_of_services_prints_no_empty_workloads_table(cli: Any) -> None
     assert "\nWorkloads" not in result.stdout  # no train job, so no train table
     with_jobs = cli("solve", SEED, "--workers", "2", "--deterministic")
     assert "\nWorkloads" in with_jobs.stdout
+
+
+def test_long_workload_names_are_never_cut(cli: Any, make_scenario: Any) -> None:
+    name = "support-qwen7b-qlora-with-a-long-suffix"
+    s = make_scenario([offer("o", hourly={"price": 10})], [job(name, 3)], days=2)
+    result = cli("solve", s.path, "--workers", "2", "--deterministic")
+    assert result.exit_code == 0, result.output
+    assert f"│ {name} │" in result.stdout and "…" not in result.stdout

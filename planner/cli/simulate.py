@@ -79,7 +79,11 @@ def _print(console: Any, data: dict[str, Any]) -> None:
         "P(miss)",
         f"extra {c} P95",
     ):
-        table.add_column(column, justify="left" if column in ("workload", "offer") else "right")
+        table.add_column(
+            column,
+            justify="left" if column in ("workload", "offer") else "right",
+            no_wrap=column == "workload",
+        )
     for r in data["spot_workloads"]:
         table.add_row(
             r["workload"],

@@ -445,7 +445,11 @@ def _orders(plan: Plan, axis: TimeAxis) -> Table:
         title_justify="left",
     )
     for column in ("offer", "card", "mode", "units held", "from", "to", "for", "rentals", "cost"):
-        table.add_column(column, justify="right" if column in ("rentals", "cost") else "left")
+        table.add_column(
+            column,
+            justify="right" if column in ("rentals", "cost") else "left",
+            no_wrap=column == "for",  # a workload's name is never cut
+        )
     zoned = _zoned(plan)
     for line in lines:
         table.add_row(
@@ -499,7 +503,10 @@ def _workloads(plan: Plan) -> Table:
         "next best (+ over by use)",
     ):
         table.add_column(
-            column, justify="right" if column in ("hours", "cost", "share", "by use") else "left"
+            column,
+            justify="right" if column in ("hours", "cost", "share", "by use") else "left",
+            no_wrap=column == "workload",
+            overflow="fold",  # a narrow column breaks a long name, never cuts it
         )
     total = plan.total_cost or 1
     zoned = _zoned(plan)
@@ -533,7 +540,12 @@ def _replicas(plan: Plan) -> Table:
     table = Table(title="Serving and reserved cards", title_justify="left")
     right = ("peak replicas", "mean replicas", "cost", "share", "by use")
     for column in ("workload", "kind", *right[:2], "configs used", *right[2:]):
-        table.add_column(column, justify="right" if column in right else "left")
+        table.add_column(
+            column,
+            justify="right" if column in right else "left",
+            no_wrap=column == "workload",
+            overflow="fold",
+        )
     total = plan.total_cost or 1
     charged = attribution(plan)
     for a in plan.replica:
@@ -557,7 +569,11 @@ def _margins(plan: Plan) -> Table:
         title_justify="left",
     )
     for column in ("workload", "cost (share)", "at least", "at most"):
-        table.add_column(column, justify="left" if column == "workload" else "right")
+        table.add_column(
+            column,
+            justify="left" if column == "workload" else "right",
+            no_wrap=column == "workload",
+        )
     total = plan.total_cost or 1
     spent = attribution(plan)
     for m in plan.margins:
