@@ -164,6 +164,8 @@ def test_quote_covers_serve_workloads(cli: Any) -> None:
         r for r in rows if r["card"] == "h200-141g" and r["cards"] == 1 and r["mode"] == "hourly"
     )
     assert hourly["billed_unit_hours"] == 721 and abs(hourly["cost"] - 721 * 13.94) < 0.01
+    human = cli("quote", seed70, "chat-70b")
+    assert "carries: requests in flight per replica (serve) or cards (reserve)" in human.stdout
 
 
 def test_utilisation_has_a_daily_series_of_cards_held_and_used(cli: Any) -> None:

@@ -154,6 +154,8 @@ def _quote_replicas(loaded: Any, workload: str, json_path: str | None) -> dict[s
     table = Table(
         title=f"{workload}: every config carrying the whole curve alone, cheapest first",
         title_justify="left",
+        caption=f"carries: {REPLICA_UNITS['capacity']}; peak: replicas at the curve's peak",
+        caption_justify="left",
     )
     for column in (
         "replica",
