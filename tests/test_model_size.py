@@ -3,6 +3,7 @@ relaxation's bound and says why; the size estimate it decides by tracks the real
 
 from __future__ import annotations
 
+from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -105,28 +106,45 @@ def test_top_k_keeps_the_spare_cards_of_a_package_bought_anyway() -> None:
     )
 
 
-def test_past_the_exact_size_the_restriction_is_searched_and_never_called_optimal(
+def test_past_the_exact_size_the_restriction_is_searched_and_proven_only_by_the_full_bound(
     monkeypatch: Any,
 ) -> None:
+    """The top-K restriction's own optimum proves nothing of the quarter: its plan is called
+    optimal only where it meets the whole quarter's relaxation bound (here it does: one
+    monthly H200 package, 10,036.00, is what the relaxation prices too); a bound one yuan
+    lower leaves the same plan a checked, feasible one."""
     scenario = load_scenario(ROOT / "scenarios" / "seed-70b-serving.yaml")
     monkeypatch.setattr(solve_module, "EXACT_VARIABLES", 0)
     result = solve(scenario, SolveParams(time_limit=30, workers=2, deterministic=True))
-    assert result.status == "feasible" and result.plan is not None  # checked by solve
+    assert result.plan is not None  # checked by solve
     assert "top-K" in result.plan.baseline_notes["solver"]
     problem = build_problem(scenario, serving=True)
     assert result.bound == lower_bound(problem).total  # the restriction's bound is not shown
     # the optimum (one monthly H200 package, 10,036.00) is among the configs kept
-    assert result.plan.total_cost == Decimal("10036.00")
+    assert result.plan.total_cost == Decimal("10036.00") == result.bound
+    assert result.status == "optimal"
+    real = solve_module.lower_bound
+
+    def lower(*args: Any, **kwargs: Any) -> Any:
+        bound = real(*args, **kwargs)
+        return replace(bound, total=bound.total - 1)
+
+    monkeypatch.setattr(solve_module, "lower_bound", lower)
+    result = solve(scenario, SolveParams(time_limit=30, workers=2, deterministic=True))
+    assert result.plan is not None and result.plan.total_cost == Decimal("10036.00")
+    assert result.bound == Decimal("10035.00") and result.status == "feasible"
 
 
 def test_without_a_baseline_plan_the_restriction_is_still_searched(monkeypatch: Any) -> None:
     """Past the exact size with neither baseline finding a plan (faked here), the top-K
-    restriction is searched without a hint: its plan is a checked plan, never optimal."""
+    restriction is searched without a hint: its plan is a checked plan, optimal only as
+    far as the whole quarter's bound proves it."""
     scenario = load_scenario(ROOT / "scenarios" / "seed-70b-serving.yaml")
     monkeypatch.setattr(solve_module, "EXACT_VARIABLES", 0)
     monkeypatch.setattr(solve_module, "greedy", lambda *a, **k: (None, "no plan (faked)"))
     result = solve(scenario, SolveParams(time_limit=30, workers=2, deterministic=True))
-    assert result.status == "feasible" and result.plan is not None  # checked by solve
+    assert result.plan is not None  # checked by solve
+    assert result.status == ("optimal" if result.bound == result.plan.total_cost else "feasible")
     assert result.plan.naive_cost is None and result.plan.heuristic_cost is None
     assert "top-K" in result.plan.baseline_notes["solver"]
 
