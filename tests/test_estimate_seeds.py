@@ -40,6 +40,17 @@ def test_7b_full_finetune_with_mixed_precision_adamw() -> None:
     assert disagreement(model("llama-2-7b"), card("a100-40g"), 1, "full", "bf16", on_40) is None
 
 
+def test_fp32_training_keeps_no_separate_master_copy() -> None:
+    """In fp32 the weights are AdamW's master copy: 4 + 4 + 8 B/param, the same 16 B as
+    mixed precision (a CPU probe of one Llama layer measured exactly this)."""
+    setup = TrainSetup("full", recipe_knobs("full", "ddp-adamw"), "fp32", 2048, 1)
+    fp32 = train_memory(model("llama-2-7b"), card("a100-80g"), 1, setup)
+    params = 6_738_415_616
+    assert fp32.breakdown["optimizer"] == pytest.approx(params * 8)
+    states = sum(fp32.breakdown[t] for t in ("weights", "gradients", "optimizer"))
+    assert states == pytest.approx(params * 16)
+
+
 def test_70b_bf16_serving_needs_two_h200_and_fp8_fits_one() -> None:
     # 70.55e9 × 2 B = 131.4 GiB of weights > 0.90 × 140.4 GiB = 126.4 GiB usable.
     assert not serve("llama-3.1-70b", "h200-141g", 1, "bf16", 8).fits

@@ -440,6 +440,9 @@ def _full_states(
     # FP8 training (torchao float8) computes matmuls in FP8 but keeps 16-bit weights/grads.
     width = WEIGHT_BYTES["bf16" if setup.precision == "fp8" else setup.precision]
     opt_bytes, opt_text = OPTIMIZER_BYTES[k.optimizer or "adamw"]
+    if (k.optimizer or "adamw") == "adamw" and setup.precision == "fp32":
+        opt_bytes = 8.0  # fp32 weights are their own master copy
+        opt_text = "AdamW on fp32 weights: m + v = 8 B/param, no separate master copy"
     weights, grads, optimizer = params * width, params * width, params * opt_bytes
     p = f"{params / 1e9:.2f}B params"
     formulas.update(
