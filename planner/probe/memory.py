@@ -184,6 +184,11 @@ def run(
     built = shrink(model, shape.layers)
     dtype = getattr(torch, DTYPES[shape.precision])
     say = on_step or (lambda _text: None)
+    if device == "cpu" and shape.precision != "fp32" and shape.task != "serve":
+        say(
+            f"note: a {shape.precision} backward pass on a CPU without 16-bit instructions "
+            "can take minutes per layer; --precision fp32 measures the same terms quickly"
+        )
     meter = _CudaMeter() if device == "cuda" else _CpuMeter()
     torch.manual_seed(0)
     say("building the model" if weights is None else f"loading {weights}")
