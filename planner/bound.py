@@ -17,13 +17,14 @@ where M_P ≤ N_P is a number of unit-packages every plan buys: its committed on
 job that can run nowhere else needs. λ_P U_P is then charged to the workloads that use P: a
 card-hour of P costs them λ_P. Each workload is priced alone at its cheapest under those
 charges (ignoring stock and billing round-ups, which only add cost; a config that needs
-more units at once than its offer sells is dropped first, `within_stock`): a train job on its
-cheapest config; a serve or reserve workload per segment at the least cost of whole
-replicas that carry the demand and the minimum (`least_cover`). In the first segment of
-each run of its demand (`ReplicaJob.openings`) a rented replica also pays its setup hours,
-or the hours of the gap before the run if it was held through them (the gap's segments
-price nothing); the setups of rises inside a run are left out. Committed hourly cards are
-free to use. Every choice of λ gives a valid bound; `lower_bound` takes the best of a few.
+more units at once than its offer sells is no option: `within_stock` drops it when the
+problem is built): a train job on its cheapest config; a serve or reserve workload per
+segment at the least cost of whole replicas that carry the demand and the minimum
+(`least_cover`). In the first segment of each run of its demand (`ReplicaJob.openings`) a
+rented replica also pays its setup hours, or the hours of the gap before the run if it was
+held through them (the gap's segments price nothing); the setups of rises inside a run are
+left out. Committed hourly cards are free to use. Every choice of λ gives a valid bound;
+`lower_bound` takes the best of a few.
 
 Two more kinds of charge are tried: a pool some job forces charged by time, low only
 while its counted package is held (planner.window), and the pools no job forces charged by
@@ -42,7 +43,7 @@ from typing import Any
 from planner import charges, prices, purchases, window
 from planner.configs import Config, ReplicaConfig
 from planner.cover import covers_by_count, least_cover
-from planner.problem import Job, Problem, within_stock
+from planner.problem import Job, Problem
 
 Key = tuple[str, str]
 STEPS = 8  # λ of a pool every plan must buy is tried at 0, 1/8, … 8/8 of its full rate
@@ -91,7 +92,6 @@ def lower_bound(
     `approximate`: the most columns of a program too large for an exact solve that may be
     solved approximately instead (planner.charges; 0: none), without the forced pools'
     windows."""
-    problem = within_stock(problem)
     packages = _packages(problem)
     full = {key: p.unit_price / p.card_hours for key, p in packages.items()}
     least = _least_bought(problem, packages)
@@ -218,7 +218,6 @@ def without_packages(problem: Problem, forced: dict[Key, int] | None = None) -> 
 
     None where the question does not arise or has no answer here: no workload has a
     config on an optional pool, or some workload runs only on them."""
-    problem = within_stock(problem)
     forced = forced or {}
     optional = optional_pools(problem, forced)
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from planner.cpsat.model import CpModel, SolverSettings
-from planner.problem import Job, Problem, within_stock
+from planner.problem import Job, Problem
 
 Key = tuple[str, str]
 
@@ -48,7 +48,6 @@ def forced_packages(
     force (pools where that is 0 are left out). `until`: a `time.perf_counter()` past which
     no further pool is solved (the bound then counts fewer, which stays a bound)."""
     found: dict[Key, Forced] = {}
-    problem = within_stock(problem)  # a job's configs beyond stock are no alternative
     for key, pool in sorted(problem.pools.items()):
         if until is not None and time.perf_counter() >= until:
             break

@@ -451,7 +451,8 @@ def _tighten(jobs: list[Job]) -> list[Job]:
 def within_stock(problem: Problem) -> Problem:
     """`problem` without the configs that need more units at once than their offer sells on
     their mode (its stock, or the offer's `max_units` over all modes: rule 7), which no plan
-    can use; the bound and the search then see only what can run. A workload all of whose
+    can use; `build_problem` applies it, so the baselines, the bound and the search see only
+    what can run. A workload all of whose
     configs need more keeps them, for the explanation of why it cannot run to name."""
 
     def usable(config: Config | ReplicaConfig) -> bool:
