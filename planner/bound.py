@@ -40,9 +40,9 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
-from planner import charges, prices, purchases, window
+from planner import charges, prices, purchases, rises, window
 from planner.configs import Config, ReplicaConfig
-from planner.cover import covers_by_count, least_cover
+from planner.cover import least_cover
 from planner.problem import Job, Problem
 
 Key = tuple[str, str]
@@ -208,8 +208,9 @@ def without_packages(problem: Problem, forced: dict[Key, int] | None = None) -> 
     takes them). Each workload is priced as `lower_bound` prices it without the optional
     pools' configs, so no optional package is spread over card-hours that whole jobs and
     replicas could not fill. Where no package pool is left, each replica started inside a
-    run of demand also pays its setup (`_with_rises`; held cards have none, so the
-    relaxation with packages cannot count it).
+    run of demand also pays its setup, and a switch between configs the setup of the
+    replicas started (planner.rises; held cards have none, so the relaxation with packages
+    cannot count it).
 
     The split it makes: every plan either buys no optional package, and costs at least
     this, or buys some, and costs at least the relaxation's bound. Where the plan found
@@ -236,9 +237,9 @@ def without_packages(problem: Problem, forced: dict[Key, int] | None = None) -> 
         return lower_bound(alone, forced).total
     floors = _Floors(alone)
     total = _committed(alone) + sum((floors.job(j.index, {}) for j in alone.jobs), Fraction(0))
-    covers: dict[tuple[tuple[tuple[int, int], ...], int, int, int], list[int | None] | None] = {}
+    covers: rises.Covers = {}
     for r in range(len(alone.replica_jobs)):
-        rising = _with_rises(alone, r, _Kinds.of(alone, r), covers)
+        rising = _rising(alone, r, covers)
         total += floors.replicas(r, {}) if rising is None else rising
     return total
 
@@ -249,78 +250,19 @@ def _committed(problem: Problem) -> Fraction:
     return sum((f.cost for f in problem.fixed), Fraction(0)) - problem.bought_commitments
 
 
-# replicas counted one by one in `_with_rises`' program; from this many on, as one state
-RISING_MOST = 16
-
-
-def _with_rises(
-    problem: Problem,
-    j: int,
-    kinds: _Kinds,
-    covers: dict[tuple[tuple[tuple[int, int], ...], int, int, int], list[int | None] | None],
-) -> Fraction | None:
-    """Replica job `j`'s least cost on rented and committed hourly cards over the horizon,
-    counting what the per-segment floors leave out: each replica started inside a run of
-    demand pays its setup hours.
-
-    A plan holds some number n_s of the job's replicas in each segment s; they cost at
-    least the least cover of the segment's demand by exactly n_s replicas, and where
-    n_s > n_{s-1} inside a run at least n_s − n_{s-1} of them were started there, each
-    paying at least the least setup (hours × hourly price) of the configs usable there. A
-    program over the counts (from RISING_MOST, or the largest minimum if more, on counted
-    as one state: rises into it are counted up to it) finds the least such total, so it
-    bounds every plan; at the first segment of a run every replica pays its opening, as in
-    the floors. Replicas of held
-    cards have no setup, so where one is usable a rise costs nothing here. None where a
-    cover's program is too large (the plain floors stand)."""
+def _rising(problem: Problem, j: int, covers: rises.Covers) -> Fraction | None:
+    """Replica job `j`'s least cost alone on rented and committed hourly cards, with the
+    setups of the replicas it starts inside a run of demand (planner.rises), its most used
+    configs counted one by one: None where the program is too large even with none."""
     job = problem.replica_jobs[j]
     scale, items, paying = _replica_items(problem, j, {})
-    openings = job.openings(problem.segments)
-    inf = math.inf
-    total = 0  # whole parts of 1/scale
-    state: list[float] | None = None  # per count, the run's least cost so far
-
-    # one length for every segment's table: the lumped state is the same count throughout
-    most = max(RISING_MOST, *job.minimum, 1)
-
-    def table(usable: tuple[tuple[int, int], ...], demand: int, minimum: int) -> list[float] | None:
-        key = (usable, demand, minimum, most)
-        if key not in covers:
-            covers[key] = covers_by_count(usable, demand, minimum, most)
-        found = covers[key]
-        return None if found is None else [inf if x is None else x for x in found]
-
-    for s, (a, b) in enumerate(problem.segments):
-        kind = kinds.of_segment[s]
-        if kind < 0:
-            if state is not None:
-                if min(state) == inf:
-                    return None
-                total += int(min(state))
-                state = None
-            continue
-        usable, demand, minimum = kinds.kinds[kind]
-        if s in openings:
-            first = table(_opened(items, paying, usable, openings[s], b - a), demand, minimum)
-            if first is None:
-                return None
-            state = first
-            continue
-        per_hour = table(tuple(sorted({items[i] for i in usable})), demand, minimum)
-        if per_hour is None or state is None:
-            return None
-        rise = min(paying[i].setup * items[i][1] for i in usable)
-        kept, started = list(state), list(state)
-        for n in range(len(state) - 2, -1, -1):  # dropping replicas costs nothing
-            kept[n] = min(kept[n], kept[n + 1])
-        for n in range(1, len(state)):  # n − m replicas started: each pays a setup
-            started[n] = min(state[n], started[n - 1] + rise)
-        state = [c * (b - a) + min(kept[n], started[n]) for n, c in enumerate(per_hour)]
-    if state is not None:
-        if min(state) == inf:
-            return None
-        total += int(min(state))
-    return Fraction(total, scale)
+    kinds = _Kinds.of(problem, j)
+    ranked = rises.ranked(job, problem.segments, kinds, items)
+    for singled in (ranked, ()):
+        found = rises.least(job, problem.segments, kinds, items, paying, covers, singled)
+        if found is not None:
+            return Fraction(found, scale)
+    return None
 
 
 def _without(problem: Problem, floors: _Floors, rates: dict[Key, Fraction], key: Key) -> Fraction:

@@ -36,23 +36,6 @@ def _undominated(items: Sequence[tuple[int, int]], demand: int) -> list[tuple[in
     return kept
 
 
-def covers_by_count(
-    items: Sequence[tuple[int, int]], demand: int, minimum: int, most: int
-) -> list[int | None] | None:
-    """Per count n of replicas from 0 to `most`: the least Σ w·r over exactly n replicas
-    (at least `most` for the last) that carry `demand` with at least `minimum` of them
-    (None where none do); None where the dynamic program would be too large."""
-    most = max(most, minimum, 1)
-    kept = _undominated(items, demand)  # a replica swapped for one that dominates it: same n
-    if not kept or (demand + 1) * (most + 1) * len(kept) > DP_STEPS:
-        return None
-    layers = _layers(kept, max(demand, 0), most)
-    return [
-        None if n < minimum or layer[-1] == math.inf else int(layer[-1])
-        for n, layer in enumerate(layers)
-    ]
-
-
 def _least_cost(items: Sequence[tuple[int, int]], demand: int, minimum: int) -> int:
     """The cost of `cheapest_mix` by the same dynamic program, keeping costs only."""
     best = _layers(items, demand, minimum)[minimum][demand]
@@ -136,3 +119,20 @@ def cheapest_mix(
         i, d, n = back
         counts[i] += 1
     return tuple(counts)
+
+
+def covers_by_count(
+    items: Sequence[tuple[int, int]], demand: int, most: int
+) -> list[list[float]] | None:
+    """Per count n of replicas from 0 to `most` (at least `most` for the last) and per
+    demand r from 0 to `demand`: the least Σ w·r over exactly n replicas that carry at least
+    r (math.inf where none do); None where the dynamic program would be too large."""
+    demand, most = max(demand, 0), max(most, 1)
+    kept = _undominated(items, demand)  # a swap for a dominating item keeps n and carries more
+    if (demand + 1) * (most + 1) * max(len(kept), 1) > DP_STEPS:
+        return None
+    layers = _layers(kept, demand, most)
+    for layer in layers:  # exactly d covered → at least r covered
+        for d in range(demand - 1, -1, -1):
+            layer[d] = min(layer[d], layer[d + 1])
+    return layers

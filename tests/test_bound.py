@@ -12,7 +12,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from planner import bound, purchases, views
+from planner import bound, purchases, rises, views
 from planner.bound import _Floors, lower_bound
 from planner.cpsat.model import CpModel, SolverSettings
 from planner.export.page import gap_words
@@ -602,8 +602,7 @@ def test_a_replica_started_inside_a_run_pays_its_setup(make_scenario: Any) -> No
     assert lower_bound(problem).total == 70
     floors = bound._Floors(problem)
     assert floors.replicas(0, {}) == 70
-    rising = bound._with_rises(problem, 0, bound._Kinds.of(problem, 0), {})
-    assert rising == optimum(problem) == 80
+    assert _rising(problem) == optimum(problem) == 80
 
 
 def _rising_chat(make_scenario: Any, offers: list[dict[str, Any]], **fields: Any) -> Any:
@@ -620,7 +619,17 @@ def _rising_chat(make_scenario: Any, offers: list[dict[str, Any]], **fields: Any
 
 
 def _rising(problem: Any) -> Fraction | None:
-    return bound._with_rises(problem, 0, bound._Kinds.of(problem, 0), {})
+    return bound._rising(problem, 0, {})
+
+
+def _rising_by_count(problem: Any, singled: tuple[int, ...] = ()) -> Fraction | None:
+    """The program with only `singled` configs counted one by one (none: rises of the
+    whole count only)."""
+    job, segments = problem.replica_jobs[0], problem.segments
+    scale, items, paying = bound._replica_items(problem, 0, {})
+    kinds = bound._Kinds.of(problem, 0)
+    found = rises.least(job, segments, kinds, items, paying, {}, singled)
+    return None if found is None else Fraction(found, scale)
 
 
 def test_a_rise_pays_the_least_setup_of_the_configs_it_may_use(make_scenario: Any) -> None:
@@ -633,12 +642,34 @@ def test_a_rise_pays_the_least_setup_of_the_configs_it_may_use(make_scenario: An
     ]
     problem = _rising_chat(make_scenario, offers)
     assert _rising(problem) == optimum(problem) == 80
-    # o dearer by the hour (11): the opening is o's 2 h and setup (33), the two replicas'
-    # hours from 02:00 are p's (40), and the rise pays the least setup, o's 11 (not p's
-    # 20): 84, below the optimum (88, both on o); charging the dearest setup would pass it
+    # o dearer by the hour (11): counting only the whole count, the opening is o's 2 h and
+    # setup (33), the two replicas' hours from 02:00 are p's (40), and the rise pays the
+    # least setup, o's 11 (not p's 20): 84, below the optimum (88, both on o); charging the
+    # dearest setup would pass it
     offers[0]["hourly"]["price"] = 11
     problem = _rising_chat(make_scenario, offers)
-    assert _rising(problem) == 33 + 40 + 11 < optimum(problem) == 88 < 33 + 40 + 20
+    assert _rising_by_count(problem) == 33 + 40 + 11 < optimum(problem) == 88 < 33 + 40 + 20
+    # with p (the config the least covers use) counted one by one, a p replica started at
+    # 02:00 pays its 2 h setup (20). After the opening (33): two on p 40 + 40 = 80, one on
+    # p and one on o 20 + 20 + 22 = 62, two on o 44 + 11 = 55: 88, the optimum
+    assert _rising(problem) == optimum(problem) == 88
+
+
+def test_a_switch_between_configs_pays_the_setup_of_the_one_started(make_scenario: Any) -> None:
+    # chat on hourly a100s (a replica carries 100 in flight, 10 an hour) or h200s (220, 16
+    # an hour), each setting up in an hour: 100 in flight until 02:00, 150 to 04:00. The
+    # least covers: one a100 opening (3 h × 10 = 30), then one h200 (2 × 16 = 32): 62, and
+    # the count stays 1, so counting rises of the whole count adds nothing. The h200 was
+    # started at 02:00 and pays its setup hour (16): 78, the optimum (an h200 from the
+    # start: 48 + 32 = 80; two a100s from 02:00: 30 + 40 + 10 = 80)
+    offers = [
+        offer("o", hourly={"price": 10, "stock": 4}, setup_minutes=60),
+        offer("p", card="h200-141g", hourly={"price": 16, "stock": 4}, setup_minutes=60),
+    ]
+    problem = _rising_chat(make_scenario, offers, concurrency={"00-02": 100, "02-24": 150})
+    assert [c.capacity for c in problem.replica_jobs[0].configs] == [100, 220]
+    assert bound._Floors(problem).replicas(0, {}) == _rising_by_count(problem) == 62
+    assert _rising(problem) == optimum(problem) == 78
 
 
 def test_a_rise_onto_committed_cards_costs_nothing(make_scenario: Any) -> None:
@@ -665,12 +696,15 @@ def test_a_rise_onto_committed_cards_costs_nothing(make_scenario: Any) -> None:
 
 def test_rises_beyond_the_counted_replicas_are_counted_up_to_them(make_scenario: Any) -> None:
     # chat needs 100 until 02:00 and 2,000 after (20 a100 replicas) on cards that set up
-    # in an hour at 10: replicas are counted one by one up to RISING_MOST (16), so the rise
-    # from 1 to 20 pays 15 setups, not 19: 3×10 + 20×20 + 15×10 = 580 (the optimum, 620)
-    assert bound.RISING_MOST == 16
+    # in an hour at 10: the whole count is followed one by one up to RISING_MOST (16), so
+    # its rise from 1 to 20 pays 15 setups, not 19: 3×10 + 20×20 + 15×10 = 580. The one
+    # config counted on its own is followed up to its bound (20): all 19 pay, 620, the
+    # optimum
+    assert rises.RISING_MOST == 16
     offers = [offer("o", hourly={"price": 10, "stock": 24}, setup_minutes=60)]
     problem = _rising_chat(make_scenario, offers, concurrency={"00-02": 100, "02-24": 2000})
-    assert _rising(problem) == 580
+    assert _rising_by_count(problem) == 580
+    assert _rising(problem) == optimum(problem) == 620
 
 
 def test_a_minimum_beyond_the_counted_replicas_counts_every_rise(make_scenario: Any) -> None:
@@ -692,25 +726,42 @@ def test_a_minimum_beyond_the_counted_replicas_counts_every_rise(make_scenario: 
     st.sampled_from([30, 60, 120]),
     st.sampled_from([None, "a100-80g", "h200-141g"]),
     st.sampled_from([60, 180]),
+    st.sampled_from([None, 9, 14]),
 )
 def test_setups_inside_a_run_never_exceed_the_optimum(
-    make_scenario: Any, chat: dict[str, Any], setup: int, second: str | None, other: int
+    make_scenario: Any,
+    chat: dict[str, Any],
+    setup: int,
+    second: str | None,
+    other: int,
+    third: int | None,
 ) -> None:
     """One generated service alone on one-card replicas (so that its count rises with its
-    curve) on hourly a100-80g cards that take `setup` minutes to set up, and sometimes a
-    dearer offer beside them that sets up in `other` minutes: the floors with the setups of
-    replicas started inside a run lie between the plain floors and the optimum."""
+    curve) on hourly a100-80g cards that take `setup` minutes to set up, sometimes a
+    dearer offer beside them that sets up in `other` minutes, and sometimes an h100 offer
+    at `third` an hour that sets up in two hours (configs to switch between, some counted
+    one by one and some together): the floors with the setups of replicas started inside
+    a run lie between the plain floors and the optimum, and counting more configs one by
+    one never lowers them."""
     chat = {**chat, "max_cards_per_replica": 1}
     offers = [offer("o", hourly={"price": 10, "stock": 4}, setup_minutes=setup)]
     if second:
         dearer = offer("p", card=second, hourly={"price": 23, "stock": 2}, setup_minutes=other)
         offers.append(dearer)
+    if third:
+        offers.append(offer("q", card="h100-80g", hourly={"price": third}, setup_minutes=120))
     try:
         problem = build_problem(make_scenario(offers, [chat], days=2), serving=True)
     except Infeasible:
         return
-    rising = bound._with_rises(problem, 0, bound._Kinds.of(problem, 0), {})
-    assert rising is not None and rising >= bound._Floors(problem).replicas(0, {})
+    job = problem.replica_jobs[0]
+    _, items, _ = bound._replica_items(problem, 0, {})
+    ranked = rises.ranked(job, problem.segments, bound._Kinds.of(problem, 0), items)
+    # counting more configs one by one never lowers the program's least
+    chain = [_rising_by_count(problem, ranked[:k]) for k in range(len(ranked) + 1)]
+    assert None not in chain and chain == sorted(chain)  # type: ignore[type-var]
+    rising = _rising(problem)
+    assert rising == chain[-1] and rising >= bound._Floors(problem).replicas(0, {})
     best = optimum(problem)
     assert best is None or rising <= best
 

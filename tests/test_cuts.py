@@ -5,6 +5,7 @@ cuts equals the optimum without them on random small quarters."""
 from __future__ import annotations
 
 import itertools
+import math
 from pathlib import Path
 from typing import Any
 
@@ -46,25 +47,24 @@ def test_least_cover_is_the_brute_force_minimum(
 
 
 @settings(max_examples=200, deadline=None)
-@given(items, st.integers(0, 12), st.integers(0, 4), st.integers(0, 5))
+@given(items, st.integers(0, 12), st.integers(0, 5))
 def test_covers_by_count_are_the_brute_force_minima(
-    items: list[tuple[int, int]], demand: int, minimum: int, most: int
+    items: list[tuple[int, int]], demand: int, most: int
 ) -> None:
-    """Exactly n replicas for each n below the last count, at least that many in the last."""
-    found = cover.covers_by_count(items, demand, minimum, most)
+    """Exactly n replicas for each n below the last count, at least that many in the last,
+    carrying at least each demand up to `demand`."""
+    found = cover.covers_by_count(items, demand, most)
     assert found is not None
     top = len(found) - 1
-    assert top == max(most, minimum, 1)
-    for n, least in enumerate(found):
-        best = None
-        for counts in itertools.product(range(top + demand + 1), repeat=len(items)):
-            count = sum(counts)
-            if count < minimum or (count != n if n < top else count < top):
-                continue
-            if sum(c * r for (c, _), r in zip(items, counts, strict=True)) >= demand:
-                cost = sum(w * r for (_, w), r in zip(items, counts, strict=True))
-                best = cost if best is None else min(best, cost)
-        assert least == best, (n, least, best)
+    assert top == max(most, 1) and all(len(row) == demand + 1 for row in found)
+    best = [[math.inf] * (demand + 1) for _ in range(top + 1)]
+    for counts in itertools.product(range(top + demand + 1), repeat=len(items)):
+        n = min(sum(counts), top)
+        covered = sum(c * k for (c, _), k in zip(items, counts, strict=True))
+        cost = sum(w * k for (_, w), k in zip(items, counts, strict=True))
+        for r in range(min(covered, demand) + 1):
+            best[n][r] = min(best[n][r], cost)
+    assert found == best
 
 
 @settings(max_examples=200, deadline=None)

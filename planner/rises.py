@@ -1,0 +1,197 @@
+"""A replica job's least cost alone on rented and committed hourly cards, counting the
+setups of the replicas it starts inside a run of demand, as a dynamic program over its
+replica counts (planner.bound's floors for plans that buy no optional package).
+
+A plan holds some replicas of each config in each segment. In the first segment of a run
+of demand every replica pays its opening (its setup, or the gap's hours if held through
+it); inside a run, a config whose count rises by k started k replicas there, each paying
+its setup hours. Dropping replicas costs nothing. The program follows, segment by segment,
+the counts of a few `singled` configs one by one and of all the others together: a rise of
+the others' total pays at least the least setup among the others usable there (the sum of
+their rises is at least the rise of their sum), and each segment's others cover what the
+singled ones leave at their least cost by that many replicas. Every plan is one of the
+program's paths, so its least total bounds every plan: with no config singled it counts
+only rises of the whole count; singling out a config also counts switches into it at a
+constant count (another config's replicas dropped while its own start and pay).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+
+from planner.cover import cheapest_mix, covers_by_count
+from planner.prices import ReplicaRate
+from planner.serving import ReplicaJob
+
+# the others' replicas counted one by one up to this many; from it on, as one state
+RISING_MOST = 16
+# the most states the program keeps per segment (singled configs' counts × the others'):
+# 10,000 prices the 25 services of a generated 100-workload quarter in about 4 s on 2 cores
+STATES = 10_000
+# sums of whole parts above this are not exact in float64: the program gives up
+EXACT = 2**53
+
+
+class Kinds(Protocol):
+    """A replica job's segments grouped by their usable configs, demand and minimum."""
+
+    @property
+    def kinds(self) -> tuple[tuple[tuple[int, ...], int, int], ...]:
+        """Per kind: its usable configs (indices), demand and minimum."""
+
+    @property
+    def of_segment(self) -> tuple[int, ...]:
+        """Per segment: its kind, or -1 where inactive."""
+
+
+Covers = dict[tuple[tuple[tuple[int, int], ...], int, int], list[list[float]] | None]
+
+
+def least(
+    job: ReplicaJob,
+    segments: Sequence[tuple[int, int]],
+    kinds: Kinds,
+    items: Sequence[tuple[int, int]],
+    paying: Sequence[ReplicaRate],
+    covers: Covers,
+    singled: tuple[int, ...] = (),
+) -> int | None:
+    """`job`'s least cost alone over the horizon in whole parts of the items' scale, its
+    configs (by index) `singled` counted one by one and the others together (module
+    docstring); `items`: per config (capacity, whole parts per replica-hour), `paying`:
+    per config its ReplicaRate; `covers`: the others' cover tables already worked out.
+    None where a table or the states would be too large."""
+    most = max(RISING_MOST, *job.minimum, 1)
+    tops = [max(job.bounds[job.configs[t]], default=0) for t in singled]
+    shape = (*(top + 1 for top in tops), most + 1)
+    if math.prod(shape) > STATES:
+        return None
+    counts = np.indices(shape[:-1]) if singled else np.zeros((0,), dtype=int)
+    openings = job.openings(segments)
+    total = 0
+    state: np.ndarray | None = None
+
+    def table(others: tuple[tuple[int, int], ...], demand: int) -> list[list[float]] | None:
+        key = (others, demand, most)
+        if key not in covers:
+            covers[key] = covers_by_count(others, demand, most)
+        return covers[key]
+
+    for s, (a, b) in enumerate(segments):
+        kind = kinds.of_segment[s]
+        if kind < 0:
+            if state is not None:  # a run ends: its least path
+                low = float(state.min())
+                if not low < math.inf:
+                    return None
+                total += int(low)
+                state = None
+            continue
+        usable, demand, minimum = kinds.kinds[kind]
+        hours = b - a
+        opening = s in openings
+        # per config, what one replica pays over the segment (and its opening, if one)
+        span = {
+            i: items[i][1] * (hours + (paying[i].opening(openings[s]) if opening else 0))
+            for i in usable
+        }
+        others = [i for i in usable if i not in singled]
+        # the others' covers: per hour inside a run (shared by every length), whole at an opening
+        each = {i: span[i] if opening else items[i][1] for i in others}
+        found = table(tuple(sorted({(items[i][0], each[i]) for i in others})), demand)
+        if found is None:
+            return None
+        found_hours = np.array(found, dtype=float) * (1 if opening else hours)
+        cost = _segment(job, s, singled, counts, items, span, found_hours, demand, minimum)
+        if opening or state is None:
+            state = cost
+            continue
+        rises = [paying[t].setup * items[t][1] for t in singled]
+        rises.append(min((paying[i].setup * items[i][1] for i in others), default=0))
+        state = cost + _moved(state, rises)
+    low = 0.0 if state is None else float(state.min())  # the last run, if still open
+    if not low < math.inf or total + low >= EXACT:
+        return None
+    return total + int(low)
+
+
+def ranked(
+    job: ReplicaJob,
+    segments: Sequence[tuple[int, int]],
+    kinds: Kinds,
+    items: Sequence[tuple[int, int]],
+) -> tuple[int, ...]:
+    """The configs to single out: those the least covers of the job's segments use, by
+    replica-hours (most first; ties by index), as many as keep the states within STATES.
+    Any choice gives a bound; singling out more never lowers it."""
+    hours = [0] * len(kinds.kinds)
+    for s, kind in enumerate(kinds.of_segment):
+        if kind >= 0:
+            hours[kind] += segments[s][1] - segments[s][0]
+    used = [0] * len(job.configs)
+    for kind, (usable, demand, minimum) in enumerate(kinds.kinds):
+        mix = cheapest_mix([items[i] for i in usable], demand, minimum)
+        for i, n in zip(usable, mix or (), strict=False):
+            used[i] += n * hours[kind]
+    states = max(RISING_MOST, *job.minimum, 1) + 1
+    singled = []
+    for i in sorted((i for i in range(len(used)) if used[i]), key=lambda i: (-used[i], i)):
+        top = max(job.bounds[job.configs[i]], default=0) + 1
+        if states * top <= STATES:
+            singled.append(i)
+            states *= top
+    return tuple(singled)
+
+
+def _segment(
+    job: ReplicaJob,
+    s: int,
+    singled: tuple[int, ...],
+    counts: np.ndarray,
+    items: Sequence[tuple[int, int]],
+    span: dict[int, int],
+    others: np.ndarray,
+    demand: int,
+    minimum: int,
+) -> np.ndarray:
+    """Segment `s`'s cost per state: the singled configs' replicas at `span` each (none
+    where a config is not usable or over its bound there), and the others' least cover of
+    what they leave by each count (`others`: per count and demand carried)."""
+    if not singled:
+        cost = others[:, demand].copy()
+        cost[: max(minimum, 0)] = math.inf
+        return cost
+    paid = np.zeros(counts.shape[1:])
+    carried = np.zeros(counts.shape[1:], dtype=int)
+    held = np.zeros(counts.shape[1:], dtype=int)
+    allowed = np.ones(counts.shape[1:], dtype=bool)
+    for k, t in enumerate(singled):
+        x = counts[k]
+        allowed &= x <= job.bounds[job.configs[t]][s]
+        paid += x * span.get(t, 0)
+        carried += x * items[t][0]
+        held += x
+    left = np.clip(demand - carried, 0, demand)
+    cost = np.moveaxis(others[:, left], 0, -1) + paid[..., None]  # (... singled, others)
+    n = np.arange(others.shape[0])
+    cost[(n + held[..., None] < minimum) | ~allowed[..., None]] = math.inf
+    return cost
+
+
+def _moved(state: np.ndarray, rises: list[int]) -> np.ndarray:
+    """The least cost of reaching each state from `state`, where along axis k a count that
+    falls costs nothing and one that rises pays `rises[k]` per replica started (separable:
+    one axis at a time). Reaching v from u ≤ v costs state[u] + rise × (v − u), so the
+    least is rise × v + the running least of state[u] − rise × u."""
+    for k, rise in enumerate(rises):
+        shape = [1] * state.ndim
+        shape[k] = state.shape[k]
+        paid = rise * np.arange(state.shape[k], dtype=float).reshape(shape)
+        kept = np.flip(np.minimum.accumulate(np.flip(state, k), axis=k), k)
+        started = np.minimum.accumulate(state - paid, axis=k) + paid
+        state = np.minimum(kept, started)
+    return state
