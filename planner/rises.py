@@ -30,7 +30,7 @@ from planner.serving import ReplicaJob
 # the others' replicas counted one by one up to this many; from it on, as one state
 RISING_MOST = 16
 # the most states the program keeps per segment (singled configs' counts × the others'):
-# 10,000 prices the 25 services of a generated 100-workload quarter in about 4 s on 2 cores
+# 10,000 prices the 75 services of a generated 300-workload quarter in about 6 s on 2 cores
 STATES = 10_000
 # sums of whole parts above this are not exact in float64: the program gives up
 EXACT = 2**53
@@ -72,6 +72,11 @@ def least(
         return None
     counts = np.indices(shape[:-1]) if singled else np.zeros((0,), dtype=int)
     openings = job.openings(segments)
+    ramps = [
+        np.arange(n, dtype=float).reshape([n if k == j else 1 for k in range(len(shape))])
+        for j, n in enumerate(shape)
+    ]  # per axis, its counts, shaped to broadcast
+    costs: dict[tuple[object, ...], np.ndarray] = {}
     total = 0
     state: np.ndarray | None = None
 
@@ -94,25 +99,31 @@ def least(
         usable, demand, minimum = kinds.kinds[kind]
         hours = b - a
         opening = s in openings
-        # per config, what one replica pays over the segment (and its opening, if one)
-        span = {
-            i: items[i][1] * (hours + (paying[i].opening(openings[s]) if opening else 0))
-            for i in usable
-        }
-        others = [i for i in usable if i not in singled]
-        # the others' covers: per hour inside a run (shared by every length), whole at an opening
-        each = {i: span[i] if opening else items[i][1] for i in others}
-        found = table(tuple(sorted({(items[i][0], each[i]) for i in others})), demand)
-        if found is None:
-            return None
-        found_hours = np.array(found, dtype=float) * (1 if opening else hours)
-        cost = _segment(job, s, singled, counts, items, span, found_hours, demand, minimum)
+        leads = tuple(paying[i].opening(openings[s]) for i in usable) if opening else None
+        limits = tuple(job.bounds[job.configs[t]][s] for t in singled)
+        key = (kind, hours, leads, limits)  # the days repeat: so do most segments' costs
+        cost = costs.get(key)
+        if cost is None:
+            # per config, what one replica pays over the segment (and its opening, if one)
+            lead = dict(zip(usable, leads or (0,) * len(usable), strict=True))
+            span = {i: items[i][1] * (hours + lead[i]) for i in usable}
+            others = [i for i in usable if i not in singled]
+            # the others' covers: per hour inside a run (shared by every length), whole at
+            # an opening
+            each = {i: span[i] if opening else items[i][1] for i in others}
+            found = table(tuple(sorted({(items[i][0], each[i]) for i in others})), demand)
+            if found is None:
+                return None
+            found_hours = np.array(found, dtype=float) * (1 if opening else hours)
+            cost = _segment(job, s, singled, counts, items, span, found_hours, demand, minimum)
+            costs[key] = cost
         if opening or state is None:
             state = cost
             continue
+        others = (i for i in usable if i not in singled)
         rises = [paying[t].setup * items[t][1] for t in singled]
         rises.append(min((paying[i].setup * items[i][1] for i in others), default=0))
-        state = cost + _moved(state, rises)
+        state = cost + _moved(state, rises, ramps)
     low = 0.0 if state is None else float(state.min())  # the last run, if still open
     if not low < math.inf or total + low >= EXACT:
         return None
@@ -182,16 +193,15 @@ def _segment(
     return cost
 
 
-def _moved(state: np.ndarray, rises: list[int]) -> np.ndarray:
+def _moved(state: np.ndarray, rises: list[int], ramps: list[np.ndarray]) -> np.ndarray:
     """The least cost of reaching each state from `state`, where along axis k a count that
     falls costs nothing and one that rises pays `rises[k]` per replica started (separable:
     one axis at a time). Reaching v from u ≤ v costs state[u] + rise × (v − u), so the
-    least is rise × v + the running least of state[u] − rise × u."""
+    least is rise × v + the running least of state[u] − rise × u. `ramps[k]`: axis k's
+    counts, shaped to broadcast."""
     for k, rise in enumerate(rises):
-        shape = [1] * state.ndim
-        shape[k] = state.shape[k]
-        paid = rise * np.arange(state.shape[k], dtype=float).reshape(shape)
-        kept = np.flip(np.minimum.accumulate(np.flip(state, k), axis=k), k)
-        started = np.minimum.accumulate(state - paid, axis=k) + paid
-        state = np.minimum(kept, started)
+        back = (slice(None),) * k + (slice(None, None, -1),)
+        kept = np.minimum.accumulate(state[back], axis=k)[back]
+        paid = ramps[k] * rise
+        state = np.minimum(kept, np.minimum.accumulate(state - paid, axis=k) + paid)
     return state
