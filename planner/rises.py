@@ -120,9 +120,9 @@ def least(
         if opening or state is None:
             state = cost
             continue
-        others = (i for i in usable if i not in singled)
         rises = [paying[t].setup * items[t][1] for t in singled]
-        rises.append(min((paying[i].setup * items[i][1] for i in others), default=0))
+        setups = (paying[i].setup * items[i][1] for i in usable if i not in singled)
+        rises.append(min(setups, default=0))  # the others': their least
         state = cost + _moved(state, rises, ramps)
     low = 0.0 if state is None else float(state.min())  # the last run, if still open
     if not low < math.inf or total + low >= EXACT:
