@@ -201,7 +201,13 @@ def optional_pools(problem: Problem, forced: dict[Key, int] | None = None) -> se
     }
 
 
-def without_packages(problem: Problem, forced: dict[Key, int] | None = None) -> Fraction | None:
+# per replica job (by name), per segment, replicas per config
+Served = dict[str, dict[int, dict[ReplicaConfig, int]]]
+
+
+def without_packages(
+    problem: Problem, forced: dict[Key, int] | None = None, served: Served | None = None
+) -> Fraction | None:
     """A lower bound on every plan that buys no optional package: no daily, weekly or
     monthly purchase but on the pools every plan buys from anyway (those commitments buy
     on, and those some job forces, `forced`: unit-packages per pool as `lower_bound`
@@ -218,7 +224,9 @@ def without_packages(problem: Problem, forced: dict[Key, int] | None = None) -> 
     only the question whether optional packages could pay.
 
     None where the question does not arise or has no answer here: no workload has a
-    config on an optional pool, or some workload runs only on them."""
+    config on an optional pool, or some workload runs only on them. `served`, where given,
+    gets each replica job's schedule along its program's least path, where one was run (a
+    plan of the job alone, for planner.served)."""
     forced = forced or {}
     optional = optional_pools(problem, forced)
 
@@ -239,7 +247,7 @@ def without_packages(problem: Problem, forced: dict[Key, int] | None = None) -> 
     total = _committed(alone) + sum((floors.job(j.index, {}) for j in alone.jobs), Fraction(0))
     covers: rises.Covers = {}
     for r in range(len(alone.replica_jobs)):
-        rising = _rising(alone, r, covers)
+        rising = _rising(alone, r, covers, served)
         total += floors.replicas(r, {}) if rising is None else rising
     return total
 
@@ -250,18 +258,29 @@ def _committed(problem: Problem) -> Fraction:
     return sum((f.cost for f in problem.fixed), Fraction(0)) - problem.bought_commitments
 
 
-def _rising(problem: Problem, j: int, covers: rises.Covers) -> Fraction | None:
+def _rising(
+    problem: Problem, j: int, covers: rises.Covers, served: Served | None = None
+) -> Fraction | None:
     """Replica job `j`'s least cost alone on rented and committed hourly cards, with the
     setups of the replicas it starts inside a run of demand (planner.rises), its most used
-    configs counted one by one: None where the program is too large even with none."""
+    configs counted one by one: None where the program is too large even with none.
+    `served`, where given, gets the job's schedule along the program's least path."""
     job = problem.replica_jobs[j]
     scale, items, paying = _replica_items(problem, j, {})
     kinds = _Kinds.of(problem, j)
     ranked = rises.ranked(job, problem.segments, kinds, items)
     for singled in (ranked, ()):
-        found = rises.least(job, problem.segments, kinds, items, paying, covers, singled)
-        if found is not None:
-            return Fraction(found, scale)
+        path: list[Any] | None = [] if served is not None else None
+        found = rises.least(job, problem.segments, kinds, items, paying, covers, singled, path)
+        if found is None:
+            continue
+        if served is not None and path is not None:
+            counts = rises.schedule(job, kinds, items, singled, path)
+            if counts is not None:
+                served[job.name] = {
+                    s: {job.configs[i]: n for i, n in row.items()} for s, row in counts.items()
+                }
+        return Fraction(found, scale)
     return None
 
 

@@ -59,12 +59,15 @@ def least(
     paying: Sequence[ReplicaRate],
     covers: Covers,
     singled: tuple[int, ...] = (),
+    path: list[tuple[int, np.ndarray, list[int] | None]] | None = None,
 ) -> int | None:
     """`job`'s least cost alone over the horizon in whole parts of the items' scale, its
     configs (by index) `singled` counted one by one and the others together (module
     docstring); `items`: per config (capacity, whole parts per replica-hour), `paying`:
     per config its ReplicaRate; `covers`: the others' cover tables already worked out.
-    None where a table or the states would be too large."""
+    None where a table or the states would be too large. `path`, where given, gets per
+    active segment its index, the least cost of each state by its end, and the rises
+    into it (None at an opening), for `schedule` to follow back."""
     most = max(RISING_MOST, *job.minimum, 1)
     tops = [max(job.bounds[job.configs[t]], default=0) for t in singled]
     shape = (*(top + 1 for top in tops), most + 1)
@@ -119,11 +122,15 @@ def least(
             costs[key] = cost
         if opening or state is None:
             state = cost
+            if path is not None:
+                path.append((s, state, None))
             continue
         rises = [paying[t].setup * items[t][1] for t in singled]
         setups = (paying[i].setup * items[i][1] for i in usable if i not in singled)
         rises.append(min(setups, default=0))  # the others': their least
         state = cost + _moved(state, rises, ramps)
+        if path is not None:
+            path.append((s, state, rises))
     low = 0.0 if state is None else float(state.min())  # the last run, if still open
     if not low < math.inf or total + low >= EXACT:
         return None
@@ -205,3 +212,62 @@ def _moved(state: np.ndarray, rises: list[int], ramps: list[np.ndarray]) -> np.n
         paid = ramps[k] * rise
         state = np.minimum(kept, np.minimum.accumulate(state - paid, axis=k) + paid)
     return state
+
+
+def followed(path: list[tuple[int, np.ndarray, list[int] | None]]) -> dict[int, tuple[int, ...]]:
+    """Per active segment, the state (singled counts, then the others' count) of a least
+    path through `least`'s program, followed back from each run's end: ties go to the
+    first state in C order."""
+    out: dict[int, tuple[int, ...]] = {}
+    after: tuple[int, ...] | None = None  # the state chosen in the next segment of the run
+    rises: list[int] | None = None
+    for s, state, into in reversed(path):
+        if after is None or rises is None:  # the run's end: its least state
+            pick = state
+        else:
+            pick = state.copy()
+            for k, rise in enumerate(rises):  # reaching `after` pays the rises along each axis
+                shape = [1] * state.ndim
+                shape[k] = state.shape[k]
+                u = np.arange(state.shape[k]).reshape(shape)
+                pick = pick + rise * np.maximum(after[k] - u, 0)
+        after = tuple(int(i) for i in np.unravel_index(int(np.argmin(pick)), state.shape))
+        out[s] = after
+        rises = into
+        if into is None:
+            after = None  # an opening: the run before is followed from its own end
+    return out
+
+
+def schedule(
+    job: ReplicaJob,
+    kinds: Kinds,
+    items: Sequence[tuple[int, int]],
+    singled: tuple[int, ...],
+    path: list[tuple[int, np.ndarray, list[int] | None]],
+) -> dict[int, dict[int, int]] | None:
+    """Per active segment, replicas per config (by index) along a least path of `least`'s
+    program (`followed`): the singled configs' counts, and at least the path's count of
+    the others, carrying what the singled ones leave at their least cost per hour
+    (`cheapest_mix`; of configs alike in capacity and cost, the first). None where a mix is
+    too large to work out."""
+    mixes: dict[tuple[tuple[tuple[int, int], ...], int, int], tuple[int, ...] | None] = {}
+    out = {}
+    for s, state in followed(path).items():
+        usable, demand, minimum = kinds.kinds[kinds.of_segment[s]]
+        counts = {t: state[k] for k, t in enumerate(singled) if state[k]}
+        others: dict[tuple[int, int], int] = {}
+        for i in usable:
+            if i not in singled:
+                others.setdefault(items[i], i)
+        left = max(0, demand - sum(items[t][0] * n for t, n in counts.items()))
+        fewest = max(state[-1], minimum - sum(counts.values()), 0)
+        key = (tuple(others), left, fewest)
+        if key not in mixes:
+            mixes[key] = cheapest_mix(key[0], left, fewest)
+        mix = mixes[key]
+        if mix is None:
+            return None
+        counts.update((i, n) for i, n in zip(others.values(), mix, strict=True) if n)
+        out[s] = counts
+    return out

@@ -17,7 +17,7 @@ from typing import Protocol
 
 from planner import explain
 from planner.baseline import greedy
-from planner.bound import Bound, lower_bound, optional_pools, without_packages
+from planner.bound import Bound, Served, lower_bound, optional_pools, without_packages
 from planner.check import check_plan
 from planner.cpsat.lns import improve
 from planner.cpsat.model import CpModel, Outcome, Progress, SolverSettings
@@ -35,6 +35,7 @@ from planner.pricing import breakdown
 from planner.problem import Infeasible, NoGood, Problem, build_problem
 from planner.reference import Reference
 from planner.restrict import Restricted, top_k
+from planner.served import with_schedules
 from planner.solution import Solution, to_plan
 
 # work that fits a pool's cards but not its machines, per pool (offer, mode)
@@ -94,7 +95,7 @@ MIN_DEFAULT_WORKERS = 4
 # forced: packages proven forced by jobs that run only on one pool, in the bound
 # (planner/forced.py).
 # lns: a large-neighbourhood search after CP-SAT's own, without a proof (planner/cpsat/lns.py).
-TECHNIQUES = frozenset({"cuts", "portfolio", "top-k", "size-gate", "forced", "lns"})
+TECHNIQUES = frozenset({"cuts", "portfolio", "top-k", "size-gate", "forced", "lns", "per-service"})
 
 
 @dataclass(frozen=True)
@@ -204,7 +205,9 @@ def solve(
     floor = relaxation.total
     # the plans that buy no optional package, bounded alone: where the plan found buys none,
     # the gap among them, and what is left is whether optional packages could pay
-    alone = without_packages(problem, {k: f.packages for k, f in forced.items()})
+    # (and each service's least schedule alone along the way: planner.served)
+    served: Served | None = {} if "per-service" in params.techniques else None
+    alone = without_packages(problem, {k: f.packages for k, f in forced.items()}, served)
     unbought = Unbought(alone, frozenset(optional_pools(problem, {k: 1 for k in forced})))
     phase("checking the baselines")
     # the baselines are checked now, inside the time limit; one the checker refuses (a bug,
@@ -222,6 +225,12 @@ def solve(
         next((c.plan.total_cost for c in checked if c.source == name), None)
         for name in ("naive", "heuristic")
     )
+    # the heuristic's plan with each service's schedule alone: a start, where the checker
+    # takes it (the schedules ignore shared stock); its refusal is no bug, so no note
+    candidate = with_schedules(problem, heuristic, served) if heuristic and served else None
+    per_service = checked_solution(problem, candidate, {}, "per-service")
+    if per_service is not None:
+        checked.append(per_service)
     # the cheaper checked baseline hints the solver (the heuristic's on a tie), and is the
     # incumbent the user sees from the first report on
     first = min(checked, key=Checked.rank) if checked else None
@@ -524,14 +533,15 @@ def _improve(
 class Checked:
     """A plan the independent checker accepted, with its exact cost and where it came from."""
 
-    source: str  # model | heuristic | naive
+    source: str  # model | heuristic | per-service | naive
     solution: Solution
     plan: Plan
     cost: Fraction
 
     def rank(self) -> tuple[Fraction, int]:
-        """Cheapest first; on a tie the model's plan, then the heuristic's, then the naive."""
-        return self.cost, ("model", "heuristic", "naive").index(self.source)
+        """Cheapest first; on a tie the model's plan, then the heuristic's, then the
+        heuristic's with each service alone, then the naive."""
+        return self.cost, ("model", "heuristic", "per-service", "naive").index(self.source)
 
 
 @dataclass(frozen=True)
