@@ -205,9 +205,7 @@ def optional_pools(problem: Problem, forced: dict[Key, int] | None = None) -> se
 Served = dict[str, dict[int, dict[ReplicaConfig, int]]]
 
 
-def without_packages(
-    problem: Problem, forced: dict[Key, int] | None = None, served: Served | None = None
-) -> Fraction | None:
+def without_packages(problem: Problem, forced: dict[Key, int] | None = None) -> Fraction | None:
     """A lower bound on every plan that buys no optional package: no daily, weekly or
     monthly purchase but on the pools every plan buys from anyway (those commitments buy
     on, and those some job forces, `forced`: unit-packages per pool as `lower_bound`
@@ -224,9 +222,7 @@ def without_packages(
     only the question whether optional packages could pay.
 
     None where the question does not arise or has no answer here: no workload has a
-    config on an optional pool, or some workload runs only on them. `served`, where given,
-    gets each replica job's schedule along its program's least path, where one was run (a
-    plan of the job alone, for planner.served)."""
+    config on an optional pool, or some workload runs only on them."""
     forced = forced or {}
     optional = optional_pools(problem, forced)
 
@@ -247,7 +243,7 @@ def without_packages(
     total = _committed(alone) + sum((floors.job(j.index, {}) for j in alone.jobs), Fraction(0))
     covers: rises.Covers = {}
     for r in range(len(alone.replica_jobs)):
-        rising = _rising(alone, r, covers, served)
+        rising = _rising(alone, r, covers)
         total += floors.replicas(r, {}) if rising is None else rising
     return total
 
@@ -256,6 +252,17 @@ def _committed(problem: Problem) -> Fraction:
     """What every plan pays alike: the commitments, less the committed packages that the
     purchase counts include (they are priced with the purchases)."""
     return sum((f.cost for f in problem.fixed), Fraction(0)) - problem.bought_commitments
+
+
+def schedule_alone(
+    problem: Problem, j: int, covers: rises.Covers
+) -> dict[int, dict[ReplicaConfig, int]] | None:
+    """Replica job `j`'s least schedule alone (per segment, replicas per config) on the
+    configs its bounds allow there, along the least path of `_rising`'s program; None
+    where the program is too large."""
+    served: Served = {}
+    _rising(problem, j, covers, served)
+    return served.get(problem.replica_jobs[j].name)
 
 
 def _rising(

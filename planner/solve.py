@@ -17,7 +17,7 @@ from typing import Protocol
 
 from planner import explain
 from planner.baseline import greedy
-from planner.bound import Bound, Served, lower_bound, optional_pools, without_packages
+from planner.bound import Bound, lower_bound, optional_pools, without_packages
 from planner.check import check_plan
 from planner.cpsat.lns import improve
 from planner.cpsat.model import CpModel, Outcome, Progress, SolverSettings
@@ -35,7 +35,7 @@ from planner.pricing import breakdown
 from planner.problem import Infeasible, NoGood, Problem, build_problem
 from planner.reference import Reference
 from planner.restrict import Restricted, top_k
-from planner.served import with_schedules
+from planner.served import improved
 from planner.solution import Solution, to_plan
 
 # work that fits a pool's cards but not its machines, per pool (offer, mode)
@@ -205,9 +205,7 @@ def solve(
     floor = relaxation.total
     # the plans that buy no optional package, bounded alone: where the plan found buys none,
     # the gap among them, and what is left is whether optional packages could pay
-    # (and each service's least schedule alone along the way: planner.served)
-    served: Served | None = {} if "per-service" in params.techniques else None
-    alone = without_packages(problem, {k: f.packages for k, f in forced.items()}, served)
+    alone = without_packages(problem, {k: f.packages for k, f in forced.items()})
     unbought = Unbought(alone, frozenset(optional_pools(problem, {k: 1 for k in forced})))
     phase("checking the baselines")
     # the baselines are checked now, inside the time limit; one the checker refuses (a bug,
@@ -227,7 +225,8 @@ def solve(
     )
     # the heuristic's plan with each service's schedule alone: a start, where the checker
     # takes it (the schedules ignore shared stock); its refusal is no bug, so no note
-    candidate = with_schedules(problem, heuristic, served) if heuristic and served else None
+    per = "per-service" in params.techniques
+    candidate = improved(problem, heuristic) if heuristic and per else None
     per_service = checked_solution(problem, candidate, {}, "per-service")
     if per_service is not None:
         checked.append(per_service)

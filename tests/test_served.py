@@ -1,6 +1,6 @@
 """Each service's least schedule alone as a start for the search (`planner/served.py`): the
-program's least path decoded into replicas, checked like any plan, refused where the
-services together break what they share."""
+program's least path decoded into replicas on what the rest of the plan leaves free,
+checked like any plan."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from planner import bound
 from planner.baseline import greedy
 from planner.problem import Infeasible, build_problem
-from planner.served import replicas_of, with_schedules
+from planner.served import improved, replicas_of
+from planner.solution import Solution
 from planner.solve import checked_solution
 from tests import planning
 from tests.planning import offer
@@ -21,8 +22,10 @@ from tests.planning import offer
 
 def _schedules(problem: Any) -> bound.Served:
     served: bound.Served = {}
-    for j in range(len(problem.replica_jobs)):
-        assert bound._rising(problem, j, {}, served) is not None
+    for j, job in enumerate(problem.replica_jobs):
+        schedule = bound.schedule_alone(problem, j, {})
+        assert schedule is not None
+        served[job.name] = schedule
     return served
 
 
@@ -52,8 +55,8 @@ def test_the_schedule_alone_takes_the_switch_the_program_prices(make_scenario: A
     heuristic, _ = greedy(problem, careful=True)
     assert naive is not None and naive.cost(problem) == 80
     assert heuristic is not None and heuristic.cost(problem) == 78
-    assert with_schedules(problem, heuristic, served) is None
-    candidate = with_schedules(problem, naive, served)
+    assert improved(problem, heuristic) is None
+    candidate = improved(problem, naive)
     assert candidate is not None
     checked = checked_solution(problem, candidate, {}, "per-service")
     assert checked is not None and checked.cost == 78
@@ -63,11 +66,12 @@ def test_the_schedule_alone_takes_the_switch_the_program_prices(make_scenario: A
     ]
 
 
-def test_services_that_share_one_card_alone_are_refused_together(make_scenario: Any) -> None:
-    # two services each need one a100 replica for the same 4 hours; alone, each rents the
-    # cheaper offer o (10 an hour), which holds one unit: together they break its stock,
-    # the checker refuses the plan, and no note calls that a bug. The solve plans them on
-    # o and p (12 an hour): 88, proven
+def test_a_service_alone_takes_only_what_the_others_leave(make_scenario: Any) -> None:
+    # two services each need one a100 replica for the same 4 hours; o (10 an hour) holds
+    # one unit, p (12) four. Alone, each would rent o. From a plan with both on p
+    # (2 × 4 h × 12 = 96), chat is replanned first: o is free, so it moves there (40 < 48);
+    # code then finds o taken and stays on p (48): 88, the proven optimum. Had each been
+    # replanned alone, both would sit on o and break its stock
     offers = [
         offer("o", hourly={"price": 10, "stock": 1}),
         offer("p", hourly={"price": 12, "stock": 4}),
@@ -83,17 +87,62 @@ def test_services_that_share_one_card_alone_are_refused_together(make_scenario: 
     problem = build_problem(s, serving=True)
     served = _schedules(problem)
     assert all({c.offer for row in served[n].values() for c in row} == {"o"} for n in served)
-    heuristic, _ = greedy(problem, careful=True)
-    assert heuristic is not None
-    candidate = with_schedules(problem, heuristic, served)
+    on_p = {
+        (j, [c.offer for c in job.configs].index("p"), s): 1
+        for j, job in enumerate(problem.replica_jobs)
+        for s in range(len(problem.segments))
+        if job.active(s)
+    }
+    base = Solution(configs=(), starts=(), replicas=on_p)
+    assert base.cost(problem) == 96
+    candidate = improved(problem, base)
     assert candidate is not None
+    assert {problem.replica_jobs[j].configs[k].offer for j, k, _ in candidate.replicas} == {
+        "o",
+        "p",
+    }
     notes: dict[str, str] = {}
-    assert checked_solution(problem, candidate, notes, "per-service") is None
-    assert "[stock] o hourly: stock over by 1 unit(s)" in notes["per-service"]
+    checked = checked_solution(problem, candidate, notes, "per-service")
+    assert checked is not None and checked.cost == 88 and not notes
     result = planning.solved(s)
     assert result.plan is not None and result.plan.total_cost == 88
     assert result.plan.status == "optimal"
-    assert set(result.plan.baseline_notes) <= {"naive", "heuristic"}  # no bug is claimed
+
+
+def test_a_service_alone_takes_the_held_cards_a_train_job_leaves(make_scenario: Any) -> None:
+    # a one-card daily package on m (50) holds the card that job t fills from 00:00 to
+    # 02:00; chat needs one a100 replica from 00:00 to 04:00 (100 in flight, then 50). From
+    # a plan that rents chat's replica on o (4 h × 10 = 40; 90 with the package), chat is
+    # replanned on what t leaves: o while t runs (2 h × 10 = 20), then the held card (no
+    # money beyond the package): 50 + 20 = 70
+    offers = [
+        offer("o", hourly={"price": 10, "stock": 4}),
+        offer("m", daily={"price": 50, "stock": 1}),
+    ]
+    chat = planning.service(
+        start="2026-07-01T00:00:00",
+        end="2026-07-01T04:00:00",
+        concurrency={"00-02": 100, "02-24": 50},
+        max_cards_per_replica=1,
+    )
+    s = make_scenario(offers, [planning.job("t", 2), chat], days=1)
+    problem = build_problem(s, serving=True)
+    held = [c.pool for c in problem.jobs[0].configs].index(("m", "daily"))
+    assert problem.jobs[0].configs[held].runs == ((0, 2),)
+    rented = [c.offer for c in problem.replica_jobs[0].configs].index("o")
+    on_o = {(0, rented, s): 1 for s in range(len(problem.segments)) if s < 2}
+    assert problem.segments[:2] == ((0, 2), (2, 4))
+    base = Solution((held,), (0,), {("m", "daily"): {0: 1}}, on_o)
+    assert base.cost(problem) == 90
+    candidate = improved(problem, base)
+    assert candidate is not None
+    pools = {s: problem.replica_jobs[j].configs[k].pool for j, k, s in candidate.replicas}
+    assert pools == {0: ("o", "hourly"), 1: ("m", "daily")}
+    checked = checked_solution(problem, candidate, {}, "per-service")
+    assert checked is not None and checked.cost == 70
+    # t rented on o and no package: no held card to take, chat's 40 is its least alone
+    hourly = [c.pool for c in problem.jobs[0].configs].index(("o", "hourly"))
+    assert improved(problem, replace(base, configs=(hourly,), packages={})) is None
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -125,7 +174,7 @@ def test_a_schedule_alone_is_a_checked_plan_at_or_above_its_bound(
     assert checked is not None
     assert checked.cost >= least
     # the start takes it only where it is cheaper than the heuristic's
-    candidate = with_schedules(problem, heuristic, served)
+    candidate = improved(problem, heuristic)
     if checked.cost < heuristic.cost(problem):
         assert candidate is not None and candidate.cost(problem) == checked.cost
     else:
