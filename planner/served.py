@@ -28,6 +28,7 @@ from planner.bound import schedule_alone
 from planner.configs import Config, ReplicaConfig
 from planner.problem import Problem
 from planner.rules import PACKAGE_MODES
+from planner.serving import ReplicaJob
 from planner.solution import Solution
 
 Key = tuple[str, str]
@@ -79,7 +80,7 @@ def _money(problem: Problem, base: Solution, j: int, replicas: Replicas) -> Frac
     return sum(replace(base, replicas=replicas).replica_money(problem, j), Fraction(0))
 
 
-def _within(problem: Problem, j: int, room: _Room) -> tuple:  # type: ignore[type-arg]
+def _within(problem: Problem, j: int, room: _Room) -> tuple[ReplicaJob, ...]:
     """The replica jobs with job `j`'s configs bounded per segment by what `room` leaves
     (its configs and their order unchanged, so indices carry over)."""
     job = problem.replica_jobs[j]

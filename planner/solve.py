@@ -223,8 +223,9 @@ def solve(
         next((c.plan.total_cost for c in checked if c.source == name), None)
         for name in ("naive", "heuristic")
     )
-    # the heuristic's plan with each service's schedule alone: a start, where the checker
-    # takes it (the schedules ignore shared stock); its refusal is no bug, so no note
+    # the heuristic's plan with each service replanned alone on what the rest leaves: a
+    # start, where the checker takes it (it sees what the program cannot: setup hours held
+    # before a segment, machines); its refusal is no bug, so no note
     per = "per-service" in params.techniques
     candidate = improved(problem, heuristic) if heuristic and per else None
     per_service = checked_solution(problem, candidate, {}, "per-service")
