@@ -123,9 +123,10 @@ class _Room:
                 room.offers[offer_id] = np.full(hours, offer.max_units, dtype=np.int64)
         for key, pool in problem.pools.items():
             held = np.zeros(hours, dtype=np.int64)
-            bought = base.packages.get(key, {}).items()
-            spans = [(*problem.package(key, day), n) for day, n in bought]
-            if not pool.days:  # committed hourly or spot units: packages hold the rest
+            if pool.days:  # packages bought, the committed ones among them
+                bought = base.packages.get(key, {}).items()
+                spans = [(*problem.package(key, day), n) for day, n in bought]
+            else:  # committed hourly or spot units
                 spans = [(c.start, c.end, c.units) for c in pool.committed]
             for a, b, n in spans:
                 held[room._hours(a, b)] += n
@@ -151,9 +152,8 @@ class _Room:
     def _take(self, problem: Problem, c: Config | ReplicaConfig, a: int, b: int, n: int) -> None:
         """`n` runs or replicas of `c` over [a, b): cards of its pool where held, else
         units of its offer and mode and of the offer's cap."""
-        if c.held:
-            if c.pool in self.cards:
-                self.cards[c.pool][self._hours(a, b)] -= n * problem.held_cards(c.offer, c.cards)
+        if c.held:  # every held config's pool is among the problem's pools
+            self.cards[c.pool][self._hours(a, b)] -= n * problem.held_cards(c.offer, c.cards)
             return
         for left in (self.units.get(c.pool), self.offers.get(c.offer)):
             if left is not None:
@@ -162,11 +162,8 @@ class _Room:
     def replicas(self, problem: Problem, c: ReplicaConfig) -> np.ndarray:
         """Per hour, the most replicas of `c` that what is left can hold."""
         if c.held:
-            free = self.cards.get(c.pool)
-            if free is None:
-                return np.zeros(self.hours, dtype=np.int64)
-            most: np.ndarray = np.maximum(free, 0) // problem.held_cards(c.offer, c.cards)
-            return most
+            held: np.ndarray = np.maximum(self.cards[c.pool], 0)
+            return held // problem.held_cards(c.offer, c.cards)
         most = np.full(self.hours, UNLIMITED, dtype=np.int64)
         for left in (self.units.get(c.pool), self.offers.get(c.offer)):
             if left is not None:

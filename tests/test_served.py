@@ -107,6 +107,7 @@ def test_a_service_alone_takes_only_what_the_others_leave(make_scenario: Any) ->
     result = planning.solved(s)
     assert result.plan is not None and result.plan.total_cost == 88
     assert result.plan.status == "optimal"
+    assert set(result.plan.baseline_notes) <= {"naive", "heuristic"}  # no bug is claimed
 
 
 def test_a_service_alone_takes_the_held_cards_a_train_job_leaves(make_scenario: Any) -> None:
