@@ -259,10 +259,62 @@ def schedule_alone(
 ) -> dict[int, dict[ReplicaConfig, int]] | None:
     """Replica job `j`'s least schedule alone (per segment, replicas per config) on the
     configs its bounds allow there, along the least path of `_rising`'s program; None
-    where the program is too large."""
+    where the program is too large.
+
+    That path counts the configs it follows one by one exactly and decodes the others as
+    each segment's cheapest mix, which may switch among them and pay setups the program
+    did not count. So the program runs again on the configs that schedule uses, each at
+    most at its most replicas there and all followed one by one: that schedule is one of
+    its paths, so the least path found is no dearer, and every switch on it is priced."""
+    found = schedules_alone(problem, j, covers)
+    return found[0] if found else None
+
+
+def schedules_alone(
+    problem: Problem, j: int, covers: rises.Covers
+) -> list[dict[int, dict[ReplicaConfig, int]]]:
+    """`schedule_alone`'s schedule, then the first path's where it differs."""
     served: Served = {}
     _rising(problem, j, covers, served)
-    return served.get(problem.replica_jobs[j].name)
+    first = served.get(problem.replica_jobs[j].name)
+    if not first:
+        return []
+    narrowed = _on_used(problem, j, first, covers)
+    return [s for s in (narrowed, first) if s is not None and (s is first or s != first)]
+
+
+def _on_used(
+    problem: Problem,
+    j: int,
+    schedule: dict[int, dict[ReplicaConfig, int]],
+    covers: rises.Covers,
+) -> dict[int, dict[ReplicaConfig, int]] | None:
+    """Replica job `j`'s least schedule on the configs `schedule` uses, each bounded by
+    the most replicas it holds there, all counted one by one (`schedule_alone`); None
+    where the program is too large."""
+    most: dict[ReplicaConfig, int] = {}
+    for row in schedule.values():
+        for config, n in row.items():
+            most[config] = max(most.get(config, 0), n)
+    job = problem.replica_jobs[j]
+    bounds = {c: tuple(min(n, most.get(c, 0)) for n in job.bounds[c]) for c in job.configs}
+    jobs = list(problem.replica_jobs)
+    jobs[j] = narrowed = replace(job, bounds=bounds)
+    within = replace(problem, replica_jobs=tuple(jobs))
+    _, items, paying = _replica_items(within, j, {})
+    kinds = _Kinds.of(within, j)
+    singled = tuple(i for i, c in enumerate(job.configs) if c in most)
+    path: list[Any] = []
+    states = rises.DECODE_STATES
+    found = rises.least(
+        narrowed, problem.segments, kinds, items, paying, covers, singled, path, states
+    )
+    if found is None:
+        return None
+    counts = rises.schedule(narrowed, kinds, items, singled, path)
+    if counts is None:
+        return None
+    return {s: {job.configs[i]: n for i, n in row.items()} for s, row in counts.items()}
 
 
 def _rising(

@@ -32,6 +32,9 @@ RISING_MOST = 16
 # the most states the program keeps per segment (singled configs' counts × the others'):
 # 10,000 prices the 75 services of a generated 300-workload quarter in about 6 s on 2 cores
 STATES = 10_000
+# the most states when the program decodes a schedule on the few configs a first path used
+# (`least(..., states=DECODE_STATES)`): one service's program, run once per start
+DECODE_STATES = 200_000
 # sums of whole parts above this are not exact in float64: the program gives up
 EXACT = 2**53
 
@@ -60,6 +63,7 @@ def least(
     covers: Covers,
     singled: tuple[int, ...] = (),
     path: list[tuple[int, np.ndarray, list[int] | None]] | None = None,
+    states: int = STATES,
 ) -> int | None:
     """`job`'s least cost alone over the horizon in whole parts of the items' scale, its
     configs (by index) `singled` counted one by one and the others together (module
@@ -67,11 +71,14 @@ def least(
     per config its ReplicaRate; `covers`: the others' cover tables already worked out.
     None where a table or the states would be too large. `path`, where given, gets per
     active segment its index, the least cost of each state by its end, and the rises
-    into it (None at an opening), for `schedule` to follow back."""
-    most = max(RISING_MOST, *job.minimum, 1)
+    into it (None at an opening), for `schedule` to follow back. `states`: the most
+    states kept per segment. Where every usable config is singled, every switch between
+    configs is counted, and the others' axis holds only their count 0."""
+    alone = all(i in singled for usable, _, _ in kinds.kinds for i in usable)
+    most = 1 if alone else max(RISING_MOST, *job.minimum, 1)  # no others: none of theirs
     tops = [max(job.bounds[job.configs[t]], default=0) for t in singled]
     shape = (*(top + 1 for top in tops), most + 1)
-    if math.prod(shape) > STATES:
+    if math.prod(shape) > states:
         return None
     counts = np.indices(shape[:-1]) if singled else np.zeros((0,), dtype=int)
     openings = job.openings(segments)

@@ -4,16 +4,18 @@ at a time, by its least schedule alone on what the rest of the plan leaves free
 judges like any plan.
 
 Jobs are taken in the problem's order. For each, the plan's other workloads (train jobs
-where the baseline placed them, the other replica jobs as chosen so far) leave per hour
-some units of each offer and mode (its stock, and the offer's cap over all modes) and
-some cards of each pool the plan holds (packages bought, commitments); each config of the
-job may hold at most what is left in a segment. The program then gives the job's least
-schedule there, setups and switches included; it replaces the job's replicas where it
-costs the job less. What the program cannot see (a setup hour held before a segment, the
-machines a pool's cards sit on) the checker can: where it refuses the plan, the baseline
-stands. On q3 the heuristic's plan 420,048.93 becomes 413,611.36 this way (checked); on
-the generated 30-workload quarter 79,268.73 becomes 76,506.45, 0.13% above the best plan
-without optional packages (76,408.93, proven).
+where the baseline placed them, the other replica jobs as chosen so far, rented replicas
+from their setup hours on) leave per hour some units of each offer and mode (its stock,
+and the offer's cap over all modes) and some cards of each pool the plan holds (packages
+bought, commitments); each config of the job may hold at most what is left in a segment
+and, if rented, in its setup hours before. The program then gives the job's least
+schedule there, setups and switches included (`bound.schedules_alone`: its least path,
+and that path's configs followed one by one); the cheapest of these that what is left
+holds hour by hour replaces the job's replicas where it costs the job less. What the
+program cannot see (the machines a pool's cards sit on) the checker can: where it refuses
+the plan, the baseline stands. On q3 the heuristic's plan 420,048.93 becomes 413,160.27
+this way (checked); on the generated 30-workload quarter 79,268.73 becomes 76,408.93, the
+proven optimum among plans without optional packages.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from fractions import Fraction
 import numpy as np
 
 from planner import rises
-from planner.bound import schedule_alone
+from planner.bound import schedules_alone
 from planner.configs import Config, ReplicaConfig
 from planner.problem import Problem
 from planner.rules import PACKAGE_MODES
@@ -47,11 +49,17 @@ def improved(problem: Problem, base: Solution) -> Solution | None:
         mine = {key: n for key, n in replicas.items() if key[0] == j}
         room.use_replicas(problem, mine, -1)
         variant = replace(problem, replica_jobs=_within(problem, j, room))
-        alone = replicas_of(variant, j, schedule_alone(variant, j, covers) or {})
-        if alone and _money(problem, base, j, alone) < _money(problem, base, j, mine):
-            replicas = {key: n for key, n in replicas.items() if key[0] != j} | alone
-            mine, changed = alone, True
-        room.use_replicas(problem, mine, +1)
+        paid = _money(problem, base, j, mine)
+        found = (replicas_of(variant, j, s) for s in schedules_alone(variant, j, covers))
+        priced = sorted((_money(problem, base, j, r), i, r) for i, r in enumerate(found) if r)
+        # the cheapest that what is left holds (the program bounds each segment, not the
+        # setup hours held before it); else the job keeps its replicas
+        taken = next((r for money, _, r in priced if money < paid and room.takes(problem, r)), None)
+        if taken is None:
+            room.use_replicas(problem, mine, +1)
+        else:
+            replicas = {key: n for key, n in replicas.items() if key[0] != j} | taken
+            changed = True
     return replace(base, replicas=replicas) if changed else None
 
 
@@ -82,12 +90,15 @@ def _money(problem: Problem, base: Solution, j: int, replicas: Replicas) -> Frac
 
 def _within(problem: Problem, j: int, room: _Room) -> tuple[ReplicaJob, ...]:
     """The replica jobs with job `j`'s configs bounded per segment by what `room` leaves
-    (its configs and their order unchanged, so indices carry over)."""
+    there and, for a rented config, in its setup hours before (where a replica it starts
+    is held); its configs and their order unchanged, so indices carry over."""
     job = problem.replica_jobs[j]
     starts = [a for a, _ in problem.segments]
     bounds = {}
     for c in job.configs:
-        free = room.replicas(problem, c)
+        free = each = room.replicas(problem, c)
+        for lag in range(1, 0 if c.held else problem.replica_setup.get((job.name, c.offer), 0) + 1):
+            free = np.minimum(free, np.concatenate([each[:lag], each[:-lag]]))
         most = np.minimum.reduceat(free[: problem.segments[-1][1]], starts)
         bounds[c] = tuple(min(n, int(m)) for n, m in zip(job.bounds[c], most, strict=True))
     jobs = list(problem.replica_jobs)
@@ -145,9 +156,32 @@ class _Room:
         return slice(min(max(a, 0), self.hours), min(max(b, 0), self.hours))
 
     def use_replicas(self, problem: Problem, replicas: Replicas, sign: int) -> None:
-        """Replicas taken (`sign` +1) or given back (-1)."""
+        """Replicas taken (`sign` +1) or given back (-1): on held cards per segment, rented
+        ones as the plan rents them, each from its setup hours before it serves."""
+        series: dict[tuple[int, int], list[int]] = {}
         for (j, k, s), n in replicas.items():
-            self._take(problem, problem.replica_jobs[j].configs[k], *problem.segments[s], sign * n)
+            series.setdefault((j, k), [0] * len(problem.segments))[s] = n
+        for (j, k), counts in sorted(series.items()):
+            job = problem.replica_jobs[j]
+            c = job.configs[k]
+            if c.held:
+                for (a, b), n in zip(problem.segments, counts, strict=True):
+                    if n:
+                        self._take(problem, c, a, b, sign * n)
+                continue
+            setup = problem.replica_setup.get((job.name, c.offer), 0)
+            rate = problem.replica_rate(job.name, c)
+            for a, b in rate.rentals(counts, problem.segments):
+                self._take(problem, c, a - setup, b, sign)
+
+    def takes(self, problem: Problem, replicas: Replicas) -> bool:
+        """Whether what is left holds `replicas` too: taken if so."""
+        self.use_replicas(problem, replicas, +1)
+        kinds = (self.units, self.offers, self.cards)
+        if all(int(left.min(initial=0)) >= 0 for kind in kinds for left in kind.values()):
+            return True
+        self.use_replicas(problem, replicas, -1)
+        return False
 
     def _take(self, problem: Problem, c: Config | ReplicaConfig, a: int, b: int, n: int) -> None:
         """`n` runs or replicas of `c` over [a, b): cards of its pool where held, else

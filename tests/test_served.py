@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from planner import bound
+from planner import bound, rises
 from planner.baseline import greedy
 from planner.problem import Infeasible, build_problem
 from planner.served import improved, replicas_of
@@ -64,6 +64,75 @@ def test_the_schedule_alone_takes_the_switch_the_program_prices(make_scenario: A
         ("o", 23, 2),  # its setup hour before the quarter: billed, and warned of
         ("p", 1, 4),
     ]
+
+
+def test_the_decode_prices_the_switches_among_configs_it_did_not_follow(
+    make_scenario: Any, monkeypatch: Any
+) -> None:
+    # chat alternates 100 and 150 in flight hour by hour; an a100 replica (10 an hour)
+    # carries 100, an h200 (16) 220, each setting up in an hour. With too few states to
+    # follow any config one by one, the program counts only rises of the whole count (one
+    # replica throughout, each hour at its cheapest: 20 + 16 + 10 + 16 = 62) and its path
+    # decodes each hour's cheapest replica: a100,
+    # h200, a100, h200, each started anew (20 + 32 + 20 + 32 = 104). Run again on those two
+    # configs, each followed, it keeps one h200 throughout (5 h × 16 = 80), the optimum
+    offers = [
+        offer("o", hourly={"price": 10, "stock": 4}, setup_minutes=60),
+        offer("p", card="h200-141g", hourly={"price": 16, "stock": 4}, setup_minutes=60),
+    ]
+    chat = planning.service(
+        start="2026-07-01T00:00:00",
+        end="2026-07-01T04:00:00",
+        concurrency={"00-01": 100, "01-02": 150, "02-03": 100, "03-24": 150},
+        max_cards_per_replica=1,
+    )
+    s = make_scenario(offers, [chat], days=1)
+    problem = build_problem(s, serving=True)
+    monkeypatch.setattr(rises, "STATES", rises.RISING_MOST + 1)
+    assert bound._rising(problem, 0, {}) == 62
+    narrowed, first = bound.schedules_alone(problem, 0, {})
+    a100, h200 = problem.replica_jobs[0].configs
+    assert [first[s] for s in sorted(first)] == [{a100: 1}, {h200: 1}, {a100: 1}, {h200: 1}]
+    assert [narrowed[s] for s in sorted(narrowed)] == [{h200: 1}] * 4
+    naive, _ = greedy(problem, careful=False)
+    assert naive is not None
+    billed = []
+    for schedule in (first, narrowed):
+        replicas = replicas_of(problem, 0, schedule)
+        assert replicas is not None
+        checked = checked_solution(problem, replace(naive, replicas=replicas), {}, "decoded")
+        assert checked is not None
+        billed.append(checked.cost)
+    assert billed == [104, 80]
+    assert planning.solved(s).plan.total_cost == 80
+
+
+def test_a_service_alone_leaves_the_setup_hours_another_holds(make_scenario: Any) -> None:
+    # o (10 an hour) holds one a100 unit, p (16) an h200 unit each for four; every replica
+    # sets up in an hour. early needs one replica 00:00-02:00, late one 02:00-06:00. The
+    # heuristic puts early on o (from its setup hour before the day: 3 h, 30) and late on
+    # p (5 h, 80). Replanned, late may not move to o: its setup hour 01:00 is early's
+    # second hour there, and o holds one unit (the program bounds each segment, so it must
+    # see the hour before too). The plan stays as the checker accepts it
+    offers = [
+        offer("o", hourly={"price": 10, "stock": 1}, setup_minutes=60),
+        offer("p", card="h200-141g", hourly={"price": 16, "stock": 4}, setup_minutes=60),
+    ]
+    early = planning.service(
+        name="early", start="2026-07-01T00:00:00", end="2026-07-01T02:00:00", concurrency=100
+    )
+    late = planning.service(
+        name="late", start="2026-07-01T02:00:00", end="2026-07-01T06:00:00", concurrency=100
+    )
+    problem = build_problem(make_scenario(offers, [early, late], days=1), serving=True)
+    heuristic, _ = greedy(problem, careful=True)
+    assert heuristic is not None and heuristic.cost(problem) == 110
+    offers_of = {
+        problem.replica_jobs[j].name: problem.replica_jobs[j].configs[k].offer
+        for j, k, _ in heuristic.replicas
+    }
+    assert offers_of == {"early": "o", "late": "p"}
+    assert improved(problem, heuristic) is None
 
 
 def test_a_service_alone_takes_only_what_the_others_leave(make_scenario: Any) -> None:
