@@ -254,33 +254,26 @@ def _committed(problem: Problem) -> Fraction:
     return sum((f.cost for f in problem.fixed), Fraction(0)) - problem.bought_commitments
 
 
-def schedule_alone(
-    problem: Problem, j: int, covers: rises.Covers
-) -> dict[int, dict[ReplicaConfig, int]] | None:
-    """Replica job `j`'s least schedule alone (per segment, replicas per config) on the
-    configs its bounds allow there, along the least path of `_rising`'s program; None
-    where the program is too large.
-
-    That path counts the configs it follows one by one exactly and decodes the others as
-    each segment's cheapest mix, which may switch among them and pay setups the program
-    did not count. So the program runs again on the configs that schedule uses, each at
-    most at its most replicas there and all followed one by one: that schedule is one of
-    its paths, so the least path found is no dearer, and every switch on it is priced."""
-    found = schedules_alone(problem, j, covers)
-    return found[0] if found else None
-
-
 def schedules_alone(
     problem: Problem, j: int, covers: rises.Covers
 ) -> list[dict[int, dict[ReplicaConfig, int]]]:
-    """`schedule_alone`'s schedule, then the first path's where it differs."""
+    """Replica job `j`'s least schedules alone (per segment, replicas per config) on the
+    configs its bounds allow there, best first; none where the program is too large.
+
+    The least path of `_rising`'s program counts the configs it follows one by one exactly
+    and decodes the others as each segment's cheapest mix, which may switch among them and
+    pay setups the program did not count (and may pass a config's bound). So the program
+    runs again on the configs that schedule uses, each at most at its most replicas there
+    and all followed one by one: where the first keeps within its bounds it is one of that
+    program's paths, so the least path found is no dearer, and every switch on it is
+    priced. That schedule comes first, then the first where it differs."""
     served: Served = {}
     _rising(problem, j, covers, served)
     first = served.get(problem.replica_jobs[j].name)
     if not first:
         return []
     narrowed = _on_used(problem, j, first, covers)
-    return [s for s in (narrowed, first) if s is not None and (s is first or s != first)]
+    return [first] if narrowed is None or narrowed == first else [narrowed, first]
 
 
 def _on_used(
@@ -290,7 +283,7 @@ def _on_used(
     covers: rises.Covers,
 ) -> dict[int, dict[ReplicaConfig, int]] | None:
     """Replica job `j`'s least schedule on the configs `schedule` uses, each bounded by
-    the most replicas it holds there, all counted one by one (`schedule_alone`); None
+    the most replicas it holds there, all counted one by one (`schedules_alone`); None
     where the program is too large."""
     most: dict[ReplicaConfig, int] = {}
     for row in schedule.values():

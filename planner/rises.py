@@ -63,7 +63,7 @@ def least(
     covers: Covers,
     singled: tuple[int, ...] = (),
     path: list[tuple[int, np.ndarray, list[int] | None]] | None = None,
-    states: int = STATES,
+    states: int | None = None,
 ) -> int | None:
     """`job`'s least cost alone over the horizon in whole parts of the items' scale, its
     configs (by index) `singled` counted one by one and the others together (module
@@ -72,13 +72,14 @@ def least(
     None where a table or the states would be too large. `path`, where given, gets per
     active segment its index, the least cost of each state by its end, and the rises
     into it (None at an opening), for `schedule` to follow back. `states`: the most
-    states kept per segment. Where every usable config is singled, every switch between
-    configs is counted, and the others' axis holds only their count 0."""
+    states kept per segment (default STATES). Where every usable config is singled, every
+    switch between configs is counted, and the others' axis stops at 1 (no cover has
+    any of theirs)."""
     alone = all(i in singled for usable, _, _ in kinds.kinds for i in usable)
     most = 1 if alone else max(RISING_MOST, *job.minimum, 1)  # no others: none of theirs
     tops = [max(job.bounds[job.configs[t]], default=0) for t in singled]
     shape = (*(top + 1 for top in tops), most + 1)
-    if math.prod(shape) > states:
+    if math.prod(shape) > (STATES if states is None else states):
         return None
     counts = np.indices(shape[:-1]) if singled else np.zeros((0,), dtype=int)
     openings = job.openings(segments)

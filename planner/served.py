@@ -9,8 +9,8 @@ from their setup hours on) leave per hour some units of each offer and mode (its
 and the offer's cap over all modes) and some cards of each pool the plan holds (packages
 bought, commitments); each config of the job may hold at most what is left in a segment
 and, if rented, in its setup hours before. The program then gives the job's least
-schedule there, setups and switches included (`bound.schedules_alone`: its least path,
-and that path's configs followed one by one); the cheapest of these that what is left
+schedule there, setups and switches included (`bound.schedules_alone`: that path's configs
+followed one by one, and its least path); the cheapest of these that what is left
 holds hour by hour replaces the job's replicas where it costs the job less. What the
 program cannot see (the machines a pool's cards sit on) the checker can: where it refuses
 the plan, the baseline stands. On q3 the heuristic's plan 420,048.93 becomes 413,160.27
@@ -175,10 +175,12 @@ class _Room:
                 self._take(problem, c, a - setup, b, sign)
 
     def takes(self, problem: Problem, replicas: Replicas) -> bool:
-        """Whether what is left holds `replicas` too: taken if so."""
+        """Whether what is left holds `replicas` too: taken if so. An hour already short
+        (what this count and the checker's differ on) only may not get shorter."""
+        lefts = [left for kind in (self.units, self.offers, self.cards) for left in kind.values()]
+        floors = [np.minimum(left, 0) for left in lefts]
         self.use_replicas(problem, replicas, +1)
-        kinds = (self.units, self.offers, self.cards)
-        if all(int(left.min(initial=0)) >= 0 for kind in kinds for left in kind.values()):
+        if all((left >= floor).all() for left, floor in zip(lefts, floors, strict=True)):
             return True
         self.use_replicas(problem, replicas, -1)
         return False

@@ -224,8 +224,8 @@ def solve(
         for name in ("naive", "heuristic")
     )
     # the heuristic's plan with each service replanned alone on what the rest leaves: a
-    # start, where the checker takes it (it sees what the program cannot: setup hours held
-    # before a segment, machines); its refusal is no bug, so no note
+    # start, where the checker takes it (it sees what the program cannot: the machines
+    # a pool's cards sit on); its refusal is no bug, so no note
     per = "per-service" in params.techniques
     candidate = improved(problem, heuristic) if heuristic and per else None
     per_service = checked_solution(problem, candidate, {}, "per-service")

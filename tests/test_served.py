@@ -23,9 +23,9 @@ from tests.planning import offer
 def _schedules(problem: Any) -> bound.Served:
     served: bound.Served = {}
     for j, job in enumerate(problem.replica_jobs):
-        schedule = bound.schedule_alone(problem, j, {})
-        assert schedule is not None
-        served[job.name] = schedule
+        schedules = bound.schedules_alone(problem, j, {})
+        assert schedules
+        served[job.name] = schedules[0]
     return served
 
 
@@ -113,7 +113,8 @@ def test_a_service_alone_leaves_the_setup_hours_another_holds(make_scenario: Any
     # heuristic puts early on o (from its setup hour before the day: 3 h, 30) and late on
     # p (5 h, 80). Replanned, late may not move to o: its setup hour 01:00 is early's
     # second hour there, and o holds one unit (the program bounds each segment, so it must
-    # see the hour before too). The plan stays as the checker accepts it
+    # see the hour before too). The plan stays as the checker accepts it. (The optimum, 98,
+    # has early on p (48) and late on o (50): no one service moved alone reaches it)
     offers = [
         offer("o", hourly={"price": 10, "stock": 1}, setup_minutes=60),
         offer("p", card="h200-141g", hourly={"price": 16, "stock": 4}, setup_minutes=60),
@@ -124,7 +125,8 @@ def test_a_service_alone_leaves_the_setup_hours_another_holds(make_scenario: Any
     late = planning.service(
         name="late", start="2026-07-01T02:00:00", end="2026-07-01T06:00:00", concurrency=100
     )
-    problem = build_problem(make_scenario(offers, [early, late], days=1), serving=True)
+    s = make_scenario(offers, [early, late], days=1)
+    problem = build_problem(s, serving=True)
     heuristic, _ = greedy(problem, careful=True)
     assert heuristic is not None and heuristic.cost(problem) == 110
     offers_of = {
@@ -133,6 +135,7 @@ def test_a_service_alone_leaves_the_setup_hours_another_holds(make_scenario: Any
     }
     assert offers_of == {"early": "o", "late": "p"}
     assert improved(problem, heuristic) is None
+    assert planning.solved(s).plan.total_cost == 98
 
 
 def test_a_service_alone_takes_only_what_the_others_leave(make_scenario: Any) -> None:
