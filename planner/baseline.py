@@ -69,7 +69,7 @@ def greedy(
     plan, why = _greedy(problem, careful, trains_first=False)
     if not careful:
         return plan, why
-    pins = _pins(problem, forced)
+    pins = pinnable(problem, forced)
     # with pins, train jobs first only: serving first never won on the quarters measured
     # (the mix generator's 30 and 100 workloads, q3), and each order costs a greedy pass
     orders = [(True, ())] + ([(True, pins)] if pins else [])
@@ -83,13 +83,17 @@ def greedy(
 def pinned(problem: Problem, forced: Sequence[Forced]) -> Solution | None:
     """The heuristic's pass with train jobs first and the `forced` placements pinned
     before anything else (`greedy`'s third order alone); None where it finds no plan."""
-    return _greedy(problem, True, True, _pins(problem, forced))[0]
+    return _greedy(problem, True, True, pinnable(problem, forced))[0]
 
 
-def _pins(problem: Problem, forced: Sequence[Forced]) -> list[Forced]:
-    """The forced placements the greedy may pin: those with one, of jobs that wait for
-    no other."""
-    return [f for f in forced if f.placed and not any(problem.jobs[i].after for i, *_ in f.placed)]
+def pinnable(problem: Problem, forced: Sequence[Forced]) -> list[Forced]:
+    """The forced placements the greedy pins: those with jobs and packages placed, of jobs
+    that wait for no other."""
+    return [
+        f
+        for f in forced
+        if f.placed and f.bought and not any(problem.jobs[i].after for i, *_ in f.placed)
+    ]
 
 
 def _greedy(

@@ -17,8 +17,9 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import replace
+from fractions import Fraction
 
-from planner.baseline import pinned
+from planner.baseline import pinnable, pinned
 from planner.forced import Forced
 from planner.problem import Problem
 from planner.served import improved
@@ -36,67 +37,76 @@ def swept(
     trials: int = TRIALS,
     guess: float = 0.0,
 ) -> tuple[Solution, int] | None:
-    """The cheapest plan (and its shift in days) over shifts of every `forced` placement
-    together (module docstring); None where no shift gives a plan. `until`: a
-    `time.perf_counter()` past which no further shift is tried (each is timed, and one is
-    not started where the last, or at first `guess` seconds, would not fit); `trials`: the
-    most shifts tried (at most TRIALS)."""
-    if not any(f.placed and f.bought for f in forced):
-        return None
-    reach = problem.axis.days
-    shifts = [d for n in range(1, reach) for d in (-n, n) if _moved(problem, forced, d)]
+    """The cheapest plan (and its shift in days) over shifts of every placement the
+    heuristic pins (`forced`'s, planner.baseline) together (module docstring); None where
+    no shift gives a plan. `until`: a `time.perf_counter()` past which no further shift is
+    tried (each is timed, and one is not started where the last, or at first `guess`
+    seconds, would not fit); `trials`: the most shifts tried (at most TRIALS)."""
+    pins = pinnable(problem, forced)
+    moves = {
+        d: m
+        for n in range(1, problem.axis.days)
+        for d in (-n, n)
+        if (m := _moved(problem, pins, d))
+    }
+    shifts = list(moves)
     if len(shifts) > COARSE:
-        shifts = [d for d in shifts if d % STEP == 0][:COARSE]
-    tried: dict[int, Solution | None] = {}
+        shifts = ([d for d in shifts if d % STEP == 0] or shifts)[:COARSE]
+    plans: dict[int, tuple[Fraction, Solution] | None] = {}
     last = guess
-
-    def room() -> bool:
-        most = min(trials, TRIALS)
-        return len(tried) < most and (until is None or time.perf_counter() + last < until)
 
     def trial(days: int) -> None:
         nonlocal last
-        moved = _moved(problem, forced, days)
-        if not moved or days in tried:
+        if days not in moves or days in plans:
+            return
+        if len(plans) >= min(trials, TRIALS):
+            return
+        if until is not None and time.perf_counter() + last >= until:
             return
         began = time.perf_counter()
-        plan = pinned(problem, moved)
-        tried[days] = plan and (improved(problem, plan) or plan)
+        plan = pinned(problem, moves[days])
+        plan = plan and (improved(problem, plan) or plan)
+        plans[days] = None if plan is None else (plan.cost(problem), plan)
         last = time.perf_counter() - began
 
+    def best() -> int | None:
+        found = [(p[0], abs(d), d) for d, p in plans.items() if p is not None]
+        return min(found)[2] if found else None
+
     for days in shifts:
-        if not room():
-            break
         trial(days)
-    found = {d: s for d, s in tried.items() if s is not None}
-    if not found:
+    first = best()
+    if first is None:
         return None
-    best = min(found, key=lambda d: (found[d].cost(problem), abs(d), d))
-    for days in (best - 1, best + 1):
-        if room():
-            trial(days)
-    found = {d: s for d, s in tried.items() if s is not None}
-    best = min(found, key=lambda d: (found[d].cost(problem), abs(d), d))
-    return found[best], best
+    for days in (first - 1, first + 1):
+        trial(days)  # 0 is no shift: never among `moves`
+    chosen = best()
+    assert chosen is not None
+    found = plans[chosen]
+    assert found is not None
+    return found[1], chosen
 
 
 def _moved(problem: Problem, forced: Sequence[Forced], days: int) -> list[Forced] | None:
-    """Every placement in `forced` moved `days` whole days (earlier where negative); None
-    where a job would leave its window (or its window hours) or a package the horizon."""
+    """Every placement in `forced` moved `days` local days (earlier where negative), each
+    job to the same hour of its new day; None where there is none, or a job would leave
+    its window (or its window hours) or a package the horizon."""
+    axis = problem.axis
     moved = []
     for f in forced:
-        if not (f.placed and f.bought):
-            continue
         first, final = min(d for d, _ in f.bought), max(d for d, _ in f.bought)
-        if first + days < 0 or final + days >= problem.axis.days:
+        if first + days < 0 or final + days >= axis.days:
             return None
-        hours = problem.package(f.key, first + days)[0] - problem.package(f.key, first)[0]
         placed = []
         for index, k, start in f.placed:
-            job = problem.jobs[index]
-            if start + hours not in job.start_range(job.configs[k]):
+            day = axis.day_of(start)
+            if not 0 <= day + days < axis.days:
                 return None
-            placed.append((index, k, start + hours))
+            hour = axis.day_start(day + days) + start - axis.day_start(day)
+            job = problem.jobs[index]
+            if hour not in job.start_range(job.configs[k]):
+                return None
+            placed.append((index, k, hour))
         bought = tuple((day + days, units) for day, units in f.bought)
         moved.append(replace(f, placed=tuple(placed), bought=bought))
-    return moved
+    return moved or None

@@ -197,7 +197,9 @@ def solve(
     budget = params.time_limit * FORCED_SHARE
     until = None if params.deterministic else time.perf_counter() + budget
     forced = forced_packages(problem, until=until) if "forced" in params.techniques else {}
+    began = time.perf_counter()
     heuristic, heuristic_why = greedy(problem, careful=True, forced=list(forced.values()))
+    greedy_took = time.perf_counter() - began
     phase("pricing the bound")  # seconds to a minute on a large quarter (its linear program)
     relaxation = lower_bound(
         problem,
@@ -232,19 +234,22 @@ def solve(
     per = "per-service" in params.techniques
     began = time.perf_counter()
     candidate = improved(problem, heuristic) if heuristic and per else None
-    took = time.perf_counter() - began
+    per_took = time.perf_counter() - began
     per_service = checked_solution(problem, candidate, {}, "per-service")
     if per_service is not None:
         checked.append(per_service)
     # the forced packages and their jobs moved by whole days, each planned as that start
-    # (planner.shifted), in a share of the limit (when deterministic, a number of shifts
-    # by the limit instead); checked like it, and like it no bug where refused
+    # (planner.shifted; so only with it), in a share of the limit (when deterministic, a
+    # number of shifts by the limit instead, besides the search's own deterministic
+    # time); checked like it, and like it no bug where refused. A shift's first guess:
+    # the whole heuristic (its three orders) and the start, more than its one pass
     if per and heuristic and forced and "shift" in params.techniques:
         phase("moving the forced packages")
         share = params.time_limit * SHIFT_SHARE
         until = None if params.deterministic else time.perf_counter() + share
         trials = int(share / SHIFT_SECONDS) if params.deterministic else TRIALS
-        moved = swept(problem, list(forced.values()), until, trials, took)
+        guess = greedy_took + per_took
+        moved = swept(problem, list(forced.values()), until, trials, guess)
         shifted = checked_solution(problem, moved[0] if moved else None, {}, "shifted")
         if shifted is not None:
             checked.append(shifted)
