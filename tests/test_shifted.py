@@ -3,13 +3,15 @@ search, each planned as the per-service start and checked like any plan."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+from fractions import Fraction
 from typing import Any
 
 from planner.baseline import greedy
-from planner.forced import forced_packages
+from planner.forced import Forced, forced_packages
 from planner.problem import build_problem
-from planner.shifted import swept
-from planner.solve import checked_solution
+from planner.shifted import _moved, swept
+from planner.solve import TECHNIQUES, SolveParams, checked_solution, solve
 from tests import planning
 from tests.planning import offer
 
@@ -55,3 +57,47 @@ def test_no_shift_where_none_keeps_the_jobs_in_their_windows(make_scenario: Any)
     forced = list(forced_packages(problem).values())
     assert [f.bought for f in forced] == [((0, 1),)]
     assert swept(problem, forced) is None
+
+
+def test_the_solve_starts_from_the_shifted_plan(make_scenario: Any) -> None:
+    # the same quarter solved: the first checked plan it reports is the shifted one (100);
+    # without the technique, the cheapest start is the heuristic's (172)
+    s = _quarter(make_scenario)
+    assert _first_start(s, TECHNIQUES) == (100, "the checked shifted plan")
+    cost, what = _first_start(s, TECHNIQUES - {"shift"})
+    assert cost == 172 and "shifted" not in what
+
+
+def _first_start(s: Any, techniques: frozenset[str]) -> tuple[Fraction | None, str]:
+    """The first checked plan a deterministic solve reports: its cost, and whose it is."""
+    seen: list[tuple[Fraction | None, str]] = []
+
+    def report(incumbent: Fraction | None, bound: Fraction, elapsed: float, what: str = "") -> None:
+        seen.append((incumbent, what))
+
+    params = SolveParams(time_limit=20, workers=2, seed=0, deterministic=True)
+    solve(s, replace(params, techniques=techniques), report)
+    return next((i, w) for i, w in seen if w.startswith("the checked"))
+
+
+def test_a_shift_keeps_each_job_on_its_own_day_across_a_clock_change(
+    make_scenario: Any,
+) -> None:
+    # Berlin's clocks go back on Sunday 25 October 2026: that day has 25 hours. Packages
+    # bought on days 0 and 4 (23 and 27 October), j placed at 01:00 of day 4; moved three
+    # days, j starts at 01:00 of 30 October, inside the package moved to that day (the
+    # first package's shift in real hours, 73, would put it an hour late: past its package)
+    offers = [{**offer("m", card="h200-141g", daily={"price": 100, "stock": 2}), "unit_cards": 2}]
+    j = planning.only_on_h200("j", 5, earliest_start="2026-10-23", deadline="2026-11-01")
+    s = make_scenario(offers, [j], days=9, timezone="Europe/Berlin", start="2026-10-23")
+    problem = build_problem(s, serving=True)
+    axis, key = problem.axis, ("m", "daily")
+    assert axis.day_hours(2) == 25
+    k = [c.pool for c in problem.jobs[0].configs].index(key)
+    f = Forced(key, 2, ("j",), True, ((0, k, axis.day_start(4) + 1),), ((0, 1), (4, 1)))
+    moved = _moved(problem, [f], 3)
+    assert moved is not None
+    ((_, _, start),) = moved[0].placed
+    assert axis.local(start).isoformat() == "2026-10-30T01:00:00"  # local wall clock
+    a, b = problem.package(key, 7)
+    assert moved[0].bought == ((3, 1), (7, 1)) and a <= start < b
