@@ -96,6 +96,8 @@ MIN_DEFAULT_WORKERS = 4
 # forced: packages proven forced by jobs that run only on one pool, in the bound
 # (planner/forced.py).
 # lns: a large-neighbourhood search after CP-SAT's own, without a proof (planner/cpsat/lns.py).
+# per-service: the heuristic's plan with each service replanned alone (planner/served.py);
+# shift: on top of it, the forced packages moved by whole days (planner/shifted.py).
 TECHNIQUES = frozenset(
     {"cuts", "portfolio", "top-k", "size-gate", "forced", "lns", "per-service", "shift"}
 )

@@ -29,13 +29,10 @@ def _schedules(problem: Any) -> bound.Served:
     return served
 
 
-def test_the_schedule_alone_takes_the_switch_the_program_prices(make_scenario: Any) -> None:
-    # chat on hourly a100s (a replica carries 100 in flight, 10 an hour) or h200s (220, 16
-    # an hour), each setting up in an hour: 100 in flight until 02:00, 150 to 04:00. The
-    # least path: one a100 opening (3 h × 10 = 30), then one h200 started at 02:00 (its
-    # setup hour and 2 h, 48): 78, the optimum. Decoded, it is that plan; in place of the
-    # naive plan's (one h200 throughout: 80) the checker bills it at 78. The heuristic
-    # already serves chat so (78): nothing to replace there
+def _a100_or_h200(make_scenario: Any, concurrency: dict[str, int]) -> Any:
+    """One day; chat for its first 4 hours at `concurrency`, on one-card replicas: hourly
+    a100s on o (100 in flight, 10 an hour) or h200s on p (220, 16 an hour), four units
+    each, each setting up in an hour."""
     offers = [
         offer("o", hourly={"price": 10, "stock": 4}, setup_minutes=60),
         offer("p", card="h200-141g", hourly={"price": 16, "stock": 4}, setup_minutes=60),
@@ -43,10 +40,21 @@ def test_the_schedule_alone_takes_the_switch_the_program_prices(make_scenario: A
     chat = planning.service(
         start="2026-07-01T00:00:00",
         end="2026-07-01T04:00:00",
-        concurrency={"00-02": 100, "02-24": 150},
+        concurrency=concurrency,
         max_cards_per_replica=1,
     )
-    problem = build_problem(make_scenario(offers, [chat], days=1), serving=True)
+    return make_scenario(offers, [chat], days=1)
+
+
+def test_the_schedule_alone_takes_the_switch_the_program_prices(make_scenario: Any) -> None:
+    # chat on hourly a100s (a replica carries 100 in flight, 10 an hour) or h200s (220, 16
+    # an hour), each setting up in an hour: 100 in flight until 02:00, 150 to 04:00. The
+    # least path: one a100 opening (3 h × 10 = 30), then one h200 started at 02:00 (its
+    # setup hour and 2 h, 48): 78, the optimum. Decoded, it is that plan; in place of the
+    # naive plan's (one h200 throughout: 80) the checker bills it at 78. The heuristic
+    # already serves chat so (78): nothing to replace there
+    s = _a100_or_h200(make_scenario, {"00-02": 100, "02-24": 150})
+    problem = build_problem(s, serving=True)
     served = _schedules(problem)
     first, second = problem.segments.index((0, 2)), problem.segments.index((2, 4))
     a100, h200 = problem.replica_jobs[0].configs
@@ -73,20 +81,10 @@ def test_the_decode_prices_the_switches_among_configs_it_did_not_follow(
     # carries 100, an h200 (16) 220, each setting up in an hour. With too few states to
     # follow any config one by one, the program counts only rises of the whole count (one
     # replica throughout, each hour at its cheapest: 20 + 16 + 10 + 16 = 62) and its path
-    # decodes each hour's cheapest replica: a100,
-    # h200, a100, h200, each started anew (20 + 32 + 20 + 32 = 104). Run again on those two
-    # configs, each followed, it keeps one h200 throughout (5 h × 16 = 80), the optimum
-    offers = [
-        offer("o", hourly={"price": 10, "stock": 4}, setup_minutes=60),
-        offer("p", card="h200-141g", hourly={"price": 16, "stock": 4}, setup_minutes=60),
-    ]
-    chat = planning.service(
-        start="2026-07-01T00:00:00",
-        end="2026-07-01T04:00:00",
-        concurrency={"00-01": 100, "01-02": 150, "02-03": 100, "03-24": 150},
-        max_cards_per_replica=1,
-    )
-    s = make_scenario(offers, [chat], days=1)
+    # decodes each hour's cheapest replica: a100, h200, a100, h200, each started anew
+    # (20 + 32 + 20 + 32 = 104). Run again on those two configs, each followed, it keeps
+    # one h200 throughout (5 h × 16 = 80), the optimum
+    s = _a100_or_h200(make_scenario, {"00-01": 100, "01-02": 150, "02-03": 100, "03-24": 150})
     problem = build_problem(s, serving=True)
     monkeypatch.setattr(rises, "STATES", rises.RISING_MOST + 1)
     assert bound._rising(problem, 0, {}) == 62
