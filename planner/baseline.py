@@ -86,6 +86,15 @@ def pinned(problem: Problem, forced: Sequence[Forced]) -> Solution | None:
     return _greedy(problem, True, True, pinnable(problem, forced))[0]
 
 
+def bought_first(
+    problem: Problem, forced: Sequence[Forced], key: tuple[str, str], day: int
+) -> Solution | None:
+    """`pinned`'s pass with one unit-package of pool `key` bought on local `day` before
+    anything else, its cards then reused like any held ones; None where it finds no plan."""
+    package = Forced(key, 1, (), False, (), ((day, 1),))
+    return _greedy(problem, True, True, [package, *pinnable(problem, forced)])[0]
+
+
 def pinnable(problem: Problem, forced: Sequence[Forced]) -> list[Forced]:
     """The forced placements the greedy pins: those with jobs and packages placed, of jobs
     that wait for no other."""

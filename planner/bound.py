@@ -201,6 +201,22 @@ def optional_pools(problem: Problem, forced: dict[Key, int] | None = None) -> se
     }
 
 
+def credited(problem: Problem, forced: dict[Key, int] | None = None) -> list[Key]:
+    """The optional package pools (`optional_pools`) whose cards, charged at their full
+    rate (a package's price spread over every card-hour it holds), would save the
+    workloads that can use them something: those a package well filled could pay for,
+    the most saved first (then by pool)."""
+    packages = _packages(problem)
+    full = {key: p.unit_price / p.card_hours for key, p in packages.items()}
+    floors = _Floors(problem)
+    saved = {
+        key: _without(problem, floors, full, key)
+        for key in optional_pools(problem, forced)
+        if key in packages
+    }
+    return sorted((key for key, x in saved.items() if x > 0), key=lambda k: (-saved[k], k))
+
+
 # per replica job (by name), per segment, replicas per config
 Served = dict[str, dict[int, dict[ReplicaConfig, int]]]
 

@@ -275,3 +275,16 @@ def cheapest_count_series(s: Scenario) -> Decimal | None:
 
 def cents(amount: Fraction) -> Decimal:
     return (Decimal(amount.numerator) / Decimal(amount.denominator)).quantize(Decimal("0.01"))
+
+
+def first_start(s: Scenario, techniques: frozenset[str]) -> tuple[Fraction | None, str]:
+    """The first checked plan a deterministic solve of `s` reports with `techniques`: its
+    cost, and whose it is."""
+    seen: list[tuple[Fraction | None, str]] = []
+
+    def report(incumbent: Fraction | None, bound: Fraction, elapsed: float, what: str = "") -> None:
+        seen.append((incumbent, what))
+
+    params = SolveParams(time_limit=20, workers=2, seed=0, deterministic=True)
+    solve(s, replace(params, techniques=techniques), report)
+    return next((i, w) for i, w in seen if w.startswith("the checked"))

@@ -3,15 +3,13 @@ search, each planned as the per-service start and checked like any plan."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-from fractions import Fraction
 from typing import Any
 
 from planner.baseline import greedy
 from planner.forced import Forced, forced_packages
 from planner.problem import build_problem
 from planner.shifted import _moved, swept
-from planner.solve import TECHNIQUES, SolveParams, checked_solution, solve
+from planner.solve import TECHNIQUES, checked_solution
 from tests import planning
 from tests.planning import offer
 
@@ -63,21 +61,9 @@ def test_the_solve_starts_from_the_shifted_plan(make_scenario: Any) -> None:
     # the same quarter solved: the first checked plan it reports is the shifted one (100);
     # without the technique, the cheapest start is the heuristic's (172)
     s = _quarter(make_scenario)
-    assert _first_start(s, TECHNIQUES) == (100, "the checked shifted plan")
-    cost, what = _first_start(s, TECHNIQUES - {"shift"})
+    assert planning.first_start(s, TECHNIQUES) == (100, "the checked shifted plan")
+    cost, what = planning.first_start(s, TECHNIQUES - {"shift"})
     assert cost == 172 and "shifted" not in what
-
-
-def _first_start(s: Any, techniques: frozenset[str]) -> tuple[Fraction | None, str]:
-    """The first checked plan a deterministic solve reports: its cost, and whose it is."""
-    seen: list[tuple[Fraction | None, str]] = []
-
-    def report(incumbent: Fraction | None, bound: Fraction, elapsed: float, what: str = "") -> None:
-        seen.append((incumbent, what))
-
-    params = SolveParams(time_limit=20, workers=2, seed=0, deterministic=True)
-    solve(s, replace(params, techniques=techniques), report)
-    return next((i, w) for i, w in seen if w.startswith("the checked"))
 
 
 def test_a_shift_keeps_each_job_on_its_own_day_across_a_clock_change(
