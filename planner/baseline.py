@@ -91,7 +91,7 @@ def bought_first(
 ) -> Solution | None:
     """`pinned`'s pass with one unit-package of pool `key` bought on local `day` before
     anything else, its cards then reused like any held ones; None where it finds no plan."""
-    package = Forced(key, 1, (), False, (), ((day, 1),))
+    package = Forced(key, packages=1, jobs=(), exact=False, bought=((day, 1),))
     return _greedy(problem, True, True, [package, *pinnable(problem, forced)])[0]
 
 

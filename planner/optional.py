@@ -41,24 +41,26 @@ def tried(
     pools: Sequence[Key],
     until: float | None = None,
     passes: int | None = None,
+    guess: tuple[float, float] = (0.0, 0.0),
 ) -> tuple[Solution, Key, int] | None:
     """The cheapest plan found with one unit-package of one of `pools` (best first) bought
     on some day, its pool and day (module docstring); None where none gives a plan.
     `until`: a `time.perf_counter()` past which nothing more is started (the passes stop
-    halfway there; each step is timed, and one is not started where the last of its kind
-    would not fit); `passes`: the most heuristic passes tried (the finishing steps
-    besides)."""
-    last = {"pass": 0.0, "finish": 0.0}
+    halfway there; each step is timed, and one is not started where the last of its kind,
+    at first `guess` (a pass, a plan planned through), would not fit); `passes`: the most
+    heuristic passes tried (the finishing steps besides). Where no pass can be planned
+    through in time, the cheapest pass as it is."""
+    last = {"pass": guess[0], "finish": guess[1]}
     now = time.perf_counter()
     # the passes take at most the first half of the time, the finishing steps the rest
     ends = {"pass": None if until is None else now + (until - now) / 2, "finish": until}
 
-    def room(kind: str) -> bool:
+    def room(kind: str, extra: float = 0.0) -> bool:
         end = ends[kind]
-        return end is None or time.perf_counter() + last[kind] < end
+        return end is None or time.perf_counter() + last[kind] + extra < end
 
     # the heuristic's pass alone on every STEP-th day of each pool: every other one of
-    # those days first, the pools in turn, so a short budget still spans the quarter
+    # those days first, the pools in turn, so a short budget spans more of the quarter
     found: list[tuple[Fraction, Key, int, Solution]] = []
     coarse = [
         (key, day)
@@ -81,22 +83,23 @@ def tried(
     def finish(key: Key, day: int, plan: Solution | None) -> None:
         nonlocal best
         done.add((key, day))
-        if not room("finish"):
+        # a day not passed yet needs its pass first
+        if not room("finish", 0.0 if plan is not None else last["pass"]):
             return
         began = time.perf_counter()
         if plan is None:
             plan = bought_first(problem, forced, key, day)
         plan = plan and (improved(problem, plan) or plan)
-        last["finish"] = time.perf_counter() - began
         if plan is not None:
             cost = plan.cost(problem)
             if best is None or (cost, key, day) < (best[0], best[1], best[2]):
                 best = (cost, key, day, plan)
+        last["finish"] = time.perf_counter() - began
 
     for _, key, day, plan in found[:FINISHED]:
         finish(key, day, plan)
-    if best is None:
-        return None
+    if best is None:  # none planned through in time: the cheapest pass stands
+        return (found[0][3], found[0][1], found[0][2]) if found else None
     _, key, centre, _ = best
     for offset in NEAR:
         day = centre + offset

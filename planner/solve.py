@@ -260,15 +260,18 @@ def solve(
     # one optional package bought first, on a few days, each planned as the start
     # (planner.optional; so only with it), in a share of the limit and not past BUY_BEFORE
     # of it (deterministic: a number of the heuristic's passes by the limit); checked like it
-    buy = per and heuristic is not None and "buy" in params.techniques
-    pools = credited(problem, {k: f.packages for k, f in forced.items()}) if buy else []
     last = started + params.time_limit * BUY_BEFORE
+    buy = per and heuristic is not None and "buy" in params.techniques
+    buy = buy and (params.deterministic or time.perf_counter() < last)
+    pools = credited(problem, {k: f.packages for k, f in forced.items()}) if buy else []
     if pools:
         phase("trying an optional package")
         share = params.time_limit * BUY_SHARE
         until = None if params.deterministic else min(time.perf_counter() + share, last)
         passes = int(share / BUY_SECONDS) if params.deterministic else None
-        found = tried(problem, list(forced.values()), pools, until, passes)
+        # a pass: about one of the heuristic's orders; planned through: the start besides
+        steps = (greedy_took / 3, greedy_took / 3 + per_took)
+        found = tried(problem, list(forced.values()), pools, until, passes, steps)
         bought = checked_solution(problem, found[0] if found else None, {}, "bought")
         if bought is not None:
             checked.append(bought)

@@ -4,13 +4,16 @@ any plan."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import planner.solve as solve_module
 from planner.baseline import greedy
 from planner.bound import credited
+from planner.domain.load import load_scenario
 from planner.optional import tried
 from planner.problem import build_problem
-from planner.solve import TECHNIQUES, checked_solution
+from planner.solve import TECHNIQUES, SolveParams, checked_solution, solve
 from tests import planning
 from tests.planning import offer
 
@@ -62,3 +65,46 @@ def test_the_solve_starts_from_the_bought_plan(make_scenario: Any) -> None:
     assert planning.first_start(s, TECHNIQUES) == (30, "the checked bought plan")
     cost, what = planning.first_start(s, TECHNIQUES - {"buy"})
     assert cost == 40 and "bought" not in what
+
+
+def test_the_days_near_the_best_pass_are_planned_through(make_scenario: Any) -> None:
+    # three weeks; both jobs must run on day 10 (their windows), a weekly package of the
+    # 2-card machine (30) holds them both if bought on days 4-10. The passes try days 0
+    # and 14 (every other 7th day) and then 7: only 7 holds day 10 (30 against 70 for the
+    # others), and of the days near it, 4 is the first that also does (a tie: the
+    # earliest day). The heuristic alone rents both: 40
+    offers = [
+        {**offer("m", weekly={"price": 30, "stock": 1}), "unit_cards": 2},
+        offer("o", hourly={"price": 1, "stock": 4}),
+    ]
+    window = {"earliest_start": "2026-07-11", "deadline": "2026-07-12"}
+    jobs = [planning.job(name, 20, **window) for name in ("a", "b")]
+    problem = build_problem(make_scenario(offers, jobs, days=21), serving=True)
+    found = tried(problem, [], credited(problem))
+    assert found is not None
+    plan, key, day = found
+    assert (key, day) == (("m", "weekly"), 4)
+    checked = checked_solution(problem, plan, {}, "bought")
+    assert checked is not None and checked.cost == 30
+
+
+def test_no_time_or_no_passes_tries_nothing(make_scenario: Any) -> None:
+    s = _pair(make_scenario)
+    problem = build_problem(s, serving=True)
+    pools = credited(problem)
+    assert tried(problem, [], pools, until=0.0) is None  # long past
+    assert tried(problem, [], pools, passes=0) is None
+
+
+def test_the_seeds_70b_service_on_one_monthly_h200(monkeypatch: Any) -> None:
+    # the seeds' worked example: 40 requests in flight of a 70B model for 30 days, one
+    # H200 replica. The heuristic rents it hourly (10,050.74); bought first, the monthly
+    # card (10,036) is the bound itself: proven optimal, with no model built
+    monkeypatch.setattr(solve_module, "MAX_VARIABLES", 10)  # no model: the starts alone
+    s = load_scenario(
+        Path(__file__).resolve().parent.parent / "scenarios" / "seed-70b-serving.yaml"
+    )
+    result = solve(s, SolveParams(time_limit=30, workers=2))
+    assert result.plan is not None and result.status == "optimal"
+    assert result.plan.total_cost == 10036 < result.plan.heuristic_cost
+    assert [(r.offer, r.mode) for r in result.plan.rentals] == [("jz-h200", "monthly")]
