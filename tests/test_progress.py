@@ -161,6 +161,7 @@ def test_the_solver_reports_plans_and_a_rising_bound(make_scenario: Any) -> None
         "planning the baselines",
         "pricing the bound",
         "checking the baselines",
+        "trying an optional package",  # the daily H200 is optional: deterministic, so tried
         "building the CP-SAT model",
         "searching",
     ]
