@@ -63,8 +63,10 @@ class Bound:
     window: tuple[Key, tuple[int, int]] | None = None
     # priced by segment (planner.charges): each unused package pool's charge per segment
     segments: charges.Charges | None = None
-    # the pools whose purchases were decided day by day (planner.purchases)
+    # the pools whose purchases were decided day by day (planner.purchases), and whether
+    # train jobs there were priced with those cards at their charge on any day
     bought: tuple[Key, ...] = ()
+    anywhere: bool = False
 
 
 # the charge by segment (planner.charges) is priced where its linear program has at most
@@ -142,24 +144,49 @@ def lower_bound(
     # (buying none is one of the program's choices): the ones that could gain most first
     most = {key: _without(problem, floors, flat.rates, key) for key in candidates}
     ranked = sorted((k for k in candidates if k in least or most[k] > 0), key=lambda k: -most[k])
-    gains = {}
-    for key in ranked[: purchases.TRIED]:
-        others = terms(flat.rates, key)
-        alone, _ = purchases.search(
-            problem, [key], flat.rates, floors, others, [full[key]], [least.get(key, 0)]
-        )
-        gains[key] = alone - flat.total
-    chosen = purchases.pick(problem, candidates, gains, least)
+    # train jobs' savings tied to the packages that meet their windows, or their cards at
+    # the held charge on any day (planner.purchases): each a bound, neither always the
+    # higher; the pools each way would decide by their gains alone, and the way whose
+    # chosen pools gain more in all (on a tie, the first) is the one searched together
+    ways: dict[bool, tuple[Fraction, list[Key]]] = {}  # the chosen pools' gains, the pools
+    for anywhere in (False, True):
+        gains = {}
+        for key in ranked[: purchases.TRIED]:
+            others = terms(flat.rates, key)
+            alone, _ = purchases.search(
+                problem,
+                [key],
+                flat.rates,
+                floors,
+                others,
+                [full[key]],
+                [least.get(key, 0)],
+                anywhere=anywhere,
+            )
+            gains[key] = alone - flat.total
+        chosen = purchases.pick(problem, candidates, gains, least)
+        ways[anywhere] = (sum((gains[k] for k in chosen), Fraction(0)), chosen)
+    anywhere = ways[True][0] > ways[False][0]
+    chosen = ways[anywhere][1]
     if chosen:
         others = terms(flat.rates, *chosen)
         top = [full[key] for key in chosen]
         counts = [least.get(key, 0) for key in chosen]
         shapes = [purchases.profile(problem, key, flat.rates, floors) for key in chosen]
         total, _ = purchases.search(
-            problem, chosen, flat.rates, floors, others, top, counts, free=True, shapes=shapes
+            problem,
+            chosen,
+            flat.rates,
+            floors,
+            others,
+            top,
+            counts,
+            free=not anywhere,  # from 0 too, where train jobs' savings fall with the charge
+            shapes=shapes,
+            anywhere=anywhere,
         )
         if total > best.total:
-            best = Bound(total, dict(flat.rates), least, bought=tuple(chosen))
+            best = Bound(total, dict(flat.rates), least, bought=tuple(chosen), anywhere=anywhere)
     columns = charges.columns(problem) if by_segment and problem.segments and unused else None
     exact = columns is not None and columns <= SEGMENT_COLUMNS  # by GLOP
     rough = columns is not None and SEGMENT_COLUMNS < columns <= approximate  # by PDLP

@@ -777,6 +777,11 @@ def _bound_note(problem: Problem, forced: dict[tuple[str, str], Forced], relaxat
         parts.append(
             f"the purchases of {pools} are decided day by day: each package paid in full, "
             "its cards usable only on the days one is held (there in any number)"
+            + (
+                ", by train jobs on any day of their windows at the charge paid back"
+                if relaxation.anywhere
+                else ""
+            )
         )
     return (
         "the bound knows these packages: "

@@ -164,6 +164,52 @@ def test_purchases_decided_by_day_never_exceed_the_optimum(
     except Infeasible:
         return
     assert_below_optimum(problem)
+    # the program alone, train jobs' savings counted per package and at the held charge
+    best = optimum(problem)
+    key = ("machine", mode)
+    if best is not None and key in problem.pools:
+        full = problem.pools[key].unit_price / (cards * 24 * problem.pools[key].days)
+        for anywhere in (False, True):
+            alone, _ = purchases.search(
+                problem,
+                [key],
+                {key: full},
+                _Floors(problem),
+                bound._committed(problem),
+                [full],
+                [0],
+                anywhere=anywhere,
+            )
+            assert alone <= best
+
+
+def test_a_job_whose_window_meets_several_packages_pays_its_cards_once(
+    make_scenario: Any,
+) -> None:
+    # a desk of one card 08:00-20:00 for 21 days (hourly 10: 2,520; three weekly one-card
+    # packages at 300: 900) and a 10 h job due by the end, which runs at night on the held
+    # card for nothing: the optimum 900. Flat, a card-hour costs 300/168: 252 desk hours and
+    # 10 job hours, 3,275/7. By day, its saving counted per package meeting its window (100
+    # each, three packages): 3 × 300 + 100 − 300 = 700; priced anywhere at the held charge
+    # (0 here), the job costs 0 and every package is paid: 900, the optimum
+    offers = [offer("o", hourly={"price": 10, "stock": 2}, weekly={"price": 300, "stock": 2})]
+    jobs = [
+        planning.reserve("desk", 1, "08:00-20:00", days=21),
+        job("a", 10, deadline="2026-07-22"),
+    ]
+    problem = build_problem(make_scenario(offers, jobs, days=21), serving=True)
+    key, full = ("o", "weekly"), Fraction(300, 168)
+    ways = [
+        purchases.search(
+            problem, [key], {key: full}, _Floors(problem), Fraction(0), [full], [0], anywhere=a
+        )[0]
+        for a in (False, True)
+    ]
+    assert ways == [700, 900]
+    assert lower_bound(problem, by_day=False).total == Fraction(3275, 7)
+    found = lower_bound(problem)
+    assert (found.total, found.bought, found.anywhere) == (900, (key,), True)
+    assert optimum(problem) == 900
 
 
 def test_a_job_that_only_a_package_holds_pays_for_one(make_scenario: Any) -> None:
