@@ -423,7 +423,8 @@ def search(
     while the bound rises, one pool at a time, until no step raises it; then likewise in
     64ths and 512ths. (Where it has kinks, climbing one charge at a time may stop short of
     the peak: hence two starts.) `shapes`: per pool, a `profile` to try on top of the best
-    flat charges. Returns the bound and those flat charges."""
+    flat charges. `anywhere`: train jobs priced the other way (`priced`). Returns the bound
+    and those flat charges."""
     memo: dict[tuple[object, ...], Any] = {}
 
     def value(inside: list[Fraction]) -> Fraction:

@@ -776,11 +776,12 @@ def _bound_note(problem: Problem, forced: dict[tuple[str, str], Forced], relaxat
         pools = ", ".join(f"{offer} {mode}" for offer, mode in relaxation.bought)
         parts.append(
             f"the purchases of {pools} are decided day by day: each package paid in full, "
-            "its cards usable only on the days one is held (there in any number)"
+            "its cards usable only on the days one is held (there in any number"
             + (
-                ", by train jobs on any day of their windows at the charge paid back"
+                "; by train jobs on any day of their windows, at the charge the packages are "
+                "paid back)"
                 if relaxation.anywhere
-                else ""
+                else ")"
             )
         )
     return (

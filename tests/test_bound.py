@@ -12,7 +12,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from planner import bound, purchases, rises, views
+from planner import bound, purchases, rises, solve, views
 from planner.bound import _Floors, lower_bound
 from planner.cpsat.model import CpModel, SolverSettings
 from planner.export.page import gap_words
@@ -210,6 +210,9 @@ def test_a_job_whose_window_meets_several_packages_pays_its_cards_once(
     found = lower_bound(problem)
     assert (found.total, found.bought, found.anywhere) == (900, (key,), True)
     assert optimum(problem) == 900
+    said = solve._bound_note(problem, {}, found)
+    assert "o weekly are decided day by day" in said
+    assert "by train jobs on any day of their windows" in said
 
 
 def test_a_job_that_only_a_package_holds_pays_for_one(make_scenario: Any) -> None:
