@@ -173,7 +173,7 @@ def lower_bound(
         top = [full[key] for key in chosen]
         counts = [least.get(key, 0) for key in chosen]
         shapes = [purchases.profile(problem, key, flat.rates, floors) for key in chosen]
-        total, _ = purchases.search(
+        total, held = purchases.search(
             problem,
             chosen,
             flat.rates,
@@ -184,6 +184,22 @@ def lower_bound(
             free=not anywhere,  # from 0 too, where train jobs' savings fall with the charge
             shapes=shapes,
             anywhere=anywhere,
+        )
+        # at the charges found, serving also pays the setups of replicas started inside
+        # each day (climbing with them found little more, in ten times as long)
+        total = max(
+            total,
+            purchases.priced(
+                problem,
+                chosen,
+                flat.rates,
+                floors,
+                others,
+                list(held),
+                counts,
+                anywhere=anywhere,
+                setups=True,
+            ),
         )
         if total > best.total:
             best = Bound(total, dict(flat.rates), least, bought=tuple(chosen), anywhere=anywhere)
@@ -445,6 +461,8 @@ class _Floors:
         self.fractions: dict[tuple[int, tuple[Fraction, ...]], tuple[Fraction, ...]] = {}
         self.covers: dict[tuple[tuple[tuple[int, int], ...], int, int], int] = {}
         self.kinds: dict[int, _Kinds] = {}
+        self.days: dict[tuple[int, tuple[Fraction, ...]], tuple[int, list[int]] | None] = {}
+        self.rise_covers: rises.Covers = {}
         self.pools = [sorted({c.pool for c in j.configs if c.held}) for j in problem.jobs]
         self.replica_pools = [
             sorted({(c.offer, c.mode) for c in r.configs if c.held}) for r in problem.replica_jobs
@@ -488,6 +506,68 @@ class _Floors:
             kinds = self.kinds[index]
             self.by_segment[key] = _segment_floors(self.problem, index, rates, kinds, self.covers)
         return self.by_segment[key]
+
+    def rising_days(self, index: int, rates: dict[Key, Fraction]) -> tuple[int, list[int]] | None:
+        """Replica job `index`'s least cost in each local day at `rates` (a denominator and
+        each day's whole parts of it), counting the setups of replicas started inside the
+        day: planner.rises' program over the day's own segments, the first of them starting
+        from whatever the day before left unless it opens a run of demand. A plan's
+        replicas in a day are one of that day's paths, so the days' sum bounds what the
+        plan pays for them; each day costs at least its segments' least covers (`parts`).
+        Configs on cards charged `window.TAKEN` (not held that day) are left out. None
+        where a day's program is too large."""
+        key = self._key(index, rates)
+        if key in self.days:
+            return self.days[key]
+        problem = self.problem
+        job = problem.replica_jobs[index]
+        kept = tuple(c for c in job.configs if c.rented or rates.get(c.pool, 0) < window.TAKEN)
+        narrowed = replace(job, configs=kept, bounds={c: job.bounds[c] for c in kept})
+        jobs = list(problem.replica_jobs)
+        jobs[index] = narrowed
+        within = replace(problem, replica_jobs=tuple(jobs))
+        scale, items, paying = _replica_items(within, index, rates)
+        kinds = _Kinds.of(within, index)
+        segments = problem.segments
+        openings = narrowed.openings(segments)
+        day_of = [problem.axis.day_of(a) for a, _ in segments]
+        singled = rises.ranked(narrowed, segments, kinds, items)
+        per_day = [0] * problem.axis.days
+        by_day: dict[int, list[int]] = {}
+        for s, kind in enumerate(kinds.of_segment):
+            if kind >= 0:
+                by_day.setdefault(day_of[s], []).append(s)
+        priced: dict[tuple[object, ...], int | None] = {}  # the days repeat: by what they hold
+        for day, held in by_day.items():
+            seen = tuple(
+                (
+                    kinds.of_segment[s],
+                    segments[s][1] - segments[s][0],
+                    (openings[s],) if s in openings else (),
+                    tuple(narrowed.bounds[c][s] for c in kept),
+                )
+                for s in held
+            )
+            if seen not in priced:
+                alone = _Kinds(
+                    kinds.kinds,
+                    tuple(k if day_of[s] == day else -1 for s, k in enumerate(kinds.of_segment)),
+                )
+                found = None
+                for pick in (singled, ()):
+                    found = rises.least(
+                        narrowed, segments, alone, items, paying, self.rise_covers, pick
+                    )
+                    if found is not None:
+                        break
+                priced[seen] = found
+            value = priced[seen]
+            if value is None:
+                self.days[key] = None
+                return None
+            per_day[day] = value
+        self.days[key] = (scale, per_day)
+        return self.days[key]
 
     def _key(self, index: int, rates: dict[Key, Fraction]) -> tuple[int, tuple[Fraction, ...]]:
         return (index, tuple(rates.get(p, Fraction(0)) for p in self.replica_pools[index]))

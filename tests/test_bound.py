@@ -146,21 +146,30 @@ def test_the_bound_with_setups_never_exceeds_the_optimum(
     st.sampled_from(["daily", "weekly"]),
     st.integers(10, 400),
     st.integers(1, 2),
+    st.sampled_from([0, 0, 60, 150]),
 )
 def test_purchases_decided_by_day_never_exceed_the_optimum(
-    make_scenario: Any, instance: dict[str, Any], cards: int, mode: str, price: int, stock: int
+    make_scenario: Any,
+    instance: dict[str, Any],
+    cards: int,
+    mode: str,
+    price: int,
+    stock: int,
+    setup: int,
 ) -> None:
     """A machine of `cards` cards of the first offer's card, sold by the day or the week,
-    beside the instance's offers: the bound with its purchases decided day by day (and by
-    segment) stays at or below the optimum."""
+    beside the instance's offers (rented replicas set up in `setup` minutes): the bound
+    with its purchases decided day by day (and by segment; serving paying each day's
+    setups) stays at or below the optimum."""
     machine = {
         **offer("machine", card=instance["offers"][0]["card"], **{mode: {"price": price}}),
         "unit_cards": cards,
     }
     machine[mode]["stock"] = stock
+    offers = [{**o, "setup_minutes": setup} for o in instance["offers"]]
     try:
         problem = build_problem(
-            build(make_scenario, {**instance, "offers": [*instance["offers"], machine]}), True
+            build(make_scenario, {**instance, "offers": [*offers, machine]}), True
         )
     except Infeasible:
         return
@@ -652,6 +661,32 @@ def test_a_replica_started_inside_a_run_pays_its_setup(make_scenario: Any) -> No
     floors = bound._Floors(problem)
     assert floors.replicas(0, {}) == 70
     assert _rising(problem) == optimum(problem) == 80
+
+
+def test_each_day_pays_the_setups_of_replicas_started_inside_it(make_scenario: Any) -> None:
+    # chat as above over two days: 100 in flight 00-02 and 200 after, until 04:00 of the
+    # second day, on hourly cards at 10 with an hour's setup. Day 1: one replica from 00:00
+    # (3 h with its setup: 30), two from 02:00 (440) and the second one's setup (10): 480,
+    # against 470 per segment. Day 2 starts from what day 1 left: two replicas through
+    # 00-04 (80), or one until 02:00 and a second set up then (20 + 10 + 40): 70, against
+    # 60. The days' sum, 550, is the optimum
+    offers = [offer("o", hourly={"price": 10, "stock": 4}, setup_minutes=60)]
+    chat = planning.service(
+        start="2026-07-01T00:00:00",
+        end="2026-07-02T04:00:00",
+        concurrency={"00-02": 100, "02-24": 200},
+        max_cards_per_replica=1,
+    )
+    problem = build_problem(make_scenario(offers, [chat], days=2), serving=True)
+    floors = bound._Floors(problem)
+    scale, days = floors.rising_days(0, {}) or (1, [])
+    assert [Fraction(x, scale) for x in days] == [480, 70]
+    scale, parts = floors.parts(0, {})
+    per_segment = [Fraction(0), Fraction(0)]
+    for (a, _), x in zip(problem.segments, parts, strict=True):
+        per_segment[problem.axis.day_of(a)] += Fraction(x, scale)
+    assert per_segment == [470, 60]
+    assert optimum(problem) == 550
 
 
 def _rising_chat(make_scenario: Any, offers: list[dict[str, Any]], **fields: Any) -> Any:
