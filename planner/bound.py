@@ -67,6 +67,8 @@ class Bound:
     # train jobs there were priced with those cards at their charge on any day
     bought: tuple[Key, ...] = ()
     anywhere: bool = False
+    # and whether serving there paid the setups of replicas started inside each day
+    daily_setups: bool = False
 
 
 # the charge by segment (planner.charges) is priced where its linear program has at most
@@ -187,22 +189,26 @@ def lower_bound(
         )
         # at the charges found, serving also pays the setups of replicas started inside
         # each day (climbing with them found little more, in ten times as long)
-        total = max(
-            total,
-            purchases.priced(
-                problem,
-                chosen,
-                flat.rates,
-                floors,
-                others,
-                list(held),
-                counts,
-                anywhere=anywhere,
-                setups=True,
-            ),
+        daily = purchases.priced(
+            problem,
+            chosen,
+            flat.rates,
+            floors,
+            others,
+            list(held),
+            counts,
+            anywhere=anywhere,
+            setups=True,
         )
-        if total > best.total:
-            best = Bound(total, dict(flat.rates), least, bought=tuple(chosen), anywhere=anywhere)
+        if max(total, daily) > best.total:
+            best = Bound(
+                max(total, daily),
+                dict(flat.rates),
+                least,
+                bought=tuple(chosen),
+                anywhere=anywhere,
+                daily_setups=daily > total,
+            )
     columns = charges.columns(problem) if by_segment and problem.segments and unused else None
     exact = columns is not None and columns <= SEGMENT_COLUMNS  # by GLOP
     rough = columns is not None and SEGMENT_COLUMNS < columns <= approximate  # by PDLP
@@ -510,12 +516,15 @@ class _Floors:
     def rising_days(self, index: int, rates: dict[Key, Fraction]) -> tuple[int, list[int]] | None:
         """Replica job `index`'s least cost in each local day at `rates` (a denominator and
         each day's whole parts of it), counting the setups of replicas started inside the
-        day: planner.rises' program over the day's own segments, the first of them starting
-        from whatever the day before left unless it opens a run of demand. A plan's
-        replicas in a day are one of that day's paths, so the days' sum bounds what the
-        plan pays for them; each day costs at least its segments' least covers (`parts`).
-        Configs on cards charged `window.TAKEN` (not held that day) are left out. None
-        where a day's program is too large."""
+        day: planner.rises' program over the day's own segments, its first one free to
+        start from any count (as if the day before had left it) unless it opens a run of
+        demand. A plan's replicas in a day are one of that day's paths, so the days' sum
+        bounds what the plan pays for them; each day costs at least its segments' least
+        covers (`parts`). Configs on cards charged `window.TAKEN` (not held that day) are
+        left out. None where a day's program is too large, or where pools are charged by
+        segment (this prices flat charges only)."""
+        if self.charges is not None:
+            return None
         key = self._key(index, rates)
         if key in self.days:
             return self.days[key]

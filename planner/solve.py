@@ -783,6 +783,11 @@ def _bound_note(problem: Problem, forced: dict[tuple[str, str], Forced], relaxat
                 if relaxation.anywhere
                 else ")"
             )
+            + (
+                ", and serving pays the setups of the replicas it starts inside each day"
+                if relaxation.daily_setups
+                else ""
+            )
         )
     return (
         "the bound knows these packages: "

@@ -222,6 +222,11 @@ def test_a_job_whose_window_meets_several_packages_pays_its_cards_once(
     said = solve._bound_note(problem, {}, found)
     assert "o weekly are decided day by day" in said
     assert "by train jobs on any day of their windows" in said
+    assert "inside each day" not in said  # no setups here: the days' programs add nothing
+    daily = replace(found, daily_setups=True)
+    assert "serving pays the setups of the replicas it starts inside each day" in (
+        solve._bound_note(problem, {}, daily)
+    )
 
 
 def test_a_job_that_only_a_package_holds_pays_for_one(make_scenario: Any) -> None:
