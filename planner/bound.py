@@ -44,6 +44,7 @@ from planner import charges, prices, purchases, rises, window
 from planner.configs import Config, ReplicaConfig
 from planner.cover import least_cover
 from planner.problem import Job, Problem
+from planner.serving import ReplicaJob
 
 Key = tuple[str, str]
 STEPS = 8  # λ of a pool every plan must buy is tried at 0, 1/8, … 8/8 of its full rate
@@ -356,9 +357,8 @@ def _on_used(
             most[config] = max(most.get(config, 0), n)
     job = problem.replica_jobs[j]
     bounds = {c: tuple(min(n, most.get(c, 0)) for n in job.bounds[c]) for c in job.configs}
-    jobs = list(problem.replica_jobs)
-    jobs[j] = narrowed = replace(job, bounds=bounds)
-    within = replace(problem, replica_jobs=tuple(jobs))
+    narrowed = replace(job, bounds=bounds)
+    within = _with_replica_job(problem, j, narrowed)
     _, items, paying = _replica_items(within, j, {})
     kinds = _Kinds.of(within, j)
     singled = tuple(i for i, c in enumerate(job.configs) if c in most)
@@ -373,6 +373,13 @@ def _on_used(
     if counts is None:
         return None
     return {s: {job.configs[i]: n for i, n in row.items()} for s, row in counts.items()}
+
+
+def _with_replica_job(problem: Problem, j: int, job: ReplicaJob) -> Problem:
+    """`problem` with replica job `j` replaced by `job`."""
+    jobs = list(problem.replica_jobs)
+    jobs[j] = job
+    return replace(problem, replica_jobs=tuple(jobs))
 
 
 def _rising(
@@ -532,9 +539,7 @@ class _Floors:
         job = problem.replica_jobs[index]
         kept = tuple(c for c in job.configs if c.rented or rates.get(c.pool, 0) < window.TAKEN)
         narrowed = replace(job, configs=kept, bounds={c: job.bounds[c] for c in kept})
-        jobs = list(problem.replica_jobs)
-        jobs[index] = narrowed
-        within = replace(problem, replica_jobs=tuple(jobs))
+        within = _with_replica_job(problem, index, narrowed)
         scale, items, paying = _replica_items(within, index, rates)
         kinds = _Kinds.of(within, index)
         segments = problem.segments

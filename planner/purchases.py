@@ -44,7 +44,8 @@ the pools of the way whose pools gain more alone.
 
 At the charges found, serve and reserve workloads may also pay the setups of the replicas
 they start inside each day (`setups`): each day priced by planner.rises' program over its
-own segments, from whatever the day before left (planner.bound's `_Floors.rising_days`).
+own segments, free to start from any count unless a run of demand opens there
+(planner.bound's `_Floors.rising_days`).
 A plan's replicas in a day are one of that day's paths, whatever pools hold packages
 then, so the days' sums stay below it. Climbing the charges with the setups counted
 found little more (30 workloads: 64,574.20 at the end against 64,646.72 all along, in

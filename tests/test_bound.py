@@ -655,13 +655,7 @@ def test_a_replica_started_inside_a_run_pays_its_setup(make_scenario: Any) -> No
     # floors count 1 replica for 2 h plus its setup (30) and 2 replicas for 2 h (40): 70.
     # The second replica starts inside the run and pays its hour too: 80, the optimum
     offers = [offer("o", hourly={"price": 10, "stock": 4}, setup_minutes=60)]
-    chat = planning.service(
-        start="2026-07-01T00:00:00",
-        end="2026-07-01T04:00:00",
-        concurrency={"00-02": 100, "02-24": 200},
-        max_cards_per_replica=1,
-    )
-    problem = build_problem(make_scenario(offers, [chat], days=1), serving=True)
+    problem = _rising_chat(make_scenario, offers)
     assert lower_bound(problem).total == 70
     floors = bound._Floors(problem)
     assert floors.replicas(0, {}) == 70
@@ -676,13 +670,7 @@ def test_each_day_pays_the_setups_of_replicas_started_inside_it(make_scenario: A
     # 00-04 (80), or one until 02:00 and a second set up then (20 + 10 + 40): 70, against
     # 60. The days' sum, 550, is the optimum
     offers = [offer("o", hourly={"price": 10, "stock": 4}, setup_minutes=60)]
-    chat = planning.service(
-        start="2026-07-01T00:00:00",
-        end="2026-07-02T04:00:00",
-        concurrency={"00-02": 100, "02-24": 200},
-        max_cards_per_replica=1,
-    )
-    problem = build_problem(make_scenario(offers, [chat], days=2), serving=True)
+    problem = _rising_chat(make_scenario, offers, days=2, end="2026-07-02T04:00:00")
     floors = bound._Floors(problem)
     scale, days = floors.rising_days(0, {}) or (1, [])
     assert [Fraction(x, scale) for x in days] == [480, 70]
@@ -694,9 +682,12 @@ def test_each_day_pays_the_setups_of_replicas_started_inside_it(make_scenario: A
     assert optimum(problem) == 550
 
 
-def _rising_chat(make_scenario: Any, offers: list[dict[str, Any]], **fields: Any) -> Any:
+def _rising_chat(
+    make_scenario: Any, offers: list[dict[str, Any]], days: int = 1, **fields: Any
+) -> Any:
     """chat alone on `offers` from 00:00 to 04:00 of one day: 100 in flight (one a100-80g
-    replica) until 02:00, 200 (two) after, one card a replica; `fields` override."""
+    replica) until 02:00, 200 (two) after, one card a replica, in a quarter of `days`
+    days; `fields` override."""
     shape: dict[str, Any] = {
         "start": "2026-07-01T00:00:00",
         "end": "2026-07-01T04:00:00",
@@ -704,7 +695,7 @@ def _rising_chat(make_scenario: Any, offers: list[dict[str, Any]], **fields: Any
         "max_cards_per_replica": 1,
     }
     chat = planning.service(**{**shape, **fields})
-    return build_problem(make_scenario(offers, [chat], days=1), serving=True)
+    return build_problem(make_scenario(offers, [chat], days=days), serving=True)
 
 
 def _rising(problem: Any) -> Fraction | None:
