@@ -28,8 +28,10 @@ left out. Committed hourly cards are free to use. Every choice of λ gives a val
 
 Two more kinds of charge are tried: a pool some job forces charged by time, low only
 while its counted package is held (planner.window), and the pools no job forces charged by
-segment (planner.charges), on their own and together with the first. And a few pools are
-not charged at all: their purchases are decided day by day (planner.purchases).
+segment (planner.charges; committed pools too), on their own and together with the first;
+by segment, each service also pays the setups of the replicas it starts inside a run
+(`_Floors.rising`). And a few pools are not charged at all: their purchases are decided
+day by day (planner.purchases).
 """
 
 from __future__ import annotations
@@ -70,6 +72,8 @@ class Bound:
     anywhere: bool = False
     # and whether serving there paid the setups of replicas started inside each day
     daily_setups: bool = False
+    # priced by segment: whether serving paid the setups of replicas started inside runs
+    rises: bool = False
 
 
 # the charge by segment (planner.charges) is priced where its linear program has at most
@@ -210,17 +214,28 @@ def lower_bound(
                 anywhere=anywhere,
                 daily_setups=daily > total,
             )
-    columns = charges.columns(problem) if by_segment and problem.segments and unused else None
+    # committed pools too, where no job forces more than their commitments: their cards
+    # held on known days are paid back each segment's charge
+    committed = [k for k, p in packages.items() if p.committed and least[k] == p.committed]
+    segmented = sorted([*unused, *committed])
+    columns = charges.columns(problem) if by_segment and problem.segments and segmented else None
     exact = columns is not None and columns <= SEGMENT_COLUMNS  # by GLOP
     rough = columns is not None and SEGMENT_COLUMNS < columns <= approximate  # by PDLP
     if exact or rough:
-        spans = charges.Spans(problem, unused)
+        spans = charges.Spans(problem, segmented)
         found = charges.Relaxation(problem, spans, rough).charges(flat.rates)
         if found is not None:
             fixed = charges.repair(problem, spans, found)
-            total = charges.priced(problem, fixed, flat.rates, terms(flat.rates))
-            if total > best.total:
-                best = Bound(total, dict(flat.rates), least, segments=fixed)
+            # the committed pools' packages at their price: paid back by segment instead
+            at_price = {**flat.rates, **{k: Fraction(0) for k in committed}}
+            total = charges.priced(problem, fixed, flat.rates, terms(at_price), spans)
+            # serving also pays the setups of the replicas it starts inside runs of demand
+            rising = _rises(problem, _Floors(problem, fixed), flat.rates)
+            if total + rising > best.total:
+                best = Bound(
+                    total + rising, dict(flat.rates), least, segments=fixed, rises=rising > 0
+                )
+        spans = charges.Spans(problem, unused)
         # the unused pools by segment and a forced pool by time, together: their charges from
         # the relaxation with the forced pool at its full rate, its charge outside its window
         for key in sorted(least) if time and not rough else ():
@@ -429,6 +444,17 @@ def _without(problem: Problem, floors: _Floors, rates: dict[Key, Fraction], key:
     )
 
 
+def _rises(problem: Problem, floors: _Floors, rates: dict[Key, Fraction]) -> Fraction:
+    """What serving pays more at these charges where the replicas it starts inside runs of
+    demand pay their setups (`_Floors.rising`) than its segments' least covers."""
+    more = Fraction(0)
+    for j in range(len(problem.replica_jobs)):
+        found = floors.rising(j, rates)
+        if found is not None:
+            more += max(Fraction(0), found - floors.replicas(j, rates))
+    return more
+
+
 def _refine(
     bound: Callable[[dict[Key, Fraction]], Fraction], best: Bound, key: Key, full: Fraction
 ) -> Bound:
@@ -476,6 +502,7 @@ class _Floors:
         self.kinds: dict[int, _Kinds] = {}
         self.days: dict[tuple[int, tuple[Fraction, ...]], tuple[int, list[int]] | None] = {}
         self.rise_covers: rises.Covers = {}
+        self.rises: dict[tuple[int, tuple[Fraction, ...]], Fraction | None] = {}
         self.pools = [sorted({c.pool for c in j.configs if c.held}) for j in problem.jobs]
         self.replica_pools = [
             sorted({(c.offer, c.mode) for c in r.configs if c.held}) for r in problem.replica_jobs
@@ -519,6 +546,62 @@ class _Floors:
             kinds = self.kinds[index]
             self.by_segment[key] = _segment_floors(self.problem, index, rates, kinds, self.covers)
         return self.by_segment[key]
+
+    def rising(self, index: int, rates: dict[Key, Fraction]) -> Fraction | None:
+        """Replica job `index`'s least cost alone under the charges (those by segment, where
+        given, and `rates`), counting the setups of the replicas it starts inside a run of
+        demand: planner.rises' program over the horizon, held cards at each segment's
+        charge (they pay no setup). A plan's replicas are one of its paths, so it bounds
+        what the plan pays them at these charges, as `replicas` does without the rises.
+        None where the program is too large."""
+        key = self._key(index, rates)
+        if key not in self.rises:
+            self.rises[key] = self._rising(index, rates)
+        return self.rises[key]
+
+    def _rising(self, index: int, rates: dict[Key, Fraction]) -> Fraction | None:
+        problem = self.problem
+        job = problem.replica_jobs[index]
+        paying = [problem.replica_rate(job.name, c) for c in job.configs]
+
+        def per_hour(i: int, s: int) -> Fraction:
+            c, rate = job.configs[i], paying[i]
+            if c.rented:
+                return rate.per_hour
+            pool = (c.offer, c.mode)
+            if self.charges is not None and pool in self.charges.by_pool:
+                return rate.disk + c.cards * self.charges.at(pool, s)
+            return rate.disk + c.cards * rates.get(pool, Fraction(0))
+
+        rows = {}
+        for s in range(len(problem.segments)):
+            if job.active(s):
+                rows[s] = tuple(per_hour(i, s) for i in range(len(job.configs)))
+        if not rows:
+            return Fraction(0)
+        scale = math.lcm(*(x.denominator for row in set(rows.values()) for x in row))
+        variants: dict[tuple[Fraction, ...], int] = {}
+        of_segment = [
+            variants.setdefault(rows[s], len(variants)) if s in rows else 0
+            for s in range(len(problem.segments))
+        ]
+        items = tuple(
+            tuple((c.capacity, int(x * scale)) for c, x in zip(job.configs, row, strict=True))
+            for row in variants
+        )
+        priced = rises.Priced(items, tuple(of_segment))
+        if index not in self.kinds:
+            self.kinds[index] = _Kinds.of(problem, index)
+        kinds = self.kinds[index]
+        segments = problem.segments
+        ranked = rises.ranked(job, segments, kinds, items[0])
+        for singled in (ranked, ()):
+            found = rises.least(
+                job, segments, kinds, items[0], paying, self.rise_covers, singled, priced=priced
+            )
+            if found is not None:
+                return Fraction(found, scale)
+        return None
 
     def rising_days(self, index: int, rates: dict[Key, Fraction]) -> tuple[int, list[int]] | None:
         """Replica job `index`'s least cost in each local day at `rates` (a denominator and

@@ -20,6 +20,10 @@ cheapest choice of the relaxation, so
 
 Only pools no plan must buy are charged by segment (`timed_pools`): a pool some job forces
 keeps planner.bound's counted packages, charged flat or by time (planner.bound's window).
+A pool with committed packages (none forced beyond them) may be charged by segment too:
+its committed cards, held on known days, are paid back each segment's charge there
+(`Spans.held`; `priced` takes it off), while the packages a plan may add keep reduced
+prices ≥ 0.
 The two combine: with a forced pool priced by time, the other pools' charges come from the
 relaxation with the forced pool at its full rate (what it charges outside its window).
 
@@ -99,18 +103,29 @@ def timed_pools(problem: Problem, bought: Collection[Key]) -> list[Key]:
 
 
 class Spans:
-    """Each timed pool's package spans as ranges of segments, with their real hours."""
+    """Each timed pool's package spans as ranges of segments, with their real hours, and
+    the card-hours its commitments hold in each segment (where it has any)."""
 
     def __init__(self, problem: Problem, pools: Sequence[Key]) -> None:
         starts = [a for a, _ in problem.segments]
         self.hours = [b - a for a, b in problem.segments]
         self.spans: dict[Key, list[tuple[int, int]]] = {}
+        self.held: dict[Key, list[int]] = {}
         for key in pools:
             row = []
             for d in range(problem.axis.days):
                 a, b = problem.package(key, d)
                 row.append((bisect.bisect_left(starts, a), bisect.bisect_left(starts, b)))
             self.spans[key] = row
+            pool, cards = problem.pools[key], problem.offers[key[0]].unit_cards
+            if pool.committed:
+                self.held[key] = [
+                    sum(
+                        c.units * cards * max(0, min(b, c.end) - max(a, c.start))
+                        for c in pool.committed
+                    )
+                    for a, b in problem.segments
+                ]
 
 
 def repair(problem: Problem, spans: Spans, charges: Charges) -> Charges:
@@ -131,12 +146,20 @@ def repair(problem: Problem, spans: Spans, charges: Charges) -> Charges:
 
 
 def priced(
-    problem: Problem, charges: Charges, flat: dict[Key, Fraction], fixed: Fraction
+    problem: Problem,
+    charges: Charges,
+    flat: dict[Key, Fraction],
+    fixed: Fraction,
+    spans: Spans | None = None,
 ) -> Fraction:
     """The bound at `charges` (reduced prices ≥ 0: see `repair`) for the timed pools and
     `flat` charges for the others; `fixed`: the commitments and the flat pools' package
-    terms (planner.bound). A timed pool's packages add nothing: buying none is cheapest."""
+    terms (planner.bound). A timed pool's packages add nothing: buying none is cheapest.
+    `spans`: where a timed pool has commitments, the card-hours they hold, each paid back
+    its segment's charge (their price is in `fixed`)."""
     total = fixed
+    for key, held in (spans.held if spans is not None else {}).items():
+        total -= sum((x * charges.at(key, s) for s, x in enumerate(held)), Fraction(0))
     for job in problem.jobs:
         total += min(train_floor(problem, job, c, charges, flat) for c in job.configs)
     for j in range(len(problem.replica_jobs)):
@@ -361,7 +384,7 @@ class Relaxation:
                 spread[config.pool].SetCoefficient(y, -card_hours)
         self.rows = {}
         for (key, s), terms in used.items():
-            row = lp.Constraint(-inf, 0)
+            row = lp.Constraint(-inf, spans.held.get(key, [0] * (s + 1))[s])
             for var, coefficient in terms.items():
                 row.SetCoefficient(var, coefficient)
             self.rows[key, s] = row

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
@@ -37,6 +38,15 @@ STATES = 10_000
 DECODE_STATES = 200_000
 # sums of whole parts above this are not exact in float64: the program gives up
 EXACT = 2**53
+
+
+@dataclass(frozen=True)
+class Priced:
+    """A replica job's items (per config: capacity, whole parts per replica-hour) in a few
+    variants, and per segment the variant that prices it."""
+
+    items: tuple[tuple[tuple[int, int], ...], ...]
+    of_segment: tuple[int, ...]
 
 
 class Kinds(Protocol):
@@ -64,6 +74,7 @@ def least(
     singled: tuple[int, ...] = (),
     path: list[tuple[int, np.ndarray, list[int] | None]] | None = None,
     states: int | None = None,
+    priced: Priced | None = None,
 ) -> int | None:
     """`job`'s least cost alone over the horizon in whole parts of the items' scale, its
     configs (by index) `singled` counted one by one and the others together (module
@@ -72,7 +83,9 @@ def least(
     None where a table or the states would be too large. `path`, where given, gets per
     active segment its index, the least cost of each state by its end, and the rises
     into it (None at an opening), for `schedule` to follow back. `states`: the most
-    states kept per segment (default STATES). Where every usable config is singled, every
+    states kept per segment (default STATES). `priced`: the items per segment instead,
+    where held cards carry a charge by segment (rented configs, which alone pay setups,
+    cost the same in every variant). Where every usable config is singled, every
     switch between configs is counted, and the others' axis stops at 1 (no cover has
     any of theirs)."""
     alone = all(i in singled for usable, _, _ in kinds.kinds for i in usable)
@@ -112,7 +125,11 @@ def least(
         opening = s in openings
         leads = tuple(paying[i].opening(openings[s]) for i in usable) if opening else None
         limits = tuple(job.bounds[job.configs[t]][s] for t in singled)
-        key = (kind, hours, leads, limits)  # the days repeat: so do most segments' costs
+        variant = 0 if priced is None else priced.of_segment[s]
+        if priced is not None:
+            items = priced.items[variant]
+        # the days repeat: so do most segments' costs
+        key = (kind, hours, leads, limits, variant)
         cost = costs.get(key)
         if cost is None:
             # per config, what one replica pays over the segment (and its opening, if one)

@@ -771,6 +771,11 @@ def _bound_note(problem: Problem, forced: dict[tuple[str, str], Forced], relaxat
         parts.append(
             "the package pools no job forces are charged per card-hour by day segment (dearer "
             "in the hours workloads want them), no package's span above its price"
+            + (
+                ", and serving pays the setups of the replicas it starts inside a run of demand"
+                if relaxation.rises
+                else ""
+            )
         )
     if relaxation.bought:
         pools = ", ".join(f"{offer} {mode}" for offer, mode in relaxation.bought)

@@ -4,6 +4,7 @@ relaxation loses nothing, and at least the package a job cannot avoid."""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import replace
 from decimal import Decimal
 from fractions import Fraction
@@ -12,7 +13,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from planner import bound, purchases, rises, solve, views
+from planner import bound, charges, purchases, rises, solve, views
 from planner.bound import _Floors, lower_bound
 from planner.cpsat.model import CpModel, SolverSettings
 from planner.export.page import gap_words
@@ -869,3 +870,79 @@ def test_packages_every_plan_buys_stay_in_the_bound_without_packages(
     line = views.without_packages(plan)
     assert line is not None and line.startswith("no plan that buys no package but on p daily")
     assert "other packages this plan buys (q daily) save at least CNY 30.00" in line
+
+
+def test_committed_cards_are_paid_back_only_on_the_days_they_are_held(make_scenario: Any) -> None:
+    # a daily package of one card at 48 is committed for day 0, where a desk uses it
+    # 09:00-10:00; a 10 h job may run only on day 1, hourly at 1 (10) or on a second
+    # package (48). The optimum: 48 + 10 = 58. One charge for the whole horizon makes the
+    # committed card cheap on day 1 too: at 0 the job runs free (48), and any dearer
+    # charge takes more off the committed package than the job pays. Charged by segment,
+    # day 0's charge is 0 and day 1's up to 2 a card-hour (48 ÷ 24, a second package's
+    # price): the job pays its hourly 10, and the bound is the optimum
+    offers = [
+        offer("o", hourly={"price": 1, "stock": 2}),
+        offer("p", daily={"price": 48, "stock": 2}),
+    ]
+    held = {"offer": "p", "mode": "daily", "units": 1, "start": "2026-07-01", "count": 1}
+    work = job("j", 10, earliest_start="2026-07-02", deadline="2026-07-03")
+    desk = planning.reserve("desk", 1, "09:00-10:00", days=1)
+    s = make_scenario(offers, [work, desk], days=2, commitments=[held])
+    problem = build_problem(s, serving=True)
+    assert lower_bound(problem, by_day=False).total == 48
+    found = lower_bound(problem, by_segment=True, by_day=False)
+    assert found.total == optimum(problem) == 58
+    assert found.segments is not None
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mixed(), st.integers(0, 2), st.integers(20, 300))
+def test_the_bound_with_a_committed_package_never_exceeds_the_optimum(
+    make_scenario: Any, instance: dict[str, Any], day: int, price: int
+) -> None:
+    """One daily package committed on a drawn day (the first offer sells them at `price`
+    where it sells none): its cards paid back each segment's charge only while held."""
+    offers = [dict(o) for o in instance["offers"]]
+    first = offers[0]
+    first.setdefault("daily", {"price": price, "stock": 2})
+    held = {
+        "offer": first["id"],
+        "mode": "daily",
+        "units": 1,
+        "start": f"2026-07-{1 + day:02d}",
+        "count": 1,
+    }
+    s = make_scenario(offers, instance["jobs"], days=3, commitments=[held])
+    try:
+        problem = build_problem(s, serving=True)
+    except Infeasible:
+        return
+    best = optimum(problem)
+    if best is not None:
+        flat = lower_bound(problem, by_day=False).total
+        assert flat <= lower_bound(problem, by_segment=True, by_day=False).total <= best
+        assert lower_bound(problem, by_segment=True).total <= best
+
+
+def test_rises_are_priced_at_each_segments_charge(make_scenario: Any) -> None:
+    # the rising chat (one replica 00-02, two 02-04) on hourly cards at 10 that take an
+    # hour to set up, beside a daily package pool charged by segment. At 100 a card-hour
+    # everywhere the package cards are never worth it: 2 × 10 + 10 (the first replica's
+    # setup) + 2 × 2 × 10 = 70 by segment, and the rise pays its setup too: 80. Free
+    # before 02:00 and 100 after, the first replica sits on package cards for nothing;
+    # at 02:00 two rented replicas start, both paying their setup: 2 × (2 + 1) × 10 =
+    # 60, where the segments alone see 40
+    offers = [
+        offer("o", hourly={"price": 10, "stock": 4}, setup_minutes=60),
+        offer("p", daily={"price": 1000, "stock": 4}),
+    ]
+    problem = _rising_chat(make_scenario, offers)
+    pool = ("p", "daily")
+
+    def floors(charge: Callable[[int], int]) -> tuple[Fraction, Fraction | None]:
+        row = tuple(Fraction(charge(a)) for a, _ in problem.segments)
+        at = bound._Floors(problem, charges.Charges({pool: row}))
+        return at.replicas(0, {}), at.rising(0, {})
+
+    assert floors(lambda hour: 100) == (70, 80)
+    assert floors(lambda hour: 0 if hour < 2 else 100) == (40, 60)
