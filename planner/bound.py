@@ -282,6 +282,22 @@ def credited(problem: Problem, forced: dict[Key, int] | None = None) -> list[Key
     return sorted((key for key, x in saved.items() if x > 0), key=lambda k: (-saved[k], k))
 
 
+def sharers(problem: Problem, key: Key) -> list[int]:
+    """The replica jobs whose least covers at the full rates cost more without pool
+    `key`'s cards, those that lose most first (then by index): the services a package of
+    it would serve best."""
+    packages = _packages(problem)
+    full = {k: p.unit_price / p.card_hours for k, p in packages.items()}
+    floors = _Floors(problem)
+    absent = {**full, key: window.TAKEN}
+    lost = {
+        r: floors.replicas(r, absent) - floors.replicas(r, full)
+        for r in range(len(problem.replica_jobs))
+        if key in floors.replica_pools[r]
+    }
+    return sorted((r for r, x in lost.items() if x > 0), key=lambda r: (-lost[r], r))
+
+
 # per replica job (by name), per segment, replicas per config
 Served = dict[str, dict[int, dict[ReplicaConfig, int]]]
 
@@ -563,30 +579,43 @@ class _Floors:
         problem = self.problem
         job = problem.replica_jobs[index]
         paying = [problem.replica_rate(job.name, c) for c in job.configs]
-
-        def per_hour(i: int, s: int) -> Fraction:
-            c, rate = job.configs[i], paying[i]
-            if c.rented:
-                return rate.per_hour
-            pool = (c.offer, c.mode)
-            if self.charges is not None and pool in self.charges.by_pool:
-                return rate.disk + c.cards * self.charges.at(pool, s)
-            return rate.disk + c.cards * rates.get(pool, Fraction(0))
-
-        rows = {}
+        by_pool = self.charges.by_pool if self.charges is not None else {}
+        timed = [
+            None if c.rented or (c.offer, c.mode) not in by_pool else (c.offer, c.mode)
+            for c in job.configs
+        ]
+        # per replica-hour, less a timed pool's charge by segment (whole 1/PARTS)
+        fixed = [
+            r.per_hour
+            if c.rented
+            else r.disk
+            + (
+                Fraction(0)
+                if t is not None
+                else c.cards * rates.get((c.offer, c.mode), Fraction(0))
+            )
+            for c, r, t in zip(job.configs, paying, timed, strict=True)
+        ]
+        scale = math.lcm(charges.PARTS if any(timed) else 1, *(f.denominator for f in fixed))
+        base = [int(f * scale) for f in fixed]
+        per_part = scale // charges.PARTS if any(timed) else 0
+        parts = {  # each timed pool's charges in whole parts of `scale` per card-hour
+            key: [per_part * x.numerator * (charges.PARTS // x.denominator) for x in by_pool[key]]
+            for key in {t for t in timed if t is not None}
+        }
+        variants: dict[tuple[int, ...], int] = {}
+        of_segment = [0] * len(problem.segments)
         for s in range(len(problem.segments)):
             if job.active(s):
-                rows[s] = tuple(per_hour(i, s) for i in range(len(job.configs)))
-        if not rows:
+                row = tuple(
+                    base[i] + (0 if t is None else c.cards * parts[t][s])
+                    for i, (c, t) in enumerate(zip(job.configs, timed, strict=True))
+                )
+                of_segment[s] = variants.setdefault(row, len(variants))
+        if not variants:
             return Fraction(0)
-        scale = math.lcm(*(x.denominator for row in set(rows.values()) for x in row))
-        variants: dict[tuple[Fraction, ...], int] = {}
-        of_segment = [
-            variants.setdefault(rows[s], len(variants)) if s in rows else 0
-            for s in range(len(problem.segments))
-        ]
         items = tuple(
-            tuple((c.capacity, int(x * scale)) for c, x in zip(job.configs, row, strict=True))
+            tuple((c.capacity, x) for c, x in zip(job.configs, row, strict=True))
             for row in variants
         )
         priced = rises.Priced(items, tuple(of_segment))

@@ -13,15 +13,26 @@ service alone on what the rest leaves), then the days either side of the best. T
 cheapest is returned, for the checker to judge like any plan. On the 30-workload quarter
 of benchmarks/generate.py: 76,408.93 → 73,079.90 with an A100 40G machine-month from 29
 July, which train jobs and the services share (benchmarks/RESULTS.md).
+
+Each day is also tried another way, on the best start so far (the per-service plan):
+the package added to it as it is, and the services that would gain most from its cards
+(`bound.sharers`: their least covers at the pools' full rates cost more without it)
+replanned on it one after another, as the start replans each (planner.served), the rest
+of the plan left where it was. The heuristic's pass places every train job again around
+the package and serves last; on the 100-workload quarter that costs 7-12k more than the
+start on every day tried, where a 4090 48G machine-month that three services and the
+people's desks share saves 1.7-3.5k on the start.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from fractions import Fraction
 
 from planner.baseline import bought_first
+from planner.bound import sharers
 from planner.forced import Forced
 from planner.problem import Problem
 from planner.served import improved
@@ -42,32 +53,65 @@ def tried(
     until: float | None = None,
     passes: int | None = None,
     guess: tuple[float, float] = (0.0, 0.0),
+    start: Solution | None = None,
 ) -> tuple[Solution, Key, int] | None:
     """The cheapest plan found with one unit-package of one of `pools` (best first) bought
     on some day, its pool and day (module docstring); None where none gives a plan.
     `until`: a `time.perf_counter()` past which nothing more is started (the passes stop
     halfway there; each step is timed, and one is not started where the last of its kind,
     at first `guess` (a pass, a plan planned through), would not fit); `passes`: the most
-    heuristic passes tried (the finishing steps besides). Where no pass can be planned
-    through in time, the cheapest pass as it is."""
-    last = {"pass": guess[0], "finish": guess[1]}
+    heuristic passes tried (the finishing steps besides; with `start`, each day's two
+    ways count as one). Where no pass can be planned through in time, the cheapest pass
+    as it is. `start`: a plan without the package; each day is also tried as `start`
+    with the package added and the services that would gain most from its cards
+    (`bound.sharers`) replanned on it, one after another."""
+    last = {"pass": guess[0], "finish": guess[1], "start": guess[1] / 2}
     now = time.perf_counter()
     # the passes take at most the first half of the time, the finishing steps the rest
-    ends = {"pass": None if until is None else now + (until - now) / 2, "finish": until}
+    half = None if until is None else now + (until - now) / 2
+    ends = {"pass": half, "start": half, "finish": until}
 
     def room(kind: str, extra: float = 0.0) -> bool:
         end = ends[kind]
         return end is None or time.perf_counter() + last[kind] + extra < end
 
+    sharing = {key: sharers(problem, key) for key in pools[:POOLS]} if start else {}
+
+    def on_start(key: Key, day: int) -> Solution | None:
+        """`start` with one unit-package of `key` bought on `day` and its sharers replanned."""
+        assert start is not None
+        packages = {k: dict(v) for k, v in start.packages.items()}
+        packages.setdefault(key, {})[day] = packages.get(key, {}).get(day, 0) + 1
+        return improved(problem, replace(start, packages=packages), sharing[key])
+
     # the heuristic's pass alone on every STEP-th day of each pool: every other one of
-    # those days first, the pools in turn, so a short budget spans more of the quarter
-    found: list[tuple[Fraction, Key, int, Solution]] = []
+    # those days first, the pools in turn, so a short budget spans more of the quarter;
+    # the days whose packages lie nearest the middle of the quarter first (a package there
+    # holds cards for whole months of every workload active through it)
+    length = max((problem.pools[key].days for key in pools[:POOLS]), default=0)
+    centre = max(0, (problem.axis.days - length) // 2)
     coarse = [
         (key, day)
         for first in (0, STEP)
-        for day in range(first, problem.axis.days, 2 * STEP)
+        for day in sorted(
+            range(first, problem.axis.days, 2 * STEP), key=lambda d: (abs(d - centre), d)
+        )
         for key in pools[:POOLS]
     ]
+    # the passes and the days on the start: a pass is planned through before it is
+    # compared (FINISHED of them, the cheapest first); a day on the start is already
+    # planned and competes as it is
+    passed: list[tuple[Fraction, Key, int, Solution]] = []
+    best: tuple[Fraction, Key, int, bool, Solution] | None = None
+
+    def keep(plan: Solution | None, key: Key, day: int, on: bool) -> None:
+        nonlocal best
+        if plan is not None:
+            cost = plan.cost(problem)
+            if best is None or (cost, key, day, on) < best[:4]:
+                best = (cost, key, day, on, plan)
+
+    tried_on: set[tuple[Key, int]] = set()
     for key, day in coarse[:passes]:
         if not room("pass"):
             break
@@ -75,13 +119,16 @@ def tried(
         plan = bought_first(problem, forced, key, day)
         last["pass"] = time.perf_counter() - began
         if plan is not None:
-            found.append((plan.cost(problem), key, day, plan))
-    found.sort(key=lambda f: (f[0], f[1], f[2]))
-    best: tuple[Fraction, Key, int, Solution] | None = None
+            passed.append((plan.cost(problem), key, day, plan))
+        if start is not None and room("start"):
+            began = time.perf_counter()
+            keep(on_start(key, day), key, day, True)
+            tried_on.add((key, day))
+            last["start"] = time.perf_counter() - began
+    passed.sort(key=lambda f: f[:3])
     done: set[tuple[Key, int]] = set()
 
     def finish(key: Key, day: int, plan: Solution | None) -> None:
-        nonlocal best
         done.add((key, day))
         # a day not passed yet needs its pass first
         if not room("finish", 0.0 if plan is not None else last["pass"]):
@@ -89,20 +136,23 @@ def tried(
         began = time.perf_counter()
         if plan is None:
             plan = bought_first(problem, forced, key, day)
-        plan = plan and (improved(problem, plan) or plan)
-        if plan is not None:
-            cost = plan.cost(problem)
-            if best is None or (cost, key, day) < (best[0], best[1], best[2]):
-                best = (cost, key, day, plan)
+        keep(plan and (improved(problem, plan) or plan), key, day, False)
         last["finish"] = time.perf_counter() - began
 
-    for _, key, day, plan in found[:FINISHED]:
+    for _, key, day, plan in passed[:FINISHED]:
         finish(key, day, plan)
     if best is None:  # none planned through in time: the cheapest pass stands
-        return (found[0][3], found[0][1], found[0][2]) if found else None
-    _, key, centre, _ = best
+        return (passed[0][3], passed[0][1], passed[0][2]) if passed else None
+    _, key, centre, on, _ = best
     for offset in NEAR:
         day = centre + offset
-        if 0 <= day < problem.axis.days and (key, day) not in done:
+        if not 0 <= day < problem.axis.days:
+            continue
+        if not on and (key, day) not in done:
             finish(key, day, None)
-    return best[3], best[1], best[2]
+        elif on and (key, day) not in tried_on and room("finish", last["start"]):
+            began = time.perf_counter()
+            keep(on_start(key, day), key, day, True)
+            tried_on.add((key, day))
+            last["start"] = time.perf_counter() - began
+    return best[4], best[1], best[2]

@@ -20,6 +20,7 @@ proven optimum among plans without optional packages.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
@@ -37,15 +38,18 @@ Key = tuple[str, str]
 Replicas = dict[tuple[int, int, int], int]  # (replica job, config, segment) → replicas
 
 
-def improved(problem: Problem, base: Solution) -> Solution | None:
+def improved(
+    problem: Problem, base: Solution, order: Sequence[int] | None = None
+) -> Solution | None:
     """`base` with each replica job's replicas replaced by its least schedule alone on
     what the rest of the plan leaves free, where that costs the job less (module
-    docstring); None where no job changes."""
+    docstring); None where no job changes. `order`: the replica jobs replanned, in turn
+    (default: all, in the problem's order)."""
     room = _Room.of(problem, base)
     replicas = dict(base.replicas)
     changed = False
     covers: rises.Covers = {}
-    for j in range(len(problem.replica_jobs)):
+    for j in range(len(problem.replica_jobs)) if order is None else order:
         mine = {key: n for key, n in replicas.items() if key[0] == j}
         room.use_replicas(problem, mine, -1)
         variant = replace(problem, replica_jobs=_within(problem, j, room))

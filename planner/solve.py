@@ -271,7 +271,9 @@ def solve(
         passes = int(share / BUY_SECONDS) if params.deterministic else None
         # a pass: about one of the heuristic's orders; planned through: the start besides
         steps = (greedy_took / 3, greedy_took / 3 + per_took)
-        found = tried(problem, list(forced.values()), pools, until, passes, steps)
+        # each day also on the best start so far (the per-service plan, where checked)
+        start = per_service.solution if per_service is not None else heuristic
+        found = tried(problem, list(forced.values()), pools, until, passes, steps, start)
         bought = checked_solution(problem, found[0] if found else None, {}, "bought")
         if bought is not None:
             checked.append(bought)
@@ -515,8 +517,10 @@ BUY_SHARE = 0.3
 BUY_SECONDS = 2.0
 # ... and none started past this share of the limit, so the search keeps the rest (q3's
 # forced packages moved take it to 0.75 of 60 s, where with both it had none; the
-# generated 100-workload quarter's baselines and bound take 0.4 of 120 s)
-BUY_BEFORE = 0.6
+# generated 100-workload quarter's baselines and bound take 0.4-0.5 of 120 s, its
+# 300-workload one's 0.6 of 300 s, and there a package on the start saves more than the
+# search finds in the time left)
+BUY_BEFORE = 0.7
 
 # The relaxation charged by segment (planner.charges) too large for an exact solve is
 # solved approximately where it has at most this many columns per second of the limit:

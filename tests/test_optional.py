@@ -4,15 +4,17 @@ any plan."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import planner.solve as solve_module
 from planner.baseline import greedy
-from planner.bound import credited
+from planner.bound import credited, sharers
 from planner.domain.load import load_scenario
 from planner.optional import tried
 from planner.problem import build_problem
+from planner.served import improved
 from planner.solve import TECHNIQUES, SolveParams, checked_solution, solve
 from tests import planning
 from tests.planning import offer
@@ -108,3 +110,50 @@ def test_the_seeds_70b_service_on_one_monthly_h200(monkeypatch: Any) -> None:
     assert result.plan is not None and result.status == "optimal"
     assert result.plan.total_cost == 10036 < result.plan.heuristic_cost
     assert [(r.offer, r.mode) for r in result.plan.rentals] == [("jz-h200", "monthly")]
+
+
+def _desks(make_scenario: Any) -> Any:
+    # two desks of one a100 card all day for two days, and a third on an h200 card; each
+    # card rented hourly at 1, or a daily package of a 2-card a100 machine at 30 (0.625 a
+    # card-hour). Alone a desk pays 24 a day rented against 30 for the machine; the two
+    # a100 desks together fill it: 30 a day instead of 48
+    offers = [
+        {**offer("m", daily={"price": 30, "stock": 1}), "unit_cards": 2},
+        offer("o", hourly={"price": 1, "stock": 4}),
+        offer("h", card="h200-141g", hourly={"price": 1, "stock": 4}),
+    ]
+    desks = [
+        planning.reserve("a", 1, "00:00-24:00", days=2),
+        planning.reserve("b", 1, "00:00-24:00", days=2),
+        {**planning.reserve("c", 1, "00:00-24:00", days=2), "card": "h200-141g"},
+    ]
+    return make_scenario(offers, desks, days=2)
+
+
+def test_the_services_a_pool_would_serve_come_first(make_scenario: Any) -> None:
+    # at the machine's full rate each a100 desk saves 24 × (1 - 0.625) = 9 a day (a tie:
+    # by order); the h200 desk cannot use its cards
+    problem = build_problem(_desks(make_scenario), serving=True)
+    assert sharers(problem, ("m", "daily")) == [0, 1]
+
+
+def test_a_package_is_tried_on_the_start_with_its_sharers_replanned(make_scenario: Any) -> None:
+    # the start rents every desk: 3 desks × 2 days × 24 = 144. With the machine bought on
+    # day 0 and the a100 desks replanned on it in turn, day 0 costs 30 for them instead
+    # of 48: 126; the search for one package finds no cheaper plan, and the checker
+    # agrees
+    s = _desks(make_scenario)
+    problem = build_problem(s, serving=True)
+    heuristic, _ = greedy(problem, careful=True)
+    assert heuristic is not None
+    start = improved(problem, heuristic) or heuristic
+    assert start.cost(problem) == 144 and not start.packages
+    key = ("m", "daily")
+    on_day_0 = replace(start, packages={key: {0: 1}})
+    moved = improved(problem, on_day_0, sharers(problem, key))
+    assert moved is not None and moved.cost(problem) == 126
+    assert improved(problem, on_day_0, []) is None  # no replica job replanned
+    found = tried(problem, [], [key], start=start)
+    assert found is not None and found[0].cost(problem) == 126
+    checked = checked_solution(problem, found[0], {}, "bought")
+    assert checked is not None and checked.cost == 126
