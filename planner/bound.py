@@ -64,7 +64,7 @@ class Bound:
     # priced by time (planner.window): the pool, and the real hours of the package whose span
     # is charged `rates[pool]` (the rest of the horizon: that pool's full rate)
     window: tuple[Key, tuple[int, int]] | None = None
-    # priced by segment (planner.charges): each unused package pool's charge per segment
+    # priced by segment (planner.charges): each unused or committed pool's charge per segment
     segments: charges.Charges | None = None
     # the pools whose purchases were decided day by day (planner.purchases), and whether
     # train jobs there were priced with those cards at their charge on any day
@@ -94,7 +94,7 @@ def lower_bound(
     plan must buy, every step from free to full (pool by pool, keeping the best). `forced`:
     unit-packages per pool that every plan is proven to buy (planner.forced), where that is
     more than the one-job arithmetic here sees. `time`: also try charging a forced pool by
-    time (planner.window). `by_segment`: also try a charge per unused package pool and
+    time (planner.window). `by_segment`: also try a charge per unused or committed pool and
     segment (planner.charges) where its linear program is small enough, on its own and
     with each forced pool priced by time. `by_day`: also try the purchases of the package
     pools that gain most (unused or forced) decided day by day (planner.purchases).
@@ -238,7 +238,7 @@ def lower_bound(
         spans = charges.Spans(problem, unused)
         # the unused pools by segment and a forced pool by time, together: their charges from
         # the relaxation with the forced pool at its full rate, its charge outside its window
-        for key in sorted(least) if time and not rough else ():
+        for key in sorted(least) if time and not rough and unused else ():
             if packages[key].committed:
                 continue
             rates = {**flat.rates, key: full[key]}
@@ -460,6 +460,12 @@ def _without(problem: Problem, floors: _Floors, rates: dict[Key, Fraction], key:
     )
 
 
+def _parts(charge: Fraction, per_part: int) -> int:
+    """A charge in whole 1/PARTS (as charges.repair leaves it) in parts of PARTS × `per_part`."""
+    assert charges.PARTS % charge.denominator == 0, charge
+    return per_part * charge.numerator * (charges.PARTS // charge.denominator)
+
+
 def _rises(problem: Problem, floors: _Floors, rates: dict[Key, Fraction]) -> Fraction:
     """What serving pays more at these charges where the replicas it starts inside runs of
     demand pay their setups (`_Floors.rising`) than its segments' least covers."""
@@ -509,7 +515,7 @@ class _Floors:
 
     def __init__(self, problem: Problem, segments: charges.Charges | None = None) -> None:
         self.problem = problem
-        # unused package pools charged by segment (planner.charges), the others at `rates`
+        # unused or committed pools charged by segment (planner.charges), the others at `rates`
         self.charges = segments
         self.memo: dict[tuple[str, int, tuple[Fraction, ...]], Fraction] = {}
         self.by_segment: dict[tuple[int, tuple[Fraction, ...]], tuple[int, tuple[int, ...]]] = {}
@@ -518,7 +524,7 @@ class _Floors:
         self.kinds: dict[int, _Kinds] = {}
         self.days: dict[tuple[int, tuple[Fraction, ...]], tuple[int, list[int]] | None] = {}
         self.rise_covers: rises.Covers = {}
-        self.rises: dict[tuple[int, tuple[Fraction, ...]], Fraction | None] = {}
+        self.whole: dict[tuple[int, tuple[Fraction, ...]], Fraction | None] = {}  # `rising`
         self.pools = [sorted({c.pool for c in j.configs if c.held}) for j in problem.jobs]
         self.replica_pools = [
             sorted({(c.offer, c.mode) for c in r.configs if c.held}) for r in problem.replica_jobs
@@ -571,9 +577,9 @@ class _Floors:
         what the plan pays them at these charges, as `replicas` does without the rises.
         None where the program is too large."""
         key = self._key(index, rates)
-        if key not in self.rises:
-            self.rises[key] = self._rising(index, rates)
-        return self.rises[key]
+        if key not in self.whole:
+            self.whole[key] = self._rising(index, rates)
+        return self.whole[key]
 
     def _rising(self, index: int, rates: dict[Key, Fraction]) -> Fraction | None:
         problem = self.problem
@@ -600,8 +606,7 @@ class _Floors:
         base = [int(f * scale) for f in fixed]
         per_part = scale // charges.PARTS if any(timed) else 0
         parts = {  # each timed pool's charges in whole parts of `scale` per card-hour
-            key: [per_part * x.numerator * (charges.PARTS // x.denominator) for x in by_pool[key]]
-            for key in {t for t in timed if t is not None}
+            key: [_parts(x, per_part) for x in by_pool[key]] for key in {t for t in timed if t}
         }
         variants: dict[tuple[int, ...], int] = {}
         of_segment = [0] * len(problem.segments)

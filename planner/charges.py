@@ -16,7 +16,8 @@ segment they lie in. Where every reduced price is ≥ 0, a plan buying no packag
 cheapest choice of the relaxation, so
 
     cost ≥ commitments + the package terms of the pools charged flat (planner.bound)
-           + each workload at its cheapest under the charges.
+           + each workload at its cheapest under the charges
+           − each timed pool's committed card-hours at their segments' charges.
 
 Only pools no plan must buy are charged by segment (`timed_pools`): a pool some job forces
 keeps planner.bound's counted packages, charged flat or by time (planner.bound's window).
@@ -384,7 +385,7 @@ class Relaxation:
                 spread[config.pool].SetCoefficient(y, -card_hours)
         self.rows = {}
         for (key, s), terms in used.items():
-            row = lp.Constraint(-inf, spans.held.get(key, [0] * (s + 1))[s])
+            row = lp.Constraint(-inf, spans.held[key][s] if key in spans.held else 0)
             for var, coefficient in terms.items():
                 row.SetCoefficient(var, coefficient)
             self.rows[key, s] = row

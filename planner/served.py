@@ -67,6 +67,25 @@ def improved(
     return replace(base, replicas=replicas) if changed else None
 
 
+def package_fits(problem: Problem, base: Solution, key: Key, day: int) -> bool:
+    """Whether one more unit-package of pool `key` bought on `day` keeps `base` within its
+    mode's stock and its offer's cap in every hour of its span (rule 7)."""
+    offer = problem.offers[key[0]]
+    a, b = problem.package(key, day)
+    stock = offer.billing(key[1]).stock
+    if stock is not None:  # the units its packages (commitments among them) hold then
+        held = np.zeros(max(b - a, 0), dtype=np.int64)
+        for first, n in base.packages.get(key, {}).items():
+            c, d = problem.package(key, first)
+            held[max(c, a) - a : max(min(d, b), a) - a] += n
+        if held.size and int(held.max()) + 1 > stock:
+            return False
+    room = _Room.of(problem, base)  # the offer's cap: units left after everything held
+    left = room.offers.get(key[0])
+    span = room._hours(a, b)
+    return left is None or not left[span].size or int(left[span].min()) >= 1
+
+
 def replicas_of(
     problem: Problem, j: int, schedule: dict[int, dict[ReplicaConfig, int]]
 ) -> Replicas | None:

@@ -774,7 +774,8 @@ def _bound_note(problem: Problem, forced: dict[tuple[str, str], Forced], relaxat
     if relaxation.segments is not None:
         parts.append(
             "the package pools no job forces are charged per card-hour by day segment (dearer "
-            "in the hours workloads want them), no package's span above its price"
+            "in the hours workloads want them), no package's span above its price, and "
+            "committed cards paid back only on the days they are held"
             + (
                 ", and serving pays the setups of the replicas it starts inside a run of demand"
                 if relaxation.rises

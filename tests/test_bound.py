@@ -919,8 +919,7 @@ def test_the_bound_with_a_committed_package_never_exceeds_the_optimum(
         return
     best = optimum(problem)
     if best is not None:
-        flat = lower_bound(problem, by_day=False).total
-        assert flat <= lower_bound(problem, by_segment=True, by_day=False).total <= best
+        assert lower_bound(problem, by_segment=True, by_day=False).total <= best
         assert lower_bound(problem, by_segment=True).total <= best
 
 
@@ -946,3 +945,14 @@ def test_rises_are_priced_at_each_segments_charge(make_scenario: Any) -> None:
 
     assert floors(lambda hour: 100) == (70, 80)
     assert floors(lambda hour: 0 if hour < 2 else 100) == (40, 60)
+    # demand 100, 200, 100, 200 over four 2-hour segments, the package cards free only in
+    # the last: 30 (opening) + 2 × 20 + 10 (the rise) + 20, and two replicas free on them
+    # at 06:00: 100 (90 per segment). Priced at the first 200-segment's charges, the last
+    # would cost 40 + 10 more: its charges, not only its demand, name its costs
+    problem = _rising_chat(
+        make_scenario,
+        offers,
+        end="2026-07-01T08:00:00",
+        concurrency={"00-02": 100, "02-04": 200, "04-06": 100, "06-24": 200},
+    )
+    assert floors(lambda hour: 0 if hour >= 6 else 100) == (90, 100)

@@ -14,7 +14,7 @@ from planner.bound import credited, sharers
 from planner.domain.load import load_scenario
 from planner.optional import tried
 from planner.problem import build_problem
-from planner.served import improved
+from planner.served import improved, package_fits
 from planner.solve import TECHNIQUES, SolveParams, checked_solution, solve
 from tests import planning
 from tests.planning import offer
@@ -112,7 +112,7 @@ def test_the_seeds_70b_service_on_one_monthly_h200(monkeypatch: Any) -> None:
     assert [(r.offer, r.mode) for r in result.plan.rentals] == [("jz-h200", "monthly")]
 
 
-def _desks(make_scenario: Any) -> Any:
+def _desks(make_scenario: Any, b_cards: int = 1) -> Any:
     # two desks of one a100 card all day for two days, and a third on an h200 card; each
     # card rented hourly at 1, or a daily package of a 2-card a100 machine at 30 (0.625 a
     # card-hour). Alone a desk pays 24 a day rented against 30 for the machine; the two
@@ -124,7 +124,7 @@ def _desks(make_scenario: Any) -> Any:
     ]
     desks = [
         planning.reserve("a", 1, "00:00-24:00", days=2),
-        planning.reserve("b", 1, "00:00-24:00", days=2),
+        planning.reserve("b", b_cards, "00:00-24:00", days=2),
         {**planning.reserve("c", 1, "00:00-24:00", days=2), "card": "h200-141g"},
     ]
     return make_scenario(offers, desks, days=2)
@@ -132,16 +132,19 @@ def _desks(make_scenario: Any) -> Any:
 
 def test_the_services_a_pool_would_serve_come_first(make_scenario: Any) -> None:
     # at the machine's full rate each a100 desk saves 24 × (1 - 0.625) = 9 a day (a tie:
-    # by order); the h200 desk cannot use its cards
+    # by order); the h200 desk cannot use its cards. With two cards, desk b saves 18 a day
+    # and comes first
     problem = build_problem(_desks(make_scenario), serving=True)
     assert sharers(problem, ("m", "daily")) == [0, 1]
+    problem = build_problem(_desks(make_scenario, b_cards=2), serving=True)
+    assert sharers(problem, ("m", "daily")) == [1, 0]
 
 
 def test_a_package_is_tried_on_the_start_with_its_sharers_replanned(make_scenario: Any) -> None:
     # the start rents every desk: 3 desks × 2 days × 24 = 144. With the machine bought on
     # day 0 and the a100 desks replanned on it in turn, day 0 costs 30 for them instead
-    # of 48: 126; the search for one package finds no cheaper plan, and the checker
-    # agrees
+    # of 48: 126. A second package laid end to end with it (day 1) pays as well: 108, the
+    # optimum (the h200 desk rents 48 whatever), and the checker agrees
     s = _desks(make_scenario)
     problem = build_problem(s, serving=True)
     heuristic, _ = greedy(problem, careful=True)
@@ -153,7 +156,32 @@ def test_a_package_is_tried_on_the_start_with_its_sharers_replanned(make_scenari
     moved = improved(problem, on_day_0, sharers(problem, key))
     assert moved is not None and moved.cost(problem) == 126
     assert improved(problem, on_day_0, []) is None  # no replica job replanned
+    # the machine's stock is one unit: a second package on day 0 would break it
+    assert not package_fits(problem, on_day_0, key, 0)
+    assert package_fits(problem, on_day_0, key, 1)
     found = tried(problem, [], [key], start=start)
-    assert found is not None and found[0].cost(problem) == 126
+    assert found is not None and found[0].cost(problem) == 108
+    assert found[0].packages == {key: {0: 1, 1: 1}}
     checked = checked_solution(problem, found[0], {}, "bought")
-    assert checked is not None and checked.cost == 126
+    assert checked is not None and checked.cost == 108
+    assert planning.solved(s).plan.total_cost == 108  # type: ignore[union-attr]
+
+
+def test_a_package_on_the_start_keeps_to_its_stock(make_scenario: Any) -> None:
+    # two one-card desks all day for two days; a one-card daily package at 20 (stock 1) or
+    # cards at 1 an hour. The start holds the package on both days for one desk and rents
+    # the other (20 + 24 a day: 88); another package on a day already held would break the
+    # stock, so none is added and the checker takes the plan: 88
+    offers = [
+        offer("m", daily={"price": 20, "stock": 1}),
+        offer("o", hourly={"price": 1, "stock": 8}),
+    ]
+    desks = [planning.reserve(name, 1, "00:00-24:00", days=2) for name in "ab"]
+    problem = build_problem(make_scenario(offers, desks, days=2), serving=True)
+    heuristic, _ = greedy(problem, careful=True)
+    assert heuristic is not None
+    start = improved(problem, heuristic) or heuristic
+    found = tried(problem, [], credited(problem), start=start)
+    assert found is not None and all(n == 1 for n in found[0].packages[("m", "daily")].values())
+    checked = checked_solution(problem, found[0], {}, "bought")
+    assert checked is not None and checked.cost == 88
