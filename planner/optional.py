@@ -136,6 +136,52 @@ def tried(
             tried_on.add((key, day))
             last["start"] = time.perf_counter() - began
     passed.sort(key=lambda f: f[:3])
+
+    def spare(seconds: float) -> bool:
+        """Whether a step of `seconds` still fits in the time left."""
+        return ends["finish"] is None or time.perf_counter() + seconds < ends["finish"]
+
+    refused: set[tuple[Fraction, Key, int]] = set()  # (the plan's cost, pool, day) tried
+
+    def stack() -> None:
+        """More packages on the best plan while one pays: of the pools tried, laid end to
+        end with a package it holds (before or after), the earliest first; the first that
+        lowers the cost is kept, and the next round starts from it."""
+        nonlocal best
+        while start is not None and best is not None:
+            cost, plan = best[0], best[4]
+            beside = sorted(
+                {
+                    (key, day + step)
+                    for key, held in plan.packages.items()
+                    if key in sharing
+                    for day in held
+                    for step in (problem.pools[key].days, -problem.pools[key].days)
+                    if 0 <= day + step < problem.axis.days
+                },
+                key=lambda e: (e[1], e[0]),
+            )
+            cheaper = None
+            for key, day in beside:
+                if (cost, key, day) in refused:
+                    continue
+                if not spare(last["start"]):
+                    return
+                began = time.perf_counter()
+                more = on_start(key, day, plan)
+                last["start"] = time.perf_counter() - began
+                if more is not None and more.cost(problem) < cost:
+                    cheaper = more
+                    break
+                refused.add((cost, key, day))
+            if cheaper is None:
+                return
+            best = (cheaper.cost(problem), best[1], best[2], best[3], cheaper)
+
+    # where a day on the start already pays, its packages are stacked first: on a large
+    # quarter the passes planned through seldom catch up with it
+    if start is not None and best is not None and best[0] < start.cost(problem):
+        stack()
     done: set[tuple[Key, int]] = set()
 
     planned = []  # the passes planned through
@@ -159,10 +205,6 @@ def tried(
     if best is None:
         return None
 
-    def spare(seconds: float) -> bool:
-        """Whether a step of `seconds` still fits in the time left."""
-        return ends["finish"] is None or time.perf_counter() + seconds < ends["finish"]
-
     _, key, centre, on, _ = best
     for offset in NEAR:
         day = centre + offset
@@ -175,33 +217,5 @@ def tried(
             keep(on_start(key, day), key, day, True)
             tried_on.add((key, day))
             last["start"] = time.perf_counter() - began
-    # then more packages on the best plan while one pays: of the pools tried, laid end to
-    # end with a package it holds (before or after), the earliest first; the first that
-    # lowers the cost is kept, and the next round starts from it
-    while start is not None and best is not None:
-        plan = best[4]
-        beside = sorted(
-            {
-                (key, day + step)
-                for key, held in plan.packages.items()
-                if key in sharing
-                for day in held
-                for step in (problem.pools[key].days, -problem.pools[key].days)
-                if 0 <= day + step < problem.axis.days
-            },
-            key=lambda e: (e[1], e[0]),
-        )
-        cheaper = None
-        for key, day in beside:
-            if not spare(last["start"]):
-                break
-            began = time.perf_counter()
-            more = on_start(key, day, plan)
-            last["start"] = time.perf_counter() - began
-            if more is not None and more.cost(problem) < best[0]:
-                cheaper = more
-                break
-        if cheaper is None:
-            break
-        best = (cheaper.cost(problem), best[1], best[2], best[3], cheaper)
+    stack()
     return best[4], best[1], best[2]

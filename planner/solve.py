@@ -518,9 +518,9 @@ BUY_SECONDS = 2.0
 # ... and none started past this share of the limit, so the search keeps the rest (q3's
 # forced packages moved take it to 0.75 of 60 s, where with both it had none; the
 # generated 100-workload quarter's baselines and bound take 0.4-0.5 of 120 s, its
-# 300-workload one's 0.6 of 300 s, and there a package on the start saves more than the
-# search finds in the time left)
-BUY_BEFORE = 0.7
+# 300-workload one's 0.55-0.65 of 300 s, and there a package on the start saves more than
+# the search finds in the time left)
+BUY_BEFORE = 0.8
 
 # The relaxation charged by segment (planner.charges) too large for an exact solve is
 # solved approximately where it has at most this many columns per second of the limit:
