@@ -460,12 +460,6 @@ def _without(problem: Problem, floors: _Floors, rates: dict[Key, Fraction], key:
     )
 
 
-def _parts(charge: Fraction, per_part: int) -> int:
-    """A charge in whole 1/PARTS (as charges.repair leaves it) in parts of PARTS × `per_part`."""
-    assert charges.PARTS % charge.denominator == 0, charge
-    return per_part * charge.numerator * (charges.PARTS // charge.denominator)
-
-
 def _rises(problem: Problem, floors: _Floors, rates: dict[Key, Fraction]) -> Fraction:
     """What serving pays more at these charges where the replicas it starts inside runs of
     demand pay their setups (`_Floors.rising`) than its segments' least covers."""
@@ -585,38 +579,10 @@ class _Floors:
         problem = self.problem
         job = problem.replica_jobs[index]
         paying = [problem.replica_rate(job.name, c) for c in job.configs]
-        by_pool = self.charges.by_pool if self.charges is not None else {}
-        timed = [
-            None if c.rented or (c.offer, c.mode) not in by_pool else (c.offer, c.mode)
-            for c in job.configs
-        ]
-        # per replica-hour, less a timed pool's charge by segment (whole 1/PARTS)
-        fixed = [
-            r.per_hour
-            if c.rented
-            else r.disk
-            + (
-                Fraction(0)
-                if t is not None
-                else c.cards * rates.get((c.offer, c.mode), Fraction(0))
-            )
-            for c, r, t in zip(job.configs, paying, timed, strict=True)
-        ]
-        scale = math.lcm(charges.PARTS if any(timed) else 1, *(f.denominator for f in fixed))
-        base = [int(f * scale) for f in fixed]
-        per_part = scale // charges.PARTS if any(timed) else 0
-        parts = {  # each timed pool's charges in whole parts of `scale` per card-hour
-            key: [_parts(x, per_part) for x in by_pool[key]] for key in {t for t in timed if t}
-        }
+        by_segment = self.charges if self.charges is not None else charges.Charges({})
+        scale, rows = charges.replica_prices(problem, index, by_segment, rates)
         variants: dict[tuple[int, ...], int] = {}
-        of_segment = [0] * len(problem.segments)
-        for s in range(len(problem.segments)):
-            if job.active(s):
-                row = tuple(
-                    base[i] + (0 if t is None else c.cards * parts[t][s])
-                    for i, (c, t) in enumerate(zip(job.configs, timed, strict=True))
-                )
-                of_segment[s] = variants.setdefault(row, len(variants))
+        of_segment = [0 if row is None else variants.setdefault(row, len(variants)) for row in rows]
         if not variants:
             return Fraction(0)
         items = tuple(

@@ -208,53 +208,75 @@ def _window_charges(
     return memo[key, start, end]
 
 
-def replica_segments(
+def replica_prices(
     problem: Problem, j: int, charges: Charges, flat: dict[Key, Fraction]
-) -> tuple[int, tuple[int, ...]]:
-    """Replica job `j`'s least whole-replica cover in each segment (0 where inactive) at
-    that segment's charges (every charge a whole number of 1/PARTS: `repair`) and `flat`
-    ones for the other pools: a denominator and each segment's whole parts of it."""
+) -> tuple[int, list[tuple[int, ...] | None]]:
+    """Replica job `j`'s price per replica-hour of each config in each segment (None where
+    inactive): rented, its rental and disk; held, its disk and its cards at the segment's
+    charge where its pool is timed (every charge a whole number of 1/PARTS: `repair`),
+    else at `flat`. A denominator and each price's whole parts of it."""
     job = problem.replica_jobs[j]
     rates = [problem.replica_rate(job.name, c) for c in job.configs]
-    fixed = [  # per replica-hour, less the charge by segment of a timed pool
-        r.per_hour
-        if c.rented
-        else r.disk
-        + (
-            Fraction(0)
-            if (c.offer, c.mode) in charges.by_pool
-            else c.cards * flat.get((c.offer, c.mode), Fraction(0))
-        )
-        for c, r in zip(job.configs, rates, strict=True)
-    ]
-    scale = math.lcm(PARTS, *(f.denominator for f in fixed))
-    base = [int(f * scale) for f in fixed]
     timed = [
         None if c.rented or (c.offer, c.mode) not in charges.by_pool else (c.offer, c.mode)
         for c in job.configs
     ]
+    fixed = [  # per replica-hour, less the charge by segment of a timed pool
+        r.per_hour
+        if c.rented
+        else r.disk
+        + (Fraction(0) if t is not None else c.cards * flat.get((c.offer, c.mode), Fraction(0)))
+        for c, r, t in zip(job.configs, rates, timed, strict=True)
+    ]
+    scale = math.lcm(PARTS, *(f.denominator for f in fixed))
+    base = [int(f * scale) for f in fixed]
     per_part = scale // PARTS
-    # each timed pool's charges in whole parts of `scale` per card-hour, once per call
-    parts = {
-        key: [per_part * x.numerator * (PARTS // x.denominator) for x in charges.by_pool[key]]
-        for key in {k for k in timed if k is not None}
+    parts = {  # each timed pool's charges in whole parts of `scale` per card-hour
+        key: [_whole(x, per_part) for x in charges.by_pool[key]]
+        for key in {t for t in timed if t is not None}
     }
+    cards = [c.cards for c in job.configs]
+    rows: list[tuple[int, ...] | None] = [
+        tuple(
+            x if t is None else x + n * parts[t][s]
+            for x, t, n in zip(base, timed, cards, strict=True)
+        )
+        if job.active(s)
+        else None
+        for s in range(len(problem.segments))
+    ]
+    return scale, rows
+
+
+def _whole(charge: Fraction, per_part: int) -> int:
+    """A charge in whole 1/PARTS, in parts of PARTS × `per_part`."""
+    assert PARTS % charge.denominator == 0, charge
+    return per_part * charge.numerator * (PARTS // charge.denominator)
+
+
+def replica_segments(
+    problem: Problem, j: int, charges: Charges, flat: dict[Key, Fraction]
+) -> tuple[int, tuple[int, ...]]:
+    """Replica job `j`'s least whole-replica cover in each segment (0 where inactive) at
+    that segment's charges (`replica_prices`) and `flat` ones for the other pools: a
+    denominator and each segment's whole parts of it."""
+    job = problem.replica_jobs[j]
+    rates = [problem.replica_rate(job.name, c) for c in job.configs]
+    scale, rows = replica_prices(problem, j, charges, flat)
     usable = [job.bounds[c] for c in job.configs]
     covers: dict[tuple[tuple[tuple[int, int], ...], int, int], int] = {}
     out = [0] * len(problem.segments)
     openings = job.openings(problem.segments)
-    for s, (a, b) in enumerate(problem.segments):
-        if not job.active(s):
+    for s, ((a, b), row) in enumerate(zip(problem.segments, rows, strict=True)):
+        if row is None:
             continue
         items = set()
         for i, c in enumerate(job.configs):
             if not usable[i][s]:
                 continue
-            key = timed[i]
-            cost = base[i] if key is None else base[i] + c.cards * parts[key][s]
             # the first segment of a run of demand: a rented replica's setup or gap as well
             hours = b - a + (rates[i].opening(openings[s]) if s in openings else 0)
-            items.add((c.capacity, cost * hours))
+            items.add((c.capacity, row[i] * hours))
         if not items:
             continue
         found = (tuple(sorted(items)), job.demand[s], job.minimum[s])

@@ -72,18 +72,35 @@ def package_fits(problem: Problem, base: Solution, key: Key, day: int) -> bool:
     mode's stock and its offer's cap in every hour of its span (rule 7)."""
     offer = problem.offers[key[0]]
     a, b = problem.package(key, day)
+    span = _span(problem.hours, a, b)
     stock = offer.billing(key[1]).stock
     if stock is not None:  # the units its packages (commitments among them) hold then
-        held = np.zeros(max(b - a, 0), dtype=np.int64)
-        for first, n in base.packages.get(key, {}).items():
-            c, d = problem.package(key, first)
-            held[max(c, a) - a : max(min(d, b), a) - a] += n
+        held = _held(problem, base, key)[span]
         if held.size and int(held.max()) + 1 > stock:
             return False
-    room = _Room.of(problem, base)  # the offer's cap: units left after everything held
-    left = room.offers.get(key[0])
-    span = room._hours(a, b)
-    return left is None or not left[span].size or int(left[span].min()) >= 1
+    if offer.max_units is None:
+        return True
+    left = _Room.of(problem, base).offers[key[0]][span]  # the cap less everything held
+    return not left.size or int(left.min()) >= 1
+
+
+def _held(problem: Problem, base: Solution, key: Key) -> np.ndarray:
+    """Units of pool `key` that `base` holds in each hour: its packages (the committed ones
+    among them), or a committed hourly or spot pool's units."""
+    pool = problem.pools[key]
+    if pool.days:
+        spans = [(*problem.package(key, day), n) for day, n in base.packages.get(key, {}).items()]
+    else:
+        spans = [(c.start, c.end, c.units) for c in pool.committed]
+    held = np.zeros(problem.hours, dtype=np.int64)
+    for a, b, n in spans:
+        held[_span(problem.hours, a, b)] += n
+    return held
+
+
+def _span(hours: int, a: int, b: int) -> slice:
+    """Hours [a, b) within a horizon of `hours`."""
+    return slice(min(max(a, 0), hours), min(max(b, 0), hours))
 
 
 def replicas_of(
@@ -156,14 +173,7 @@ class _Room:
             if offer.max_units is not None:
                 room.offers[offer_id] = np.full(hours, offer.max_units, dtype=np.int64)
         for key, pool in problem.pools.items():
-            held = np.zeros(hours, dtype=np.int64)
-            if pool.days:  # packages bought, the committed ones among them
-                bought = base.packages.get(key, {}).items()
-                spans = [(*problem.package(key, day), n) for day, n in bought]
-            else:  # committed hourly or spot units
-                spans = [(c.start, c.end, c.units) for c in pool.committed]
-            for a, b, n in spans:
-                held[room._hours(a, b)] += n
+            held = _held(problem, base, key)
             room.cards[key] = held * problem.offers[key[0]].unit_cards
             for left in (room.offers.get(key[0]), None if pool.days else room.units.get(key)):
                 if left is not None:  # held units count against the cap, committed ones
@@ -176,7 +186,7 @@ class _Room:
         return room
 
     def _hours(self, a: int, b: int) -> slice:
-        return slice(min(max(a, 0), self.hours), min(max(b, 0), self.hours))
+        return _span(self.hours, a, b)
 
     def use_replicas(self, problem: Problem, replicas: Replicas, sign: int) -> None:
         """Replicas taken (`sign` +1) or given back (-1): on held cards per segment, rented

@@ -772,10 +772,11 @@ def _bound_note(problem: Problem, forced: dict[tuple[str, str], Forced], relaxat
             "card-hour outside it"
         )
     if relaxation.segments is not None:
+        held = any(problem.pools[key].committed for key in relaxation.segments.by_pool)
         parts.append(
             "the package pools no job forces are charged per card-hour by day segment (dearer "
-            "in the hours workloads want them), no package's span above its price, and "
-            "committed cards paid back only on the days they are held"
+            "in the hours workloads want them), no package's span above its price"
+            + (", and committed cards paid back only on the days they are held" if held else "")
             + (
                 ", and serving pays the setups of the replicas it starts inside a run of demand"
                 if relaxation.rises
