@@ -11,8 +11,8 @@ from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
-from multiprocessing import get_context
-from typing import Any, TypeVar
+from multiprocessing import get_all_start_methods, get_context
+from typing import Any, Generic, TypeVar
 
 from planner.domain.errors import Issue, LoadError
 
@@ -187,3 +187,57 @@ def _ray_map(fn: Callable[[T], R], items: Sequence[T], executor: Executor) -> li
     with _ray_session(executor) as ray:
         remote = ray.remote(num_cpus=_task_cpus(ray, executor))(_call)  # functions, not partials
         return list(ray.get([remote.remote(fn, item) for item in items]))
+
+
+class Beside(Generic[R]):
+    """`fn()` computed beside the caller, in a forked process where the machine has a second
+    core (the caller's data is shared, not copied or pickled), else at once in this one;
+    `result()` waits for it. The same value either way: only when it is ready differs."""
+
+    def __init__(self, fn: Callable[[], R], cores: int) -> None:
+        self._fn = fn
+        self._process: Any = None
+        self._done: tuple[bool, Any] | None = None
+        if cores > 1 and "fork" in get_all_start_methods():
+            context = get_context("fork")
+            self._receive, send = context.Pipe(duplex=False)
+            self._process = context.Process(target=_send, args=(fn, send), daemon=True)
+            self._process.start()
+            send.close()
+        else:
+            self._done = (True, fn())
+
+    def result(self) -> R:
+        if self._done is None:
+            try:
+                self._done = self._receive.recv()
+            except EOFError:  # the process died without an answer (killed): compute it here
+                self._done = (True, self._fn())
+            finally:
+                self.close()
+        ok, value = self._done
+        if not ok:
+            assert isinstance(value, BaseException)
+            raise value
+        return value
+
+    def __del__(self) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the process if it still runs (the caller no longer needs its answer)."""
+        if self._process is not None:
+            if self._process.is_alive():
+                self._process.terminate()
+            self._process.join()
+            self._receive.close()
+            self._process = None
+
+
+def _send(fn: Callable[[], Any], send: Any) -> None:
+    try:
+        answer: tuple[bool, Any] = (True, fn())
+    except BaseException as exc:  # raised again in the caller
+        answer = (False, exc)
+    send.send(answer)
+    send.close()

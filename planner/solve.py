@@ -30,7 +30,7 @@ from planner.domain.scenario import Scenario
 from planner.explain import Conflict
 from planner.forced import Forced, forced_packages
 from planner.optional import tried
-from planner.parallel import Executor
+from planner.parallel import Beside, Executor
 from planner.placement import nogood, with_nogoods
 from planner.pricing import breakdown
 from planner.problem import Infeasible, NoGood, Problem, build_problem
@@ -201,21 +201,15 @@ def solve(
     budget = params.time_limit * FORCED_SHARE
     until = None if params.deterministic else time.perf_counter() + budget
     forced = forced_packages(problem, until=until) if "forced" in params.techniques else {}
+    # the bound (seconds to a minute and more on a large quarter) is priced beside the
+    # starts, on the second core where there is one: it needs none of them, and they get
+    # the time (the same bound either way, so no answer depends on the machine)
+    counted = {k: f.packages for k, f in forced.items()}
+    columns = round(APPROXIMATE_COLUMNS * params.time_limit)
+    priced = Beside(lambda: _bounds(problem, counted, columns), physical_cores())
     began = time.perf_counter()
     heuristic, heuristic_why = greedy(problem, careful=True, forced=list(forced.values()))
     greedy_took = time.perf_counter() - began
-    phase("pricing the bound")  # seconds to a minute on a large quarter (its linear program)
-    relaxation = lower_bound(
-        problem,
-        {k: f.packages for k, f in forced.items()},
-        by_segment=True,
-        approximate=round(APPROXIMATE_COLUMNS * params.time_limit),
-    )
-    floor = relaxation.total
-    # the plans that buy no optional package, bounded alone: where the plan found buys none,
-    # the gap among them, and what is left is whether optional packages could pay
-    alone = without_packages(problem, {k: f.packages for k, f in forced.items()})
-    unbought = Unbought(alone, frozenset(optional_pools(problem, {k: 1 for k in forced})))
     phase("checking the baselines")
     # the baselines are checked now, inside the time limit; one the checker refuses (a bug,
     # said in its note) is neither priced, nor a hint, nor a plan to fall back on
@@ -277,6 +271,10 @@ def solve(
         bought = checked_solution(problem, found[0] if found else None, {}, "bought")
         if bought is not None:
             checked.append(bought)
+    phase("pricing the bound")
+    relaxation, alone = priced.result()
+    floor = relaxation.total
+    unbought = Unbought(alone, frozenset(optional_pools(problem, {k: 1 for k in forced})))
     # the cheaper checked baseline hints the solver (the heuristic's on a tie), and is the
     # incumbent the user sees from the first report on
     first = min(checked, key=Checked.rank) if checked else None
@@ -432,6 +430,16 @@ def solve(
         outcome.size,
         inconsistency=inconsistency or None,
     )
+
+
+def _bounds(
+    problem: Problem, forced: dict[tuple[str, str], int], columns: int
+) -> tuple[Bound, Fraction | None]:
+    """The relaxation's bound, and the plans that buy no optional package bounded alone
+    (where the plan found buys none: the gap among them; what is left is whether optional
+    packages could pay)."""
+    relaxation = lower_bound(problem, forced, by_segment=True, approximate=columns)
+    return relaxation, without_packages(problem, forced)
 
 
 def _search(
