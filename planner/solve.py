@@ -519,10 +519,13 @@ SHIFT_SECONDS = 2.0
 
 # One optional package bought first is tried for at most this share of the limit
 # (planner/optional.py: on the 30-workload generated quarter a heuristic pass takes about
-# 1 s, a day planned through about 3 s)
-BUY_SHARE = 0.3
-# when deterministic, one heuristic pass per this many seconds of that share
-BUY_SECONDS = 2.0
+# 1 s, a day planned through about 3 s; on the 300-workload one, with the bound priced
+# beside, 90 s gave 557,376.75 and 130 s 556,109.78, while the search waits for the bound
+# until about 0.8 of 300 s anyway)
+BUY_SHARE = 0.45
+# when deterministic, one heuristic pass per this many seconds of that share (as many
+# passes as 2 s of a share of 0.3 gave)
+BUY_SECONDS = 3.0
 # ... and none started past this share of the limit, so the search keeps the rest (q3's
 # forced packages moved take it to 0.75 of 60 s, where with both it had none; the
 # generated 100-workload quarter's baselines and bound take 0.4-0.5 of 120 s, its
