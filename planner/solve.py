@@ -206,7 +206,8 @@ def solve(
     # the time (the same bound either way, so no answer depends on the machine)
     counted = {k: f.packages for k, f in forced.items()}
     columns = round(APPROXIMATE_COLUMNS * params.time_limit)
-    priced = Beside(lambda: _bounds(problem, counted, columns), physical_cores())
+    beside = len(problem.jobs) + len(problem.replica_jobs) >= BESIDE_WORKLOADS
+    priced = Beside(lambda: _bounds(problem, counted, columns), physical_cores() if beside else 1)
     began = time.perf_counter()
     heuristic, heuristic_why = greedy(problem, careful=True, forced=list(forced.values()))
     greedy_took = time.perf_counter() - began
@@ -541,6 +542,11 @@ BUY_BEFORE = 0.8
 # at 60 s stays out: its forced machine-months carry its bound, and the program added
 # nothing there in 12 s.
 APPROXIMATE_COLUMNS = 7_500
+
+# the bound is priced beside the starts from this many workloads on: below it, it takes
+# well under a second, and forking a process of a few hundred MB and waiting for its
+# answer about 26 ms (the test suite's thousand small solves would pay that each)
+BESIDE_WORKLOADS = 10
 
 # The share of the search time a large-neighbourhood search gets after CP-SAT's own search
 # (planner/cpsat/lns.py), when that search ends without a proof: on a top-K restriction

@@ -77,6 +77,7 @@ def test_a_solve_gives_the_same_plan_and_bound_with_the_bound_priced_beside(
     plans = []
     for cores in (1, 2):
         monkeypatch.setattr(solving, "physical_cores", lambda cores=cores: cores)
+        monkeypatch.setattr(solving, "BESIDE_WORKLOADS", 0)  # a quarter of one workload too
         result = solving.solve(scenario, params)
         assert result.plan is not None and result.plan.bound is not None
         plans.append(result.plan.model_dump(exclude={"solve_seconds", "solver"}))
