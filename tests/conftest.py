@@ -17,7 +17,7 @@ from planner.domain.scenario import Scenario
 from tests import planning
 
 # CI runs the fast profile; `HYPOTHESIS_PROFILE=long pytest` searches much harder locally.
-settings.register_profile("ci", max_examples=60, deadline=None, derandomize=True)
+settings.register_profile("ci", max_examples=40, deadline=None, derandomize=True)
 settings.register_profile("dev", max_examples=100, deadline=None)
 settings.register_profile(
     "long", max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
