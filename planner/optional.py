@@ -85,14 +85,22 @@ def tried(
 
     def on_start(key: Key, day: int, base: Solution | None = None) -> Solution | None:
         """`base` (default `start`) with one unit-package of `key` bought on `day` and its
-        sharers replanned."""
+        sharers replanned; the step timed (`last["start"]`)."""
+        began = time.perf_counter()
         base = start if base is None else base
         assert base is not None
-        if not package_fits(problem, base, key, day):
-            return None
-        packages = {k: dict(v) for k, v in base.packages.items()}
-        packages.setdefault(key, {})[day] = packages.get(key, {}).get(day, 0) + 1
-        return improved(problem, replace(base, packages=packages), sharing[key])
+        plan = None
+        if package_fits(problem, base, key, day):
+            packages = {k: dict(v) for k, v in base.packages.items()}
+            packages.setdefault(key, {})[day] = packages.get(key, {}).get(day, 0) + 1
+            plan = improved(problem, replace(base, packages=packages), sharing[key])
+        last["start"] = time.perf_counter() - began
+        return plan
+
+    def day_on_start(key: Key, day: int) -> None:
+        """A day tried on the start, kept where it is the cheapest so far."""
+        keep(on_start(key, day), key, day, True)
+        tried_on.add((key, day))
 
     # the heuristic's pass alone on every STEP-th day of each pool: every other one of
     # those days first, the pools in turn, so a short budget spans more of the quarter;
@@ -131,10 +139,7 @@ def tried(
         if plan is not None:
             passed.append((plan.cost(problem), key, day, plan))
         if start is not None and room("start"):
-            began = time.perf_counter()
-            keep(on_start(key, day), key, day, True)
-            tried_on.add((key, day))
-            last["start"] = time.perf_counter() - began
+            day_on_start(key, day)
     passed.sort(key=lambda f: f[:3])
 
     def spare(seconds: float) -> bool:
@@ -167,9 +172,7 @@ def tried(
                     continue
                 if not spare(last["start"]):
                     return
-                began = time.perf_counter()
                 more = on_start(key, day, plan)
-                last["start"] = time.perf_counter() - began
                 if more is not None and more.cost(problem) < cost:
                     cheaper = more
                     break
@@ -213,9 +216,6 @@ def tried(
         if not on and (key, day) not in done:
             finish(key, day, None)
         elif on and (key, day) not in tried_on and spare(last["start"]):
-            began = time.perf_counter()
-            keep(on_start(key, day), key, day, True)
-            tried_on.add((key, day))
-            last["start"] = time.perf_counter() - began
+            day_on_start(key, day)
     stack()
     return best[4], best[1], best[2]
