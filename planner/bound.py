@@ -42,6 +42,8 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
+import numpy as np
+
 from planner import charges, prices, purchases, rises, window
 from planner.configs import Config, ReplicaConfig
 from planner.cover import least_cover
@@ -387,7 +389,11 @@ def _on_used(
         for config, n in row.items():
             most[config] = max(most.get(config, 0), n)
     job = problem.replica_jobs[j]
-    bounds = {c: tuple(min(n, most.get(c, 0)) for n in job.bounds[c]) for c in job.configs}
+    none = (0,) * len(problem.segments)
+    bounds = {
+        c: tuple(np.minimum(job.bounds[c], most[c]).tolist()) if c in most else none
+        for c in job.configs
+    }
     narrowed = replace(job, bounds=bounds)
     within = _with_replica_job(problem, j, narrowed)
     _, items, paying = _replica_items(within, j, {})
@@ -735,12 +741,13 @@ class _Kinds:
         job = problem.replica_jobs[j]
         index: dict[tuple[tuple[int, ...], int, int], int] = {}
         of_segment = []
+        bounds = [job.bounds[c] for c in job.configs]  # by index: configs hash slowly
         for s in range(len(problem.segments)):
             if not job.active(s):
                 of_segment.append(-1)
                 continue
             # the configs this segment may use (bounds lose no plan; ReplicaJob.with_bounds)
-            usable = tuple(i for i, c in enumerate(job.configs) if job.bounds[c][s])
+            usable = tuple(i for i, b in enumerate(bounds) if b[s])
             of_segment.append(index.setdefault((usable, job.demand[s], job.minimum[s]), len(index)))
         return cls(tuple(index), tuple(of_segment))
 

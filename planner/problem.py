@@ -281,9 +281,8 @@ def _replica_rate(
     workload = scenario.workload(job.name)
     assert not isinstance(workload, TrainWorkload)
     # a min hold binds a rental until the workload's end (its last segment's)
-    until = max(
-        (b for (_, b), inside in zip(segments, job.within, strict=True) if inside), default=0
-    )
+    last = next((s for s in reversed(range(len(segments))) if job.within[s]), None)
+    until = 0 if last is None else segments[last][1]
     return prices.replica_rate(
         offer, workload, config.units, config.cards, config.rented, setup, (job.hold, until)
     )

@@ -101,6 +101,7 @@ def least(
         for j, n in enumerate(shape)
     ]  # per axis, its counts, shaped to broadcast
     costs: dict[tuple[object, ...], np.ndarray] = {}
+    bounded = [job.bounds[job.configs[t]] for t in singled]  # by index: configs hash slowly
     total = 0
     state: np.ndarray | None = None
 
@@ -124,7 +125,7 @@ def least(
         hours = b - a
         opening = s in openings
         leads = tuple(paying[i].opening(openings[s]) for i in usable) if opening else None
-        limits = tuple(job.bounds[job.configs[t]][s] for t in singled)
+        limits = tuple(b[s] for b in bounded)
         variant = 0 if priced is None else priced.of_segment[s]
         if priced is not None:
             items = priced.items[variant]
@@ -143,19 +144,19 @@ def least(
             if found is None:
                 return None
             found_hours = np.array(found, dtype=float) * (1 if opening else hours)
-            cost = _segment(job, s, singled, counts, items, span, found_hours, demand, minimum)
+            cost = _segment(limits, singled, counts, items, span, found_hours, demand, minimum)
             costs[key] = cost
         if opening or state is None:
             state = cost
             if path is not None:
                 path.append((s, state, None))
-            continue
-        rises = [paying[t].setup * items[t][1] for t in singled]
-        setups = (paying[i].setup * items[i][1] for i in usable if i not in singled)
-        rises.append(min(setups, default=0))  # the others': their least
-        state = cost + _moved(state, rises, ramps)
-        if path is not None:
-            path.append((s, state, rises))
+        else:
+            rises = [paying[t].setup * items[t][1] for t in singled]
+            setups = (paying[i].setup * items[i][1] for i in usable if i not in singled)
+            rises.append(min(setups, default=0))  # the others': their least
+            state = cost + _moved(state, rises, ramps)
+            if path is not None:
+                path.append((s, state, rises))
     low = 0.0 if state is None else float(state.min())  # the last run, if still open
     if not low < math.inf or total + low >= EXACT:
         return None
@@ -191,8 +192,7 @@ def ranked(
 
 
 def _segment(
-    job: ReplicaJob,
-    s: int,
+    limits: tuple[int, ...],
     singled: tuple[int, ...],
     counts: np.ndarray,
     items: Sequence[tuple[int, int]],
@@ -201,9 +201,9 @@ def _segment(
     demand: int,
     minimum: int,
 ) -> np.ndarray:
-    """Segment `s`'s cost per state: the singled configs' replicas at `span` each (none
-    where a config is not usable or over its bound there), and the others' least cover of
-    what they leave by each count (`others`: per count and demand carried)."""
+    """A segment's cost per state: the singled configs' replicas at `span` each (none
+    where a config is not usable or over its bound there, `limits`), and the others' least
+    cover of what they leave by each count (`others`: per count and demand carried)."""
     if not singled:
         cost = others[:, demand].copy()
         cost[: max(minimum, 0)] = math.inf
@@ -214,7 +214,7 @@ def _segment(
     allowed = np.ones(counts.shape[1:], dtype=bool)
     for k, t in enumerate(singled):
         x = counts[k]
-        allowed &= x <= job.bounds[job.configs[t]][s]
+        allowed &= x <= limits[k]
         paid += x * span.get(t, 0)
         carried += x * items[t][0]
         held += x
@@ -235,7 +235,10 @@ def _moved(state: np.ndarray, rises: list[int], ramps: list[np.ndarray]) -> np.n
         back = (slice(None),) * k + (slice(None, None, -1),)
         kept = np.minimum.accumulate(state[back], axis=k)[back]
         paid = ramps[k] * rise
-        state = np.minimum(kept, np.minimum.accumulate(state - paid, axis=k) + paid)
+        risen = np.subtract(state, paid)  # a new array, then worked on in place
+        np.minimum.accumulate(risen, axis=k, out=risen)
+        risen += paid
+        state = np.minimum(kept, risen, out=risen)
     return state
 
 

@@ -140,7 +140,7 @@ def _within(problem: Problem, j: int, room: _Room) -> tuple[ReplicaJob, ...]:
         for lag in range(1, 0 if c.held else problem.replica_setup.get((job.name, c.offer), 0) + 1):
             free = np.minimum(free, np.concatenate([each[:lag], each[:-lag]]))
         most = np.minimum.reduceat(free[: problem.segments[-1][1]], starts)
-        bounds[c] = tuple(min(n, int(m)) for n, m in zip(job.bounds[c], most, strict=True))
+        bounds[c] = tuple(np.minimum(job.bounds[c], most).tolist())
     jobs = list(problem.replica_jobs)
     jobs[j] = replace(job, bounds=bounds)
     return tuple(jobs)

@@ -4,12 +4,15 @@ relaxation loses nothing, and at least the package a job cannot avoid."""
 from __future__ import annotations
 
 import datetime as dt
+import itertools
+import math
 from collections.abc import Callable
 from dataclasses import replace
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
+import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -956,3 +959,29 @@ def test_rises_are_priced_at_each_segments_charge(make_scenario: Any) -> None:
         concurrency={"00-02": 100, "02-04": 200, "04-06": 100, "06-24": 200},
     )
     assert floors(lambda hour: 0 if hour >= 6 else 100) == (90, 100)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_moving_between_states_pays_each_rise_at_its_axis_rate(data: st.DataObject) -> None:
+    """`rises._moved` (the program's step) against every pair of states: reaching v from u
+    costs u's cost plus, along each axis, the rise's rate per replica started; falling
+    costs nothing. Unreachable states (inf) stay unreachable only where no state reaches."""
+    shape = tuple(data.draw(st.lists(st.integers(1, 4), min_size=1, max_size=3)))
+    cells = math.prod(shape)
+    values = data.draw(
+        st.lists(st.one_of(st.integers(0, 50), st.just(-1)), min_size=cells, max_size=cells)
+    )
+    state = np.array([math.inf if v < 0 else float(v) for v in values]).reshape(shape)
+    paid = data.draw(st.lists(st.integers(0, 6), min_size=len(shape), max_size=len(shape)))
+    ramps = [
+        np.arange(n, dtype=float).reshape([n if k == j else 1 for k in range(len(shape))])
+        for j, n in enumerate(shape)
+    ]
+    moved = rises._moved(state.copy(), paid, ramps)
+    for v in itertools.product(*map(range, shape)):
+        least = min(
+            state[u] + sum(r * max(b - a, 0) for r, a, b in zip(paid, u, v, strict=True))
+            for u in itertools.product(*map(range, shape))
+        )
+        assert moved[v] == least
