@@ -402,7 +402,16 @@ def _on_used(
     path: list[Any] = []
     states = rises.DECODE_STATES
     found = rises.least(
-        narrowed, problem.segments, kinds, items, paying, covers, singled, path, states
+        narrowed,
+        problem.segments,
+        kinds,
+        items,
+        paying,
+        covers,
+        singled,
+        path,
+        states,
+        days=_days(problem),
     )
     if found is None:
         return None
@@ -410,6 +419,11 @@ def _on_used(
     if counts is None:
         return None
     return {s: {job.configs[i]: n for i, n in row.items()} for s, row in counts.items()}
+
+
+def _days(problem: Problem) -> list[int]:
+    """Per segment, its local day (planner.rises skips the days that repeat)."""
+    return [problem.axis.day_of(a) for a, _ in problem.segments]
 
 
 def _with_replica_job(problem: Problem, j: int, job: ReplicaJob) -> Problem:
@@ -430,9 +444,12 @@ def _rising(
     scale, items, paying = _replica_items(problem, j, {})
     kinds = _Kinds.of(problem, j)
     ranked = rises.ranked(job, problem.segments, kinds, items)
+    days = _days(problem)
     for singled in (ranked, ()):
         path: list[Any] | None = [] if served is not None else None
-        found = rises.least(job, problem.segments, kinds, items, paying, covers, singled, path)
+        found = rises.least(
+            job, problem.segments, kinds, items, paying, covers, singled, path, days=days
+        )
         if found is None:
             continue
         if served is not None and path is not None:
@@ -601,9 +618,18 @@ class _Floors:
         kinds = self.kinds[index]
         segments = problem.segments
         ranked = rises.ranked(job, segments, kinds, items[0])
+        days = _days(problem)
         for singled in (ranked, ()):
             found = rises.least(
-                job, segments, kinds, items[0], paying, self.rise_covers, singled, priced=priced
+                job,
+                segments,
+                kinds,
+                items[0],
+                paying,
+                self.rise_covers,
+                singled,
+                priced=priced,
+                days=days,
             )
             if found is not None:
                 return Fraction(found, scale)

@@ -75,6 +75,7 @@ def least(
     path: list[tuple[int, np.ndarray, list[int] | None]] | None = None,
     states: int | None = None,
     priced: Priced | None = None,
+    days: Sequence[int] | None = None,
 ) -> int | None:
     """`job`'s least cost alone over the horizon in whole parts of the items' scale, its
     configs (by index) `singled` counted one by one and the others together (module
@@ -87,7 +88,10 @@ def least(
     where held cards carry a charge by segment (rented configs, which alone pay setups,
     cost the same in every variant). Where every usable config is singled, every
     switch between configs is counted, and the others' axis stops at 1 (no cover has
-    any of theirs)."""
+    any of theirs). `days`: per segment, its day; where given, a day inside a run whose
+    segments repeat the day before's is not worked out again once that day moved every
+    state by one sum (`_Repeats`): the program is the same, so the states are too, that
+    sum higher."""
     alone = all(i in singled for usable, _, _ in kinds.kinds for i in usable)
     most = 1 if alone else max(RISING_MOST, *job.minimum, 1)  # no others: none of theirs
     tops = [max(job.bounds[job.configs[t]], default=0) for t in singled]
@@ -102,8 +106,10 @@ def least(
     ]  # per axis, its counts, shaped to broadcast
     costs: dict[tuple[object, ...], np.ndarray] = {}
     bounded = [job.bounds[job.configs[t]] for t in singled]  # by index: configs hash slowly
+    repeats = None if days is None else _Repeats(segments, days, kinds, openings, bounded, priced)
     total = 0
     state: np.ndarray | None = None
+    skip = 0  # segments before this one are a repeated day, already accounted for
 
     def table(others: tuple[tuple[int, int], ...], demand: int) -> list[list[float]] | None:
         key = (others, demand, most)
@@ -112,6 +118,13 @@ def least(
         return covers[key]
 
     for s, (a, b) in enumerate(segments):
+        if s < skip:
+            continue
+        if repeats is not None and state is not None:
+            shifted = repeats.enter(s, state, path)
+            if shifted is not None:
+                state, skip = shifted
+                continue
         kind = kinds.of_segment[s]
         if kind < 0:
             if state is not None:  # a run ends: its least path
@@ -157,10 +170,109 @@ def least(
             state = cost + _moved(state, rises, ramps)
             if path is not None:
                 path.append((s, state, rises))
+        if repeats is not None:
+            repeats.leave(s, state, path)
     low = 0.0 if state is None else float(state.min())  # the last run, if still open
     if not low < math.inf or total + low >= EXACT:
         return None
     return total + int(low)
+
+
+class _Repeats:
+    """The days of a replica job's program that repeat the day before inside a run.
+
+    The program's step over a day maps the states at its start to those at its end; it
+    depends only on the day's segments (their kinds, hours, bounds and charge variants:
+    what a segment's cost and rises are made of). Adding one sum to every state at the
+    start adds it to every state along the day. So where a day moved every state by one
+    sum c (the same states unreachable), the next day with the same segments moves them
+    by c again: its states are the day before's plus c, not worked out again. A path
+    through it (`followed`) takes the day before's states as they are: adding one sum to a
+    segment's states changes none of its least ones."""
+
+    def __init__(
+        self,
+        segments: Sequence[tuple[int, int]],
+        days: Sequence[int],
+        kinds: Kinds,
+        openings: dict[int, int | None],
+        bounded: Sequence[Sequence[int]],
+        priced: Priced | None,
+    ) -> None:
+        self.first: dict[int, int] = {}  # per day, its first segment
+        self.last: dict[int, int] = {}  # and its last
+        for s, day in enumerate(days):
+            self.first.setdefault(day, s)
+            self.last[day] = s
+        self.days = days
+        # per day inside a run (every segment active, none opening one): what its steps are
+        self.made: dict[int, tuple[object, ...]] = {}
+        for day, first in self.first.items():
+            span = range(first, self.last[day] + 1)
+            if all(kinds.of_segment[s] >= 0 and s not in openings for s in span):
+                self.made[day] = tuple(
+                    (
+                        kinds.of_segment[s],
+                        segments[s][1] - segments[s][0],
+                        tuple(b[s] for b in bounded),
+                        0 if priced is None else priced.of_segment[s],
+                    )
+                    for s in span
+                )
+        self.started: np.ndarray | None = None  # the states at the start of this day
+        self.moved: dict[int, float] = {}  # per day worked out: the one sum it moved by
+        self.steps: dict[int, list[tuple[int, np.ndarray, list[int] | None]]] = {}
+
+    def enter(
+        self,
+        s: int,
+        state: np.ndarray,
+        path: list[tuple[int, np.ndarray, list[int] | None]] | None,
+    ) -> tuple[np.ndarray, int] | None:
+        """At segment `s` inside a run: where it starts a day that repeats the day before,
+        the states at that day's end and the segment after it (the day's steps added to
+        `path`); otherwise None, and the day's start is kept."""
+        day = self.days[s]
+        if self.first[day] != s:
+            return None
+        self.started = state
+        before = day - 1
+        made = self.made.get(day)
+        if made is None or made != self.made.get(before) or before not in self.moved:
+            return None
+        sum_ = self.moved[before]
+        self.moved[day] = sum_
+        self.started = None
+        if path is not None:
+            # the segments' own indices, the day before's states (their least are the same)
+            steps = self.steps[before]
+            offset = s - steps[0][0]  # (a repeated day's steps keep the first day's indices)
+            path.extend((i + offset, states, rises) for i, states, rises in steps)
+            self.steps[day] = steps
+        return state + sum_, self.last[day] + 1
+
+    def leave(
+        self,
+        s: int,
+        state: np.ndarray,
+        path: list[tuple[int, np.ndarray, list[int] | None]] | None,
+    ) -> None:
+        """After segment `s` worked out: where it ends a day inside a run, whether that
+        day moved every state by one sum."""
+        day = self.days[s]
+        if self.last[day] != s:
+            return
+        start, self.started = self.started, None
+        if day not in self.made or start is None:
+            return
+        reached = np.isfinite(state)
+        if not reached.any() or not np.array_equal(reached, np.isfinite(start)):
+            return
+        moved = state[reached] - start[reached]
+        if moved.min() == moved.max():
+            self.moved[day] = float(moved[0])
+            if path is not None:
+                self.steps[day] = path[self.first[day] - self.last[day] - 1 :]
 
 
 def ranked(

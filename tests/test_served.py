@@ -250,3 +250,39 @@ def test_a_schedule_alone_is_a_checked_plan_at_or_above_its_bound(
         assert candidate is not None and candidate.cost(problem) == checked.cost
     else:
         assert candidate is None
+
+
+def test_days_that_repeat_are_not_worked_out_again_and_change_nothing(
+    monkeypatch: Any,
+) -> None:
+    """The shipped quarter's services over 92 days, whose weekdays repeat within a month,
+    on rented cards only (held cards are free to the program): the program skipping the
+    days that repeat (rises' `_Repeats`) prices every service and decodes every schedule
+    exactly as working each day out does, and does skip some."""
+    from planner.domain.load import load_scenario
+    from tests.conftest import REPO
+
+    problem = build_problem(load_scenario(REPO / "scenarios" / "q3.yaml"), serving=True)
+    rented = tuple(
+        replace(r, configs=tuple(c for c in r.configs if c.rented)) for r in problem.replica_jobs
+    )
+    problem = replace(problem, replica_jobs=rented)
+    skipped = []
+    enter = rises._Repeats.enter
+
+    def counted(self: Any, s: int, state: Any, path: Any) -> Any:
+        found = enter(self, s, state, path)
+        skipped.append(found is not None)
+        return found
+
+    monkeypatch.setattr(rises._Repeats, "enter", counted)
+    found = [
+        (bound._rising(problem, j, {}), bound.schedules_alone(problem, j, {}))
+        for j in range(len(problem.replica_jobs))
+    ]
+    assert any(skipped)
+    monkeypatch.setattr(bound, "_days", lambda problem: None)
+    for j, (priced, schedules) in enumerate(found):
+        assert priced is not None and (priced > 0 or not problem.replica_jobs[j].configs)
+        assert bound._rising(problem, j, {}) == priced
+        assert bound.schedules_alone(problem, j, {}) == schedules
