@@ -361,17 +361,28 @@ def followed(path: list[tuple[int, np.ndarray, list[int] | None]]) -> dict[int, 
     out: dict[int, tuple[int, ...]] = {}
     after: tuple[int, ...] | None = None  # the state chosen in the next segment of the run
     rises: list[int] | None = None
+    # a day that repeats shares the day before's states (`_Repeats`): the same states, rises
+    # and state after them choose the same state (by the states' identity: the path keeps
+    # them alive)
+    Key = tuple[int, tuple[int, ...] | None, tuple[int, ...] | None]
+    chosen: dict[Key, tuple[int, ...]] = {}
     for s, state, into in reversed(path):
         if after is None or rises is None:  # the run's end: its least state
+            key: Key = (id(state), None, None)
             pick = state
         else:
-            pick = state.copy()
-            for k, rise in enumerate(rises):  # reaching `after` pays the rises along each axis
-                shape = [1] * state.ndim
-                shape[k] = state.shape[k]
-                u = np.arange(state.shape[k]).reshape(shape)
-                pick = pick + rise * np.maximum(after[k] - u, 0)
-        after = tuple(int(i) for i in np.unravel_index(int(np.argmin(pick)), state.shape))
+            key = (id(state), after, tuple(rises))
+            pick = state
+            if key not in chosen:
+                for k, rise in enumerate(rises):  # reaching `after` pays each axis's rises
+                    shape = [1] * state.ndim
+                    shape[k] = state.shape[k]
+                    u = np.arange(state.shape[k]).reshape(shape)
+                    pick = pick + rise * np.maximum(after[k] - u, 0)
+        if key not in chosen:
+            flat = int(np.argmin(pick))
+            chosen[key] = tuple(int(i) for i in np.unravel_index(flat, state.shape))
+        after = chosen[key]
         out[s] = after
         rises = into
         if into is None:
