@@ -4,10 +4,12 @@ any plan."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+import planner.optional as optional
 import planner.solve as solve_module
 from planner.baseline import greedy
 from planner.bound import credited, sharers
@@ -185,3 +187,38 @@ def test_a_package_on_the_start_keeps_to_its_stock(make_scenario: Any) -> None:
     assert found is not None and all(n == 1 for n in found[0].packages[("m", "daily")].values())
     checked = checked_solution(problem, found[0], {}, "bought")
     assert checked is not None and checked.cost == 88
+
+
+KEY = ("o", "monthly")
+
+
+def test_the_days_that_pay_next_are_stacked_too(monkeypatch: Any) -> None:
+    """Not only the cheapest day on the start is stacked: the next that pay are too, and
+    the cheapest stack wins. On a made-up price table, one package from day 56 (85) beats
+    one from day 28 (90), but day 28 with a second laid end to end (28 and 58: 70) beats
+    day 56 with its own (26 and 56: 80). Stacking the cheapest day alone ends at 80."""
+
+    @dataclass(frozen=True)
+    class Plan:
+        packages: dict[Any, dict[int, int]]
+
+        def cost(self, problem: Any) -> Fraction:
+            days = frozenset(d for held in self.packages.values() for d in held)
+            table = {(): 100, (28,): 90, (56,): 85, (26, 56): 80, (28, 58): 70}
+            return Fraction(table.get(tuple(sorted(days)), 120))
+
+    class Quarter:
+        pools = {KEY: type("Pool", (), {"days": 30})()}
+        axis = type("Axis", (), {"days": 92})()
+
+    monkeypatch.setattr(optional, "sharers", lambda problem, key: [])
+    monkeypatch.setattr(optional, "package_fits", lambda *a: True)
+    monkeypatch.setattr(optional, "improved", lambda problem, plan, *a: plan)
+    monkeypatch.setattr(optional, "bought_first", lambda *a: None)
+    monkeypatch.setattr(optional, "STEP", 14)  # days 28 and 56 first (the middle: 31)
+    found = optional.tried(Quarter(), [], [KEY], passes=2, start=Plan({}))  # type: ignore[arg-type]
+    assert found is not None
+    assert found[0].packages == {KEY: {28: 1, 58: 1}}
+    monkeypatch.setattr(optional, "STACKED", 1)
+    found = optional.tried(Quarter(), [], [KEY], passes=2, start=Plan({}))  # type: ignore[arg-type]
+    assert found is not None and found[0].cost(None) == 80
