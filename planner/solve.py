@@ -158,6 +158,10 @@ class Result:
 # and more for more workloads (100 generated workloads overran 2 s by about 2 s).
 AFTER_SEARCH = 2.0
 AFTER_SEARCH_PER_WORKLOAD = 0.04
+# The neighbourhood search is not started with less wall time than this left: setting up
+# its workers (each neighbourhood's cut of the model) took 6 s on the generated 30-workload
+# mix quarter, so a 0.5 s budget ended the command 8 s past its limit
+LNS_LEAST = 5.0
 
 
 def search_seconds(params: SolveParams, started: float, workloads: int = 0) -> float:
@@ -585,6 +589,8 @@ def _improve(
         left = params.time_limit * share
     else:
         left = search_seconds(params, started, workloads)
+        if left < LNS_LEAST:  # its set-up alone would take the command past its limit
+            return outcome
     bound = outcome.bound or 0
     began = time.perf_counter()
     if phase is not None:

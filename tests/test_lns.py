@@ -128,3 +128,58 @@ def test_rounds_on_ray_give_the_plan_of_the_local_rounds(
     (local, local_objective, _, local_stats), (ray, ray_objective, _, ray_stats) = runs
     assert local == ray and local_objective == ray_objective
     assert local_stats.tried == ray_stats.tried and local_stats.improved == ray_stats.improved
+
+
+def test_a_wall_budget_spent_on_the_set_up_solves_no_neighbourhood(
+    make_scenario: Any, monkeypatch: Any
+) -> None:
+    """Under a wall-clock budget the workers' set-up counts: where it takes the whole budget,
+    no neighbourhood is solved and the incumbent comes back as it was (a 0.5 s budget
+    after 6 s of set-up had ended a 60 s command 8 s late)."""
+    import time
+
+    from planner.cpsat import lns
+
+    problem = _problem(make_scenario)
+    naive, _ = greedy(problem, careful=False)
+    assert naive is not None
+    built = lns.Worker.__init__
+
+    def slow(self: Any, *args: Any) -> None:
+        built(self, *args)
+        time.sleep(0.6)
+
+    def never(self: Any, draw: Any) -> Any:
+        raise AssertionError("a neighbourhood solved past the budget")
+
+    monkeypatch.setattr(lns.Worker, "__init__", slow)
+    monkeypatch.setattr(lns.Worker, "solve", never)
+    wall = SolverSettings(time_limit=0.5, workers=1, seed=3, deterministic=False)
+    start = round(naive.cost(problem) * problem.money_scale)
+    found, objective, terms, stats = improve(CpModel(problem), naive, start, wall)
+    assert (found, objective, terms) == (naive, start, {}) and not stats.tried
+
+
+def test_the_search_is_not_started_with_less_left_than_its_set_up(
+    make_scenario: Any, monkeypatch: Any
+) -> None:
+    import planner.solve as solve_module
+    from planner.cpsat.model import Outcome
+    from planner.solve import LNS_LEAST, SolveParams
+
+    problem = _problem(make_scenario)
+    naive, _ = greedy(problem, careful=False)
+    assert naive is not None
+    outcome = Outcome("feasible", None, None, None, 1.0, {})
+
+    def never(*args: Any, **kw: Any) -> Any:
+        raise AssertionError("the neighbourhood search started")
+
+    monkeypatch.setattr(solve_module, "improve", never)
+    monkeypatch.setattr(solve_module, "search_seconds", lambda *a: LNS_LEAST - 0.1)
+    params = SolveParams(time_limit=60, workers=1)
+    found = solve_module._improve(CpModel(problem), outcome, naive, params, 0.5, 0.0, 3, print)
+    assert found is outcome
+    monkeypatch.setattr(solve_module, "search_seconds", lambda *a: LNS_LEAST)
+    with pytest.raises(AssertionError, match="started"):
+        solve_module._improve(CpModel(problem), outcome, naive, params, 0.5, 0.0, 3, print)

@@ -253,6 +253,8 @@ def improve(
     left = settings.time_limit
     settled: set[Neighbourhood] = set()  # proven to hold nothing better than the incumbent
     with executor.workers(Worker, source, fixed, model.cuts) as workers:
+        if not settings.deterministic:  # the set-up (the workers' cuts) took wall time too
+            left = min(left, settings.time_limit - (time.perf_counter() - started))
         while left > 0.05:
             hoods = draws.draw(width, settled, stats)
             if not hoods:
