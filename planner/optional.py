@@ -153,13 +153,18 @@ def tried(
         """Whether a step of `seconds` still fits in the time left."""
         return ends["finish"] is None or time.perf_counter() + seconds < ends["finish"]
 
-    refused: set[tuple[Fraction, Key, int]] = set()  # (the plan's cost, pool, day) tried
+    # (a plan's cost and packages, pool, day): a package tried on that plan that did not pay
+    refused: set[tuple[object, Key, int]] = set()
 
     def stacked(cost: Fraction, plan: Solution) -> Solution:
         """More packages on `plan` (costing `cost`) while one pays: of the pools tried,
         laid end to end with a package it holds (before or after), the earliest first;
         the first that lowers the cost is kept, and the next round starts from it."""
         while True:
+            held = (
+                cost,
+                tuple(sorted((k, tuple(sorted(v.items()))) for k, v in plan.packages.items())),
+            )
             beside = sorted(
                 {
                     (key, day + step)
@@ -173,7 +178,7 @@ def tried(
             )
             cheaper = None
             for key, day in beside:
-                if (cost, key, day) in refused:
+                if (held, key, day) in refused:
                     continue
                 if not spare(last["start"]):
                     return plan
@@ -181,7 +186,7 @@ def tried(
                 if more is not None and more.cost(problem) < cost:
                     cheaper = more
                     break
-                refused.add((cost, key, day))
+                refused.add((held, key, day))
             if cheaper is None:
                 return plan
             cost, plan = cheaper.cost(problem), cheaper
@@ -192,6 +197,8 @@ def tried(
         if start is not None and best is not None:
             plan = stacked(best[0], best[4])
             best = (plan.cost(problem), best[1], best[2], best[3], plan)
+            if best[3]:  # a day on the start: stacked already
+                done_stacking.add((best[1], best[2]))
 
     done_stacking: set[tuple[Key, int]] = set()
 

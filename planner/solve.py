@@ -480,6 +480,8 @@ def _search(
             large = model.size()["variables"] >= LNS_VARIABLES
             share = LNS_SHARE if restricted is not None or large else 0.0
         lns = "lns" in params.techniques and best is not None and share > 0
+        # under a wall-clock limit, a share too short to set the search up stays CP-SAT's
+        lns = lns and (params.deterministic or settings.time_limit * share >= LNS_LEAST)
         main = replace(settings, time_limit=settings.time_limit * (1 - share))
         outcome = model.solve(main if lns else settings, progress, keep)
         if lns and best is not None and outcome.status in ("feasible", "unknown"):
