@@ -411,7 +411,7 @@ def _on_used(
         singled,
         path,
         states,
-        days=_days(problem),
+        days=problem.segment_days,
     )
     if found is None:
         return None
@@ -419,11 +419,6 @@ def _on_used(
     if counts is None:
         return None
     return {s: {job.configs[i]: n for i, n in row.items()} for s, row in counts.items()}
-
-
-def _days(problem: Problem) -> list[int]:
-    """Per segment, its local day (planner.rises skips the days that repeat)."""
-    return [problem.axis.day_of(a) for a, _ in problem.segments]
 
 
 def _with_replica_job(problem: Problem, j: int, job: ReplicaJob) -> Problem:
@@ -444,7 +439,7 @@ def _rising(
     scale, items, paying = _replica_items(problem, j, {})
     kinds = _Kinds.of(problem, j)
     ranked = rises.ranked(job, problem.segments, kinds, items)
-    days = _days(problem)
+    days = problem.segment_days
     for singled in (ranked, ()):
         path: list[Any] | None = [] if served is not None else None
         found = rises.least(
@@ -618,7 +613,6 @@ class _Floors:
         kinds = self.kinds[index]
         segments = problem.segments
         ranked = rises.ranked(job, segments, kinds, items[0])
-        days = _days(problem)
         for singled in (ranked, ()):
             found = rises.least(
                 job,
@@ -629,7 +623,7 @@ class _Floors:
                 self.rise_covers,
                 singled,
                 priced=priced,
-                days=days,
+                days=problem.segment_days,
             )
             if found is not None:
                 return Fraction(found, scale)
@@ -659,7 +653,7 @@ class _Floors:
         kinds = _Kinds.of(within, index)
         segments = problem.segments
         openings = narrowed.openings(segments)
-        day_of = [problem.axis.day_of(a) for a, _ in segments]
+        day_of = problem.segment_days
         singled = rises.ranked(narrowed, segments, kinds, items)
         per_day = [0] * problem.axis.days
         by_day: dict[int, list[int]] = {}

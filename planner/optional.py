@@ -84,6 +84,7 @@ def tried(
         return end is None or time.perf_counter() + last[kind] + extra < end
 
     sharing = {key: sharers(problem, key) for key in pools[:POOLS]} if start is not None else {}
+    start_cost = None if start is None else start.cost(problem)
 
     def on_start(key: Key, day: int, base: Solution | None = None) -> Solution | None:
         """`base` (default `start`) with one unit-package of `key` bought on `day` and its
@@ -103,10 +104,10 @@ def tried(
         """A day tried on the start, kept where it is the cheapest so far (and among the
         days to stack on, where it pays)."""
         plan = on_start(key, day)
-        keep(plan, key, day, True)
+        cost = keep(plan, key, day, True)
         tried_on.add((key, day))
-        if plan is not None and start is not None and plan.cost(problem) < start.cost(problem):
-            paying.append((plan.cost(problem), key, day, plan))
+        if plan is not None and cost is not None and start_cost is not None and cost < start_cost:
+            paying.append((cost, key, day, plan))
 
     # the heuristic's pass alone on every STEP-th day of each pool: every other one of
     # those days first, the pools in turn, so a short budget spans more of the quarter;
@@ -128,12 +129,15 @@ def tried(
     passed: list[tuple[Fraction, Key, int, Solution]] = []
     best: tuple[Fraction, Key, int, bool, Solution] | None = None
 
-    def keep(plan: Solution | None, key: Key, day: int, on: bool) -> None:
+    def keep(plan: Solution | None, key: Key, day: int, on: bool) -> Fraction | None:
+        """`plan` kept where it is the cheapest so far; its cost (None: no plan)."""
         nonlocal best
-        if plan is not None:
-            cost = plan.cost(problem)
-            if best is None or (cost, key, day, on) < best[:4]:
-                best = (cost, key, day, on, plan)
+        if plan is None:
+            return None
+        cost = plan.cost(problem)
+        if best is None or (cost, key, day, on) < best[:4]:
+            best = (cost, key, day, on, plan)
+        return cost
 
     tried_on: set[tuple[Key, int]] = set()
     paying: list[tuple[Fraction, Key, int, Solution]] = []  # days on the start that pay
@@ -191,6 +195,8 @@ def tried(
                 return plan
             cost, plan = cheaper.cost(problem), cheaper
 
+    done_stacking: set[tuple[Key, int]] = set()  # days on the start stacked already
+
     def stack() -> None:
         """The best plan stacked (`stacked`), where it holds a day on the start."""
         nonlocal best
@@ -199,8 +205,6 @@ def tried(
             best = (plan.cost(problem), best[1], best[2], best[3], plan)
             if best[3]:  # a day on the start: stacked already
                 done_stacking.add((best[1], best[2]))
-
-    done_stacking: set[tuple[Key, int]] = set()
 
     def stack_paying() -> None:
         """The days on the start that pay most (`STACKED` of them, the cheapest first),
@@ -218,7 +222,7 @@ def tried(
 
     # where a day on the start already pays, its packages are stacked first: on a large
     # quarter the passes planned through seldom catch up with it
-    if start is not None and best is not None and best[0] < start.cost(problem):
+    if start_cost is not None and best is not None and best[0] < start_cost:
         stack_paying()
     done: set[tuple[Key, int]] = set()
 

@@ -160,6 +160,11 @@ class Problem:
     def axis(self) -> TimeAxis:
         return self.scenario.axis
 
+    @functools.cached_property
+    def segment_days(self) -> tuple[int, ...]:
+        """Per segment, the local day it starts in."""
+        return tuple(self.axis.day_of(a) for a, _ in self.segments)
+
     def package(self, key: tuple[str, str], day: int) -> tuple[int, int]:
         """Real hours [start, end) of a package of pool `key` bought on local day `day`."""
         return package_span(self.axis, self.pools[key].days, day)

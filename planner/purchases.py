@@ -133,7 +133,7 @@ def priced(
     # serve and reserve: per day and set of pools holding a package, summed in whole parts
     # of each job's own denominator (few distinct ones), then as fractions
     sums: list[dict[int, list[int]]] = [{} for _ in masks]
-    day_of = [problem.axis.day_of(a) for a, _ in problem.segments]
+    day_of = problem.segment_days
     for r in range(len(problem.replica_jobs)):
         uses = floors.replica_pools[r]
         if not set(pools) & set(uses):

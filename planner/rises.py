@@ -18,7 +18,7 @@ constant count (another config's replicas dropped while its own start and pay).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -60,6 +60,9 @@ class Kinds(Protocol):
     def of_segment(self) -> tuple[int, ...]:
         """Per segment: its kind, or -1 where inactive."""
 
+
+# what a segment's step is made of, but an opening's leads (`least`'s `step`)
+Step = tuple[int, int, tuple[int, ...], int]
 
 Covers = dict[tuple[tuple[tuple[int, int], ...], int, int], list[list[float]] | None]
 
@@ -106,7 +109,15 @@ def least(
     ]  # per axis, its counts, shaped to broadcast
     costs: dict[tuple[object, ...], np.ndarray] = {}
     bounded = [job.bounds[job.configs[t]] for t in singled]  # by index: configs hash slowly
-    repeats = None if days is None else _Repeats(segments, days, kinds, openings, bounded, priced)
+
+    def step(s: int) -> Step:
+        """What segment `s`'s step is made of, but an opening's leads: its kind, hours,
+        singled configs' bounds and charge variant."""
+        a, b = segments[s]
+        limits = tuple(bound[s] for bound in bounded)
+        return kinds.of_segment[s], b - a, limits, 0 if priced is None else priced.of_segment[s]
+
+    repeats = None if days is None else _Repeats(days, kinds, openings, step)
     total = 0
     state: np.ndarray | None = None
     skip = 0  # segments before this one are a repeated day, already accounted for
@@ -117,7 +128,7 @@ def least(
             covers[key] = covers_by_count(others, demand, most)
         return covers[key]
 
-    for s, (a, b) in enumerate(segments):
+    for s in range(len(segments)):
         if s < skip:
             continue
         if repeats is not None and state is not None:
@@ -135,15 +146,14 @@ def least(
                 state = None
             continue
         usable, demand, minimum = kinds.kinds[kind]
-        hours = b - a
+        made = step(s)
+        _, hours, limits, variant = made
         opening = s in openings
         leads = tuple(paying[i].opening(openings[s]) for i in usable) if opening else None
-        limits = tuple(b[s] for b in bounded)
-        variant = 0 if priced is None else priced.of_segment[s]
         if priced is not None:
             items = priced.items[variant]
         # the days repeat: so do most segments' costs
-        key = (kind, hours, leads, limits, variant)
+        key = (made, leads)
         cost = costs.get(key)
         if cost is None:
             # per config, what one replica pays over the segment (and its opening, if one)
@@ -192,12 +202,10 @@ class _Repeats:
 
     def __init__(
         self,
-        segments: Sequence[tuple[int, int]],
         days: Sequence[int],
         kinds: Kinds,
         openings: dict[int, int | None],
-        bounded: Sequence[Sequence[int]],
-        priced: Priced | None,
+        step: Callable[[int], Step],
     ) -> None:
         self.first: dict[int, int] = {}  # per day, its first segment
         self.last: dict[int, int] = {}  # and its last
@@ -206,19 +214,11 @@ class _Repeats:
             self.last[day] = s
         self.days = days
         # per day inside a run (every segment active, none opening one): what its steps are
-        self.made: dict[int, tuple[object, ...]] = {}
+        self.made: dict[int, tuple[Step, ...]] = {}
         for day, first in self.first.items():
             span = range(first, self.last[day] + 1)
             if all(kinds.of_segment[s] >= 0 and s not in openings for s in span):
-                self.made[day] = tuple(
-                    (
-                        kinds.of_segment[s],
-                        segments[s][1] - segments[s][0],
-                        tuple(b[s] for b in bounded),
-                        0 if priced is None else priced.of_segment[s],
-                    )
-                    for s in span
-                )
+                self.made[day] = tuple(step(s) for s in span)
         self.started: np.ndarray | None = None  # the states at the start of this day
         self.moved: dict[int, float] = {}  # per day worked out: the one sum it moved by
         self.steps: dict[int, list[tuple[int, np.ndarray, list[int] | None]]] = {}
@@ -364,30 +364,37 @@ def followed(path: list[tuple[int, np.ndarray, list[int] | None]]) -> dict[int, 
     # a day that repeats shares the day before's states (`_Repeats`): the same states, rises
     # and state after them choose the same state (by the states' identity: the path keeps
     # them alive)
-    Key = tuple[int, tuple[int, ...] | None, tuple[int, ...] | None]
-    chosen: dict[Key, tuple[int, ...]] = {}
+    chosen: dict[tuple[int, Toward | None], tuple[int, ...]] = {}
     for s, state, into in reversed(path):
-        if after is None or rises is None:  # the run's end: its least state
-            key: Key = (id(state), None, None)
-            pick = state
-        else:
-            key = (id(state), after, tuple(rises))
-            pick = state
-            if key not in chosen:
-                for k, rise in enumerate(rises):  # reaching `after` pays each axis's rises
-                    shape = [1] * state.ndim
-                    shape[k] = state.shape[k]
-                    u = np.arange(state.shape[k]).reshape(shape)
-                    pick = pick + rise * np.maximum(after[k] - u, 0)
+        toward = None if after is None or rises is None else (tuple(rises), after)
+        key = (id(state), toward)
         if key not in chosen:
-            flat = int(np.argmin(pick))
-            chosen[key] = tuple(int(i) for i in np.unravel_index(flat, state.shape))
+            chosen[key] = _least_state(state, toward)
         after = chosen[key]
         out[s] = after
         rises = into
         if into is None:
             after = None  # an opening: the run before is followed from its own end
     return out
+
+
+# the rises into the next segment and the state chosen there
+Toward = tuple[tuple[int, ...], tuple[int, ...]]
+
+
+def _least_state(state: np.ndarray, toward: Toward | None) -> tuple[int, ...]:
+    """The least of `state` (ties: the first in C order); where `toward` = (rises, the
+    next segment's state), reaching that state pays the rises along each axis."""
+    pick = state
+    if toward is not None:
+        rises, after = toward
+        for k, rise in enumerate(rises):
+            shape = [1] * state.ndim
+            shape[k] = state.shape[k]
+            u = np.arange(state.shape[k]).reshape(shape)
+            pick = pick + rise * np.maximum(after[k] - u, 0)
+    flat = int(np.argmin(pick))
+    return tuple(int(i) for i in np.unravel_index(flat, state.shape))
 
 
 def schedule(
