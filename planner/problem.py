@@ -315,8 +315,8 @@ def quote_replicas(scenario: Scenario, name: str) -> list[dict[str, Any]]:
     """Every config of a serve or reserve workload carrying its whole curve alone: hourly
     replicas follow the demand (held hours + ceil(setup) per start); packages hold the peak
     count from the first active day to the last. Exact money, unsorted."""
-    segments, jobs = replica_jobs(scenario)
-    job = next(j for j in jobs if j.name == name)
+    segments, jobs = replica_jobs(scenario, only=name)
+    (job,) = jobs
     active = [s for s in range(len(segments)) if job.active(s)]
     rows: list[dict[str, Any]] = []
     for c in job.configs:

@@ -213,13 +213,19 @@ def _hold_ends(
     return list(itertools.pairwise(sorted(cuts)))
 
 
-def replica_jobs(scenario: Scenario) -> tuple[list[tuple[int, int]], list[ReplicaJob]]:
-    """Segments of the horizon and every serve and reserve workload as a replica job."""
+def replica_jobs(
+    scenario: Scenario, only: str | None = None
+) -> tuple[list[tuple[int, int]], list[ReplicaJob]]:
+    """Segments of the horizon and every serve and reserve workload as a replica job; or,
+    given `only`, that workload alone on the segments of its own curve (what a quote of it
+    alone needs: its costs do not depend on where other workloads' curves change)."""
     axis = scenario.axis
     raw: list[tuple[str, str, list[ReplicaConfig], list[int], list[int]]] = []
     spans: dict[str, list[int]] = {}  # per hour: 1 inside the workload's [start, end)
     for w in scenario.spec.workloads:
         if not isinstance(w, ServeWorkload | ReserveWorkload):
+            continue
+        if only is not None and w.name != only:
             continue
         first, last = axis.hour_of_local(w.start), axis.hour_of_local(w.end)
         spans[w.name] = [int(first <= h < last) for h in range(axis.hours)]
@@ -242,7 +248,7 @@ def replica_jobs(scenario: Scenario) -> tuple[list[tuple[int, int]], list[Replic
     holds = {
         w.name: w.min_hold_hours or 0
         for w in scenario.spec.workloads
-        if isinstance(w, ServeWorkload)
+        if isinstance(w, ServeWorkload) and w.name in spans
     }
     # a held workload's span is cut too, so its hold ends exactly at its end
     cuts = [spans[name] for name, hold in holds.items() if hold]

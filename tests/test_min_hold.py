@@ -311,3 +311,38 @@ def test_quote_prices_a_held_service_as_held(make_scenario: Any, capacity: int) 
     free = make_scenario([HOURLY], [service(concurrency=dips(capacity))], days=2)
     [row] = quote_replicas(free, "chat")
     assert row["exact_cost"] == 940
+
+
+@pytest.mark.parametrize("hold", [None, 3, 5, 24])
+@pytest.mark.parametrize("bump", [False, True])
+def test_a_quote_alone_does_not_depend_on_other_workloads_curves(
+    make_scenario: Any, capacity: int, hold: int | None, bump: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A quote builds the workload alone, on its own curve's segments. Beside it another
+    # service's curve changes at hours where chat's does not (01, 07, 13, 19, 21), so the
+    # whole quarter's segments (and the ends of holds started at their starts) are finer.
+    # The quote must be the same on both. `bump`: chat needs one replica 09-10 only, so a
+    # hold ends inside an idle segment of its own curve.
+    curve = {"00-09": 0, "09-10": capacity, "10-24": 0} if bump else dips(capacity)
+    from planner import problem, serving
+
+    other = {"00-01": capacity, "01-07": 3 * capacity, "07-13": capacity, "13-19": 2 * capacity}
+    other |= {"19-21": 0, "21-24": capacity}
+    s = make_scenario(
+        [HOURLY],
+        [
+            service(concurrency=curve, min_hold_hours=hold, min_replicas=0),
+            service(name="other", concurrency=other, min_hold_hours=2),
+        ],
+        days=2,
+    )
+    alone = problem.quote_replicas(s, "chat")
+    whole = serving.replica_jobs(s)
+    assert len(whole[0]) > len(serving.replica_jobs(s, only="chat")[0])
+
+    def everything(scenario: Scenario, only: str | None = None) -> Any:
+        segments, jobs = serving.replica_jobs(scenario)
+        return segments, [j for j in jobs if j.name == only]
+
+    monkeypatch.setattr(problem, "replica_jobs", everything)
+    assert problem.quote_replicas(s, "chat") == alone
