@@ -212,3 +212,22 @@ def test_long_workload_names_are_never_cut(cli: Any, make_scenario: Any) -> None
     result = cli("solve", s.path, "--workers", "2", "--deterministic")
     assert result.exit_code == 0, result.output
     assert f"│ {name} │" in result.stdout and "…" not in result.stdout
+
+
+def test_the_time_limit_counts_from_the_commands_launch(cli: Any, tmp_path: Path) -> None:
+    # `plan` hands its import time to the command (planner.cli.app.main): a command launched
+    # an hour before its 30 s limit has no time left to build a model, and keeps the
+    # baselines' plan; the next command in this process counts from its own start again.
+    import time
+
+    from planner.cli.common import launched_at
+
+    out = tmp_path / "plan.json"
+    launched_at(time.perf_counter() - 3600)
+    result = cli("solve", SEED, "--workers", "1", "--time-limit", "30", "--json", out)
+    assert result.exit_code == 0, result.output
+    late = json.loads(out.read_text())
+    assert late["solve_seconds"] == 0 and late["solver"]["constraints"] == 0
+    result = cli("solve", SEED, "--workers", "1", "--time-limit", "30", "--json", out)
+    assert result.exit_code == 0, result.output
+    assert json.loads(out.read_text())["solver"]["constraints"] > 0

@@ -18,9 +18,10 @@ except ImportError:  # pragma: no cover - older typer
     )
 
 from planner import __version__
+from planner.cli import IMPORTED
 from planner.cli.catalog import catalog_app
 from planner.cli.check import check_command
-from planner.cli.common import err
+from planner.cli.common import err, launched_at
 from planner.cli.fit import fit
 from planner.cli.import_catalog import import_catalog_command
 from planner.cli.probe import probe
@@ -72,6 +73,7 @@ def _root(
 def main() -> None:
     """Console entry point. Usage errors exit 1 (2 means proven infeasible); an unexpected
     failure is one line, unless PLAN_DEBUG is set."""
+    launched_at(IMPORTED)  # `plan solve`'s limit counts its imports too
     try:
         code = app(standalone_mode=False)
     except ClickException as exc:  # a mistyped flag or a missing argument: bad input

@@ -6,6 +6,7 @@ import datetime as dt
 import json
 import math
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from decimal import Decimal
@@ -26,6 +27,20 @@ from planner.domain.timeaxis import TimeAxisError
 # Tables are wide: when output is piped (no terminal width to respect), don't squeeze to 80.
 out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
+
+_launched: list[float] = []  # when this process's command began (planner.cli.app.main)
+
+
+def launched_at(when: float) -> None:
+    """Tell the command about to run that it began at `when` (a `time.perf_counter()`)."""
+    _launched[:] = [when]
+
+
+def command_started() -> float:
+    """When the running command began: the time handed on by `launched_at` (once), or now."""
+    return _launched.pop() if _launched else time.perf_counter()
+
+
 for _console in (out, err):
     if not _console.is_terminal:
         _console.width = 160

@@ -20,6 +20,7 @@ from planner.cli.common import (
     MarginOption,
     ScenarioArgument,
     SpeedMarginOption,
+    command_started,
     err,
     human,
     input_errors,
@@ -138,7 +139,7 @@ def solve_command(
     ] = False,
 ) -> None:
     """Solve a scenario: the cheapest feasible plan, checked, with its costs and savings."""
-    started = time.perf_counter()  # the time limit bounds the whole command
+    started = command_started()  # the time limit bounds the whole command
     with input_errors(json_path):
         loaded = with_margin(
             load_planned(scenario), parse_margin(memory_margin), parse_speed_margin(speed_margin)

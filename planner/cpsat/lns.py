@@ -251,11 +251,15 @@ def improve(
     # less in a step on q3: 1-2 interleaved threads improved 0 of 12 neighbourhoods, 4
     # threads 3); a Ray actor reserves them (Executor.cpus_per_task)
     left = settings.time_limit
+    # under a wall-clock limit, the most a round took beyond its longest solve (cutting the
+    # neighbourhoods' models out of the full one, passing them to the workers): kept back
+    # from the next round's budget, so the last round ends within the limit
+    overhead = 0.0
     settled: set[Neighbourhood] = set()  # proven to hold nothing better than the incumbent
     with executor.workers(Worker, source, fixed, model.cuts) as workers:
         if not settings.deterministic:  # the set-up (the workers' cuts) took wall time too
             left = min(left, settings.time_limit - (time.perf_counter() - started))
-        while left > 0.05:
+        while left - overhead > 0.05:
             hoods = draws.draw(width, settled, stats)
             if not hoods:
                 break
@@ -263,7 +267,7 @@ def improve(
                 Draw(
                     values,
                     tuple(sorted(h.free)),
-                    min(draws.step(h), left),
+                    min(draws.step(h), left - overhead),
                     settings.seed + i,
                     settings.deterministic,
                     settings.workers,
@@ -271,11 +275,14 @@ def improve(
                 )
                 for i, h in enumerate(hoods)
             ]
+            began = time.perf_counter()
             found = workers.map(_solve, batch)
             if settings.deterministic:  # the budget is work: every solve of the round counts
                 left -= sum(max(f.used, MIN_STEP) for f in found)
             else:  # the budget is wall time: the round took as long as its longest solve
-                left -= max(max(f.used, MIN_STEP) for f in found)
+                longest = max(max(f.used, MIN_STEP) for f in found)
+                overhead = max(overhead, time.perf_counter() - began - longest)
+                left -= longest
                 left = min(left, settings.time_limit - (time.perf_counter() - started))
             best: tuple[int, Neighbourhood, Found] | None = None
             for hood, f in zip(hoods, found, strict=True):
