@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 import planner.solve
+from planner.cli import common as cli_common
 from planner.cli import solve as cli_solve
 from planner.cli.common import err
 from planner.solve import PHASE, SolveParams, solve
@@ -202,6 +203,7 @@ def test_a_limit_spent_on_building_says_so_and_shows_the_baseline(
     # taken 0.09 s of the 0.1 s limit: too little left to build the model in (about 4,700
     # variables at 28 µs each). No model, no search: the heuristic's plan, and what limit
     # would let the solver improve it.
+    monkeypatch.setattr(cli_common, "time", Clock(1000.0))  # the command's start
     monkeypatch.setattr(cli_solve, "time", Clock(1000.0))
     monkeypatch.setattr(planner.solve, "time", Clock(1000.09))
     result = cli("solve", "scenarios/q3-train.yaml", "--time-limit", "0.1")
