@@ -74,6 +74,7 @@ def reported_terms(
             ran = sum(length for _, length in c.runs)
             offer = problem.offers[c.offer]
             add(CostTerm.ROUND_UP, *round_up(offer, c.mode, c.billed_hours, ran, c.units))
+    setups: dict[tuple[int, str], Fraction] = {}  # per replica job and offer
     for (j, k, s), count in solution.replicas.items():
         replica_job = problem.replica_jobs[j]
         config = replica_job.configs[k]
@@ -81,9 +82,11 @@ def reported_terms(
         if config.rented:
             rise = max(0, count - solution.replicas.get((j, k, s - 1), 0))
             offer = problem.offers[config.offer]
-            name = replica_job.name
-            setup = setup_hours(offer, problem.scenario.models.get(name), _minutes(problem, name))
-            add(CostTerm.SETUP, rise * setup * config.units * offer.unit_cards)
+            if (j, offer.id) not in setups:
+                name = replica_job.name
+                model = problem.scenario.models.get(name)
+                setups[j, offer.id] = setup_hours(offer, model, _minutes(problem, name))
+            add(CostTerm.SETUP, rise * setups[j, offer.id] * config.units * offer.unit_cards)
         else:
             _add(used[(config.offer, config.mode)], a, b, count * config.cards)
     for j, k in sorted({(j, k) for j, k, _ in solution.replicas}):

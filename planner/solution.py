@@ -38,15 +38,25 @@ class Solution:
         """(rental, storage) of the replicas, one replica job's or all: per held hour, on
         hourly rentals ceil(setup) hours per start, and what a minimum adds to rentals that
         serve less (planner.prices.ReplicaRate)."""
-        rental = storage = Fraction(0)
-        for j, k in sorted({(j, k) for j, k, _ in self.replicas}):
-            if job is not None and j != job:
-                continue
+        by_job = self.replica_money_by_job(problem, job)
+        if job is not None:
+            return by_job.get(job, (Fraction(0), Fraction(0)))
+        rental = sum((paid for paid, _ in by_job.values()), Fraction(0))
+        return rental, sum((disk for _, disk in by_job.values()), Fraction(0))
+
+    def replica_money_by_job(
+        self, problem: Problem, only: int | None = None
+    ) -> dict[int, tuple[Fraction, Fraction]]:
+        """`replica_money` of each replica job that has replicas (or of `only`), in one pass
+        over them."""
+        out: dict[int, tuple[Fraction, Fraction]] = {}
+        for j, k in sorted({(j, k) for j, k, _ in self.replicas if only is None or j == only}):
             replica_job = problem.replica_jobs[j]
             rate = problem.replica_rate(replica_job.name, replica_job.configs[k])
             paid, disk = rate.series_money(self.series(problem, j, k), problem.segments)
-            rental, storage = rental + paid, storage + disk
-        return rental, storage
+            rental, storage = out.get(j, (Fraction(0), Fraction(0)))
+            out[j] = (rental + paid, storage + disk)
+        return out
 
     def series(self, problem: Problem, j: int, k: int) -> list[int]:
         """Replicas of replica job `j`'s config `k`, per segment."""
@@ -94,8 +104,10 @@ def to_plan(problem: Problem, solution: Solution, status: PlanStatus) -> Plan:
                 rentals=ids,
             )
         )
-    for j in range(len(problem.replica_jobs)):
+    replica_money = solution.replica_money_by_job(problem)
+    for j, replica_job in enumerate(problem.replica_jobs):
         assignment, own = _replica_assignment(problem, solution, j, money)
+        money.storage[replica_job.name] = replica_money.get(j, (Fraction(0), Fraction(0)))[1]
         assignments.append(assignment)
         rentals += own
     rentals += [money.rental(*r) for r in _package_rentals(problem, solution)]
@@ -241,7 +253,6 @@ def _replica_assignment(
         cost=Decimal(0),
         rentals=[r.id for r in rentals],
     )
-    money.storage[job.name] = solution.replica_money(problem, j)[1]
     if share:
         money.shares[job.name] = share
     return assignment, rentals

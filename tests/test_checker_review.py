@@ -171,3 +171,18 @@ def test_a_serve_rental_that_carries_no_replica_is_refused(make_scenario: Any) -
     tampered = plan.model_copy(update={"rentals": [*plan.rentals, idle]})
     violations = check_plan(s, tampered).violations
     assert any(v.rule == "rental" and v.subject == "desk#idle" for v in violations)
+
+
+def test_each_use_of_an_illegal_config_is_refused_on_its_own(make_scenario: Any) -> None:
+    # The checker works out what a config carries once per workload and reuses the answer;
+    # a refusal must still be said for every use that states the config, not only the
+    # first. The desk's hours split in two uses on a card the offer does not rent.
+    s, plan, desk = _desk_on_a_package(make_scenario)
+    [u] = desk.uses
+    wrong = {"card": "h100-80g"}
+    first = u.model_copy(update={**wrong, "end": u.start + H})
+    rest = u.model_copy(update={**wrong, "start": u.start + H})
+    violations = check_plan(s, with_assignment(plan, "desk", uses=[first, rest])).violations
+    refused = [v for v in violations if (v.rule, v.subject) == ("config", "desk")]
+    assert len(refused) == 2
+    assert all("does not rent h100-80g" in v.message for v in refused), refused

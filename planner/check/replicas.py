@@ -32,9 +32,28 @@ ConfigKey = tuple[str, str, bool, str, int, str]  # offer, mode, held, card, car
 
 
 def _capacity(
-    scenario: Scenario, w: ServeWorkload | ReserveWorkload, u: ReplicaUse, result: CheckResult
+    scenario: Scenario,
+    w: ServeWorkload | ReserveWorkload,
+    u: ReplicaUse,
+    result: CheckResult,
+    known: dict[tuple[ConfigKey, int], tuple[int | None, str | None]],
 ) -> int | None:
-    """What one replica of this use carries, or None (and why) if it is not a legal replica."""
+    """What one replica of this use carries, or None (and why, once per use) if it is not a
+    legal replica. `known`: the answers for the workload's configs seen so far (a plan
+    repeats each config over many uses)."""
+    key = ((u.offer, u.mode, u.held, u.card, u.cards, u.precision), u.capacity)
+    if key not in known:
+        known[key] = _carries(scenario, w, u)
+    capacity, why = known[key]
+    if capacity is None:
+        result.add("config", w.name, 1, "", why or "not a replica")
+    return capacity
+
+
+def _carries(
+    scenario: Scenario, w: ServeWorkload | ReserveWorkload, u: ReplicaUse
+) -> tuple[int | None, str | None]:
+    """What one replica of this use carries, or None and why it is not a legal replica."""
     offer = scenario.offers.get(u.offer)
     why = None
     if offer is None or offer.card != u.card or u.mode not in offer.modes or u.mode == "spot":
@@ -47,7 +66,7 @@ def _capacity(
         if not reserve_card_fits(scenario, w, scenario.cards[u.card]):
             why = f"{u.card} is not the card it reserves"
         else:
-            return u.cards
+            return u.cards, None
     if why is None and isinstance(w, ServeWorkload):
         model = scenario.models[w.name]
         if w.max_cards_per_replica is not None and u.cards > w.max_cards_per_replica:
@@ -63,9 +82,8 @@ def _capacity(
             elif u.capacity > capacity:
                 why = f"states {u.capacity} requests per replica; it carries {capacity}"
             else:
-                return capacity
-    result.add("config", w.name, 1, "", why or "not a replica")
-    return None
+                return capacity, None
+    return None, why
 
 
 def check_replicas(
@@ -111,8 +129,9 @@ def _check_one(
     hourly: dict[str, dict[int, int]] = defaultdict(dict)  # offer → hour → units needed
     counts: dict[ConfigKey, list[int]] = defaultdict(lambda: [0] * axis.hours)  # replicas
     share, storage = Fraction(0), Fraction(0)
+    known: dict[tuple[ConfigKey, int], tuple[int | None, str | None]] = {}
     for u in a.uses:
-        capacity = _capacity(scenario, w, u, result)
+        capacity = _capacity(scenario, w, u, result, known)
         start, end = (
             hour_of(scenario, result, u.start, w.name),
             hour_of(scenario, result, u.end, w.name),
