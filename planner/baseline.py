@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from fractions import Fraction
+from itertools import compress
+from operator import lt
 
 import networkx as nx
 
@@ -440,7 +442,8 @@ def _held_starts(
             yield start
             break
     used = ledger.line(ledger.used, config.pool)
-    candidates = [h for h in range(max(ready, 1), len(used)) if used[h] < used[h - 1]]
+    first = max(ready, 1)  # the hours where fewer units run than the hour before
+    candidates = list(compress(range(first, len(used)), map(lt, used[first:], used[first - 1 :])))
     candidates += sorted(ledger.run_ends(config.pool))  # also where a unit it shares frees
     for day in sorted(ledger.bought.get(config.pool, {})):
         a, b = problem.package(config.pool, day)

@@ -222,16 +222,16 @@ def _windowed_runs(
     deadline = axis.hour_of_local(w.deadline) if w.deadline else axis.hours
     shapes: dict[tuple[tuple[int, int], ...], list[int]] = {}
     # from the window opened the day before: one that crosses midnight is still open in
-    # the first hours of the earliest start's day (the horizon's first day included)
-    for day in range(axis.day_of(earliest) - 1, axis.days):
-        opens, closes = axis.window(day, window)
-        if opens >= deadline:
-            break
-        # the windows after the first, up to the deadline: work not done by then is no run
-        following = (axis.window(d, window) for d in range(day + 1, axis.days))
-        later = list(itertools.takewhile(lambda w: w[0] < deadline, following))
+    # the first hours of the earliest start's day (the horizon's first day included); up
+    # to the deadline: work not done by then is no run
+    following = (axis.window(d, window) for d in range(axis.day_of(earliest) - 1, axis.days))
+    windows = list(itertools.takewhile(lambda w: w[0] < deadline, following))
+    for i, (opens, closes) in enumerate(windows):
         for start in range(max(opens, earliest), min(closes, deadline)):
-            runs = daily_runs(compute, setup, [(start, closes), *later], setup_every_day)
+            later = itertools.islice(windows, i + 1, None)
+            runs = daily_runs(
+                compute, setup, itertools.chain(((start, closes),), later), setup_every_day
+            )
             if runs is not None and runs.runs:
                 shapes.setdefault(runs.runs, []).append(start)
     return {shape: tuple(starts) for shape, starts in shapes.items()}

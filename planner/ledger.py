@@ -18,6 +18,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from operator import sub
 
 from planner.configs import Config
 from planner.problem import Problem
@@ -165,15 +166,11 @@ class Ledger:
         units are free all along, so the job then fits."""
         pool = self.problem.pools[config.pool]
         held, used = self.line(self.held, config.pool), self.line(self.used, config.pool)
-        hours = [
-            h
-            for offset, length in config.runs
-            for h in range(start + offset, start + offset + length)
-        ]
+        runs = [(start + offset, start + offset + length) for offset, length in config.runs]
         if config.units == 1:  # its cards on one unit, which may run other jobs too
             short = 0 if self.paths(config, start)[0] else 1
         else:  # whole units: as many more than run anything at every hour, and paths
-            short = max(used[h] + config.units - held[h] for h in hours)
+            short = config.units + max(max(map(sub, used[a:b], held[a:b])) for a, b in runs)
             if short < config.units:
                 short = max(short, config.units - len(self.paths(config, start)[0]))
         if short <= 0:
@@ -182,9 +179,9 @@ class Ledger:
             return None  # committed hourly cards cannot be topped up
         axis = self.problem.axis
         first = axis.day_of(start)
-        count = packages_until(axis, first, pool.days, hours[-1] + 1)
+        count = packages_until(axis, first, pool.days, runs[-1][1])
         begin, end = axis.day_start(first), axis.after_days(first, count * pool.days)
-        if pool.stock is not None and any(held[h] + short > pool.stock for h in range(begin, end)):
+        if pool.stock is not None and max(held[begin:end]) + short > pool.stock:
             return None
         return (short, first, count)
 

@@ -95,19 +95,22 @@ def daily_runs(
     [open, close) of the daily window on consecutive local days, the first (non-empty) one
     opening at the start; a window that falls wholly in a spring-forward gap is empty and
     holds no run. None if a day cannot progress, or the windows end before the work does."""
+    # in whole units of 1/scale hours: the same sums as Fractions, without their cost (a
+    # large quarter asks this for every start hour of every windowed config)
+    scale = math.lcm(compute.denominator, setup.denominator)
+    remaining, each = int(compute * scale), int(setup * scale)
     runs: list[tuple[int, int]] = []
-    remaining = compute
     first: int | None = None
     for opens, closes in windows:
         first = opens if first is None else first
         if closes <= opens:
             continue
-        this_setup = setup if (setup_every_day or not runs) else Fraction(0)
-        useful = closes - opens - this_setup
+        this_setup = each if (setup_every_day or not runs) else 0
+        useful = (closes - opens) * scale - this_setup
         if useful <= 0:
             return None
         if remaining <= useful:
-            runs.append((opens - first, occupied_hours(remaining, this_setup)))
+            runs.append((opens - first, max(1, -(-(remaining + this_setup) // scale))))
             return DailyRuns(tuple(runs))
         runs.append((opens - first, closes - opens))
         remaining -= useful

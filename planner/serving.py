@@ -55,27 +55,36 @@ class ReplicaJob:
         """
         active = [s for s in range(len(self.demand)) if self.active(s)]
         bounds = {}
+        # configs of one capacity (and reach) have one row: worked out once
+        rows: dict[tuple[int, int], tuple[int, ...]] = {}
         for c in self.configs:
-            needs = [self.need(c, s) for s in range(len(self.demand))]
-            if not active:
-                bounds[c] = tuple(0 for _ in needs)
-            elif self.hold:
-                peak = max(needs[s] for s in active)
-                bounds[c] = tuple(peak if inside else 0 for inside in self.within)
-            else:
-                reach = bridge(c)
-                first, last = active[0], active[-1]
-                row = [0] * len(segments)
-                for s in range(first, last + 1):
-                    a, b = segments[s]
-                    lo = hi = s  # segments within `reach` hours, contiguous around s
-                    while lo > first and segments[lo - 1][1] > a - reach:
-                        lo -= 1
-                    while hi < last and segments[hi + 1][0] < b + reach:
-                        hi += 1
-                    row[s] = max(needs[lo : hi + 1])
-                bounds[c] = tuple(row)
+            reach = 0 if self.hold or not active else bridge(c)
+            if (c.capacity, reach) not in rows:
+                rows[c.capacity, reach] = self._bound_row(segments, active, c.capacity, reach)
+            bounds[c] = rows[c.capacity, reach]
         return replace(self, bounds=bounds)
+
+    def _bound_row(
+        self, segments: Sequence[tuple[int, int]], active: list[int], capacity: int, reach: int
+    ) -> tuple[int, ...]:
+        """`with_bounds` for configs of one capacity and bridge."""
+        needs = [max(m, -(-d // capacity)) for d, m in zip(self.demand, self.minimum, strict=True)]
+        if not active:
+            return tuple(0 for _ in needs)
+        if self.hold:
+            peak = max(needs[s] for s in active)
+            return tuple(peak if inside else 0 for inside in self.within)
+        first, last = active[0], active[-1]
+        row = [0] * len(segments)
+        for s in range(first, last + 1):
+            a, b = segments[s]
+            lo = hi = s  # segments within `reach` hours, contiguous around s
+            while lo > first and segments[lo - 1][1] > a - reach:
+                lo -= 1
+            while hi < last and segments[hi + 1][0] < b + reach:
+                hi += 1
+            row[s] = max(needs[lo : hi + 1])
+        return tuple(row)
 
     def active(self, segment: int) -> bool:
         return self.demand[segment] > 0 or self.minimum[segment] > 0
@@ -115,11 +124,20 @@ class ReplicaJob:
         been held `hold` hours (or to the workload's end): a count falls only to the
         replicas started in the last hold hours. Without a hold, `series` itself."""
         kept = list(series)
+        if not self.hold:
+            return kept
         started = [0] * len(kept)
-        for s in range(len(kept)):
-            recent = sum(started[u] for u in self.held_from(segments, s) if u < s)
+        begun = [0] * (len(kept) + 1)  # replicas started before each segment
+        first = 0  # the first segment starting within `hold` hours of segment s's start
+        for s in range(len(kept)):  # as held_from, with one pointer for all segments
+            recent = 0
+            if self.within[s]:
+                while segments[first][0] <= segments[s][0] - self.hold:
+                    first += 1
+                recent = begun[s] - begun[first]
             kept[s] = max(kept[s], recent)
             started[s] = max(0, kept[s] - (kept[s - 1] if s else 0))
+            begun[s + 1] = begun[s] + started[s]
         return kept
 
 

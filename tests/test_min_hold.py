@@ -346,3 +346,35 @@ def test_a_quote_alone_does_not_depend_on_other_workloads_curves(
 
     monkeypatch.setattr(problem, "replica_jobs", everything)
     assert problem.quote_replicas(s, "chat") == alone
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    lengths=st.lists(st.integers(1, 6), min_size=1, max_size=14),
+    hold=st.integers(0, 12),
+    data=st.data(),
+)
+def test_kept_counts_hold_every_started_replica_its_hours(
+    lengths: list[int], hold: int, data: Any
+) -> None:
+    """`ReplicaJob.kept` (one pointer over the segments) against its rule read literally:
+    in each segment the count is at least the replicas started in the segments before it
+    whose starts lie within `hold` hours (`held_from`), and a count only rises where the
+    series or a hold says so."""
+    from planner.serving import ReplicaJob
+
+    segments, at = [], 0
+    for n in lengths:
+        segments.append((at, at + n))
+        at += n
+    k = len(segments)
+    within = tuple(data.draw(st.lists(st.booleans(), min_size=k, max_size=k)))
+    series = data.draw(st.lists(st.integers(0, 5), min_size=k, max_size=k))
+    job = ReplicaJob("chat", "serve", (), (0,) * k, (0,) * k, hold=hold, within=within)
+    expected, started = list(series), [0] * k
+    if hold:
+        for s in range(k):
+            recent = sum(started[u] for u in job.held_from(tuple(segments), s) if u < s)
+            expected[s] = max(expected[s], recent)
+            started[s] = max(0, expected[s] - (expected[s - 1] if s else 0))
+    assert job.kept(tuple(segments), series) == expected

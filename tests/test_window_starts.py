@@ -3,10 +3,16 @@ it may start at any window hour, not only at a window's opening."""
 
 from __future__ import annotations
 
+import math
 from decimal import Decimal
+from fractions import Fraction
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from planner.check import check_plan
+from planner.rules import DailyRuns, daily_runs
 from tests.planning import job, offer, solved
 
 HOURLY = {"price": 10, "stock": 1}
@@ -102,3 +108,38 @@ def test_the_horizon_may_open_inside_a_window_that_crosses_midnight(make_scenari
     long_ = job("j", 15, daily_hours="22:00-02:00")
     result = solved(make_scenario([steps], [long_], days=4))
     assert result.status == "optimal" and _plan(result).total_cost == Decimal("172.50")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    compute=st.fractions(min_value=Fraction(1, 8), max_value=60, max_denominator=360),
+    setup=st.fractions(min_value=0, max_value=3, max_denominator=60),
+    lengths=st.lists(st.tuples(st.integers(0, 30), st.integers(0, 16)), min_size=1, max_size=8),
+    every_day=st.booleans(),
+)
+def test_daily_runs_are_the_rule_in_exact_hours(
+    compute: Fraction, setup: Fraction, lengths: list[tuple[int, int]], every_day: bool
+) -> None:
+    """`daily_runs` (in whole units of the amounts' common denominator) against rule 3 in
+    Fractions: each day's window holds a run until the work is done; the last run holds
+    ceil(what is left + its setup) hours; a day whose window cannot progress, or windows
+    that end first, give no runs."""
+    windows, at = [], 0
+    for gap, length in lengths:
+        windows.append((at + gap, at + gap + length))
+        at += gap + length
+    runs: list[tuple[int, int]] = []
+    left, first, expected = compute, windows[0][0], None
+    for opens, closes in windows:
+        if closes <= opens:
+            continue
+        this = setup if (every_day or not runs) else Fraction(0)
+        if closes - opens - this <= 0:
+            break
+        if left <= closes - opens - this:
+            runs.append((opens - first, max(1, math.ceil(left + this))))
+            expected = DailyRuns(tuple(runs))
+            break
+        runs.append((opens - first, closes - opens))
+        left -= closes - opens - this
+    assert daily_runs(compute, setup, iter(windows), every_day) == expected

@@ -40,6 +40,8 @@ class TimeAxis:
     tz: zoneinfo.ZoneInfo
     _day_starts: tuple[int, ...] = field(init=False, repr=False, compare=False)
     _origin: dt.datetime = field(init=False, repr=False, compare=False)
+    # hour indices of local 00:00 past the horizon's end, as asked (packages run past it)
+    _beyond: dict[int, int] = field(init=False, repr=False, compare=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         origin = _to_utc(dt.datetime.combine(self.first_day, dt.time()), self.tz)
@@ -95,7 +97,9 @@ class TimeAxis:
         end = day + length
         if end <= self.days:
             return self._day_starts[end]
-        return self.hour_of_local(dt.datetime.combine(self.date(end), dt.time()))
+        if end not in self._beyond:
+            self._beyond[end] = self.hour_of_local(dt.datetime.combine(self.date(end), dt.time()))
+        return self._beyond[end]
 
     # --- conversions -------------------------------------------------------------------
     def instant(self, hour: int) -> dt.datetime:
