@@ -221,13 +221,15 @@ def test_the_rounds_keep_back_what_a_round_takes_beyond_its_solves(
     assert clock.now <= 3.0
 
 
+@pytest.mark.parametrize("limit", [1.0, 4.3])
 def test_a_solve_counts_the_cut_of_its_model_within_its_step(
-    make_scenario: Any, monkeypatch: Any
+    make_scenario: Any, monkeypatch: Any, limit: float
 ) -> None:
     """Cutting a neighbourhood's model out of the full one takes wall time before the solver
     starts (seconds on large quarters). The first round has no overhead measured yet, so the
     worker itself takes its cut from its solve's limit: the first round ends within the
-    budget. On a clock of its own: every cut takes 0.4 s, every solve its whole limit."""
+    budget; and no round starts with less left than a cut takes (4.3 s: rounds of 2 s, then
+    0.3 s left). On a clock of its own: every cut takes 0.4 s, every solve its whole limit."""
     from types import SimpleNamespace
 
     from ortools.sat.python import cp_model
@@ -267,9 +269,10 @@ def test_a_solve_counts_the_cut_of_its_model_within_its_step(
     monkeypatch.setattr(lns, "time", clock)
     monkeypatch.setattr(lns, "cp_model", fake)
     monkeypatch.setattr(Cut, "model", cut)
-    wall = SolverSettings(time_limit=1.0, workers=1, seed=3, deterministic=False)
+    wall = SolverSettings(time_limit=limit, workers=1, seed=3, deterministic=False)
     start = round(naive.cost(problem) * problem.money_scale)
     _, objective, _, stats = improve(CpModel(problem), naive, start, wall)
     assert objective == start and sum(stats.tried.values()) >= 1
-    # (the solve's limit had been the whole step: the round ended at 1.4 s)
-    assert clock.now <= 1.0
+    # (the solve's limit had been the whole step: the round ended at 1.4 s; a round started
+    # with 0.3 s left would end at 4.41 s)
+    assert clock.now <= limit

@@ -92,12 +92,14 @@ class Draw:
 @dataclass(frozen=True)
 class Found:
     """A worker's answer: CP-SAT's status, the objective and every variable's value where a
-    plan was found, and the budget used."""
+    plan was found, the budget used and, under a wall-clock budget, the seconds of it the
+    cut of the neighbourhood's model took."""
 
     status: int
     objective: int | None
     values: tuple[int, ...] | None
     used: float
+    cut: float = 0.0
 
 
 class Worker:
@@ -118,6 +120,7 @@ class Worker:
         limit and counted in `used`."""
         began = time.perf_counter()
         sub = self.cut.model(draw.values, draw.free)
+        cut = 0.0 if draw.deterministic else time.perf_counter() - began
         solver = cp_model.CpSolver()
         params = solver.parameters
         params.num_workers = draw.threads
@@ -129,13 +132,13 @@ class Worker:
         if draw.deterministic:
             params.max_deterministic_time = draw.step
         else:
-            params.max_time_in_seconds = max(draw.step - (time.perf_counter() - began), 0.01)
+            params.max_time_in_seconds = max(draw.step - cut, 0.01)
         status = solver.solve(sub)
         used = solver.deterministic_time if draw.deterministic else time.perf_counter() - began
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            return Found(int(status), None, None, used)
+            return Found(int(status), None, None, used, cut)
         values = tuple(solver.response_proto.solution)
-        return Found(int(status), round(solver.objective_value), values, used)
+        return Found(int(status), round(solver.objective_value), values, used, cut)
 
 
 def _solve(worker: Worker, draw: Draw) -> Found:
@@ -257,13 +260,14 @@ def improve(
     left = settings.time_limit
     # under a wall-clock limit, the most a round took beyond its longest solve (each solve's
     # time counts its cut; this is passing the work to the workers and back): kept back
-    # from the next round's budget, so the last round ends within the limit
-    overhead = 0.0
+    # from the next round's budget, so the last round ends within the limit; and no round
+    # starts with less left than the longest cut seen (its solve would have no time)
+    overhead = cuts = 0.0
     settled: set[Neighbourhood] = set()  # proven to hold nothing better than the incumbent
     with executor.workers(Worker, source, fixed, model.cuts) as workers:
         if not settings.deterministic:  # the set-up (the workers' cuts) took wall time too
             left = min(left, settings.time_limit - (time.perf_counter() - started))
-        while left - overhead > 0.05:
+        while left - overhead - cuts > 0.05:
             hoods = draws.draw(width, settled, stats)
             if not hoods:
                 break
@@ -286,6 +290,7 @@ def improve(
             else:  # the budget is wall time: the round took as long as its longest solve
                 longest = max(max(f.used, MIN_STEP) for f in found)
                 overhead = max(overhead, time.perf_counter() - began - longest)
+                cuts = max(cuts, *(f.cut for f in found))
                 left -= longest
                 left = min(left, settings.time_limit - (time.perf_counter() - started))
             best: tuple[int, Neighbourhood, Found] | None = None
