@@ -11,7 +11,7 @@ from typing import Any
 from planner.check import check_plan
 from planner.domain.costs import CostTerm
 from planner.domain.plan import Plan, ReplicaAssignment
-from tests.planning import job, offer, reserve, solved, with_assignment
+from tests.planning import job, offer, reserve, service, solved, with_assignment
 
 H = dt.timedelta(hours=1)
 
@@ -186,3 +186,23 @@ def test_each_use_of_an_illegal_config_is_refused_on_its_own(make_scenario: Any)
     refused = [v for v in violations if (v.rule, v.subject) == ("config", "desk")]
     assert len(refused) == 2
     assert all("does not rent h100-80g" in v.message for v in refused), refused
+
+
+def test_a_config_is_judged_at_the_capacity_each_use_states(make_scenario: Any) -> None:
+    # One a100-80g replica of the chat service carries 100 requests. Two uses of the same
+    # config, one stating 10 (it may serve fewer than it carries) and one 1,000: only the
+    # second is refused, whichever comes first (the checker's memo of what a config
+    # carries is per stated capacity).
+    s = make_scenario([offer("o", hourly={"price": 10})], [service()], days=1)
+    plan = solved(s).plan
+    assert plan is not None and check_plan(s, plan).ok
+    [chat] = plan.replica
+    [u] = chat.uses[:1]
+    assert u.end - u.start >= 2 * H
+    half = u.start + H
+    low = u.model_copy(update={"end": half, "capacity": 10})
+    high = u.model_copy(update={"start": half, "capacity": 1000})
+    for uses in ([low, high], [high, low]):
+        violations = check_plan(s, with_assignment(plan, "chat", uses=[*uses, *chat.uses[1:]]))
+        refused = [v.message for v in violations.violations if v.rule == "config"]
+        assert len(refused) == 1 and "states 1000 requests per replica" in refused[0], refused
