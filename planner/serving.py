@@ -60,15 +60,19 @@ class ReplicaJob:
         for c in self.configs:
             reach = 0 if self.hold or not active else bridge(c)
             if (c.capacity, reach) not in rows:
-                rows[c.capacity, reach] = self._bound_row(segments, active, c.capacity, reach)
+                rows[c.capacity, reach] = self._bound_row(segments, active, c, reach)
             bounds[c] = rows[c.capacity, reach]
         return replace(self, bounds=bounds)
 
     def _bound_row(
-        self, segments: Sequence[tuple[int, int]], active: list[int], capacity: int, reach: int
+        self,
+        segments: Sequence[tuple[int, int]],
+        active: list[int],
+        config: ReplicaConfig,
+        reach: int,
     ) -> tuple[int, ...]:
-        """`with_bounds` for configs of one capacity and bridge."""
-        needs = [max(m, -(-d // capacity)) for d, m in zip(self.demand, self.minimum, strict=True)]
+        """`with_bounds` for the configs of `config`'s capacity and bridge `reach`."""
+        needs = [self.need(config, s) for s in range(len(self.demand))]
         if not active:
             return tuple(0 for _ in needs)
         if self.hold:
