@@ -79,7 +79,8 @@ def order_sheet(axis: TimeAxis, plan: Plan) -> list[OrderLine]:
     groups: dict[tuple[str, str, bool, str], list[Rental]] = defaultdict(list)
     for r in plan.rentals:
         groups[_line_key(r)].append(r)
-    lines = [_order_line(axis, rentals) for rentals in groups.values()]
+    local: dict[int, dt.datetime] = {}  # hour index → local time, shared by the lines
+    lines = [_order_line(axis, rentals, local) for rentals in groups.values()]
     lines.sort(key=lambda x: (x.first.timestamp(), x.offer, x.mode, x.committed, x.workload or ""))
     return lines + [_storage_line(a) for a in plan.assignments if a.storage]
 
@@ -112,7 +113,7 @@ def _storage_line(a: Assignment | ReplicaAssignment) -> OrderLine:
     )
 
 
-def _order_line(axis: TimeAxis, rentals: list[Rental]) -> OrderLine:
+def _order_line(axis: TimeAxis, rentals: list[Rental], local: dict[int, dt.datetime]) -> OrderLine:
     first = min(axis.hour(r.start) for r in rentals)
     last = max(axis.hour(r.end) for r in rentals)
     step = [0] * (last - first + 1)
@@ -123,8 +124,11 @@ def _order_line(axis: TimeAxis, rentals: list[Rental]) -> OrderLine:
     base, peak = min(held), max(held)
     above = [first + i for i, n in enumerate(held) if n > base]
     # hours of day and weekdays as local wall-clock time (the time axis's one DST rule)
-    hours = sorted({axis.local(h).hour for h in above})
-    days = sorted({axis.local(h).weekday() for h in above})
+    for h in above:
+        if h not in local:
+            local[h] = axis.local(h)
+    hours = sorted({local[h].hour for h in above})
+    days = sorted({local[h].weekday() for h in above})
     r0 = rentals[0]
     return OrderLine(
         offer=r0.offer,
