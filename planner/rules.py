@@ -110,7 +110,8 @@ def daily_runs(
         if useful <= 0:
             return None
         if remaining <= useful:
-            runs.append((opens - first, max(1, -(-(remaining + this_setup) // scale))))
+            last = occupied_hours(Fraction(remaining, scale), Fraction(this_setup, scale))
+            runs.append((opens - first, last))
             return DailyRuns(tuple(runs))
         runs.append((opens - first, closes - opens))
         remaining -= useful
