@@ -91,6 +91,7 @@ def lower_bound(
     by_segment: bool = False,
     by_day: bool = True,
     approximate: int = 0,
+    exact_columns: int = SEGMENT_COLUMNS,
 ) -> Bound:
     """The best bound over a few charges: full rates everywhere, and for each pool that some
     plan must buy, every step from free to full (pool by pool, keeping the best). `forced`:
@@ -102,7 +103,9 @@ def lower_bound(
     pools that gain most (unused or forced) decided day by day (planner.purchases).
     `approximate`: the most columns of a program too large for an exact solve that may be
     solved approximately instead (planner.charges; 0: none), without the forced pools'
-    windows."""
+    windows. `exact_columns`: the most columns solved exactly (at most SEGMENT_COLUMNS); a program
+    between it and SEGMENT_COLUMNS is not priced at all (an approximate solve of one that
+    small gained nothing where measured, in twice the flat bound's time)."""
     packages = _packages(problem)
     full = {key: p.unit_price / p.card_hours for key, p in packages.items()}
     least = _least_bought(problem, packages)
@@ -221,7 +224,7 @@ def lower_bound(
     committed = [k for k, p in packages.items() if p.committed and least[k] == p.committed]
     segmented = sorted([*unused, *committed])
     columns = charges.columns(problem) if by_segment and problem.segments and segmented else None
-    exact = columns is not None and columns <= SEGMENT_COLUMNS  # by GLOP
+    exact = columns is not None and columns <= min(exact_columns, SEGMENT_COLUMNS)  # by GLOP
     rough = columns is not None and SEGMENT_COLUMNS < columns <= approximate  # by PDLP
     if exact or rough:
         spans = charges.Spans(problem, segmented)

@@ -211,7 +211,10 @@ def solve(
     # starts, on the second core where there is one: it needs none of them, and they get
     # the time (the same bound either way, so no answer depends on the machine)
     counted = {k: f.packages for k, f in forced.items()}
-    columns = round(APPROXIMATE_COLUMNS * params.time_limit)
+    columns = (
+        round(EXACT_COLUMNS * params.time_limit),
+        round(APPROXIMATE_COLUMNS * params.time_limit),
+    )
     beside = len(problem.jobs) + len(problem.replica_jobs) >= BESIDE_WORKLOADS
     priced = Beside(lambda: _bounds(problem, counted, columns), physical_cores() if beside else 1)
     began = time.perf_counter()
@@ -440,12 +443,16 @@ def solve(
 
 
 def _bounds(
-    problem: Problem, forced: dict[tuple[str, str], int], columns: int
+    problem: Problem, forced: dict[tuple[str, str], int], columns: tuple[int, int]
 ) -> tuple[Bound, Fraction | None]:
     """The relaxation's bound, and the plans that buy no optional package bounded alone
     (where the plan found buys none: the gap among them; what is left is whether optional
-    packages could pay)."""
-    relaxation = lower_bound(problem, forced, by_segment=True, approximate=columns)
+    packages could pay). `columns`: the most columns of the program by segment solved
+    exactly, and approximately (planner.bound)."""
+    exact, rough = columns
+    relaxation = lower_bound(
+        problem, forced, by_segment=True, approximate=rough, exact_columns=exact
+    )
     return relaxation, without_packages(problem, forced)
 
 
@@ -550,6 +557,12 @@ BUY_BEFORE = 0.8
 # at 60 s stays out: its forced machine-months carry its bound, and the program added
 # nothing there in 12 s.
 APPROXIMATE_COLUMNS = 7_500
+# and solved exactly (GLOP, up to planner.bound's SEGMENT_COLUMNS) where it has at most this
+# many a second: q3's 73k columns take 11 s beyond the flat bound's 5 s (for +0.13%), which
+# at a 10 s limit kept the command waiting until 20 s and 24 s in all. Priced from 30 s of
+# limit on for q3 and from 48 s for generate.py's 30 workloads (120k); past 200k columns
+# the limit was already what decided (above)
+EXACT_COLUMNS = 2_500
 
 # the bound is priced beside the starts from this many workloads on: below it, it takes
 # well under a second, and forking a process of a few hundred MB and waiting for its
@@ -899,8 +912,17 @@ def _too_large(estimate: int, params: SolveParams, started: float, baseline: boo
             "baseline, its gap against the relaxation's bound"
         )
     if baseline and not params.deterministic:
-        left = params.time_limit - (time.perf_counter() - started)
+        spent = time.perf_counter() - started
+        left = params.time_limit - spent
         build = estimate * BUILD_SECONDS_PER_VARIABLE
+        if left <= 0:
+            return (
+                f"the steps before the search (loading, the baselines, the bound) took "
+                f"{spent:,.1f} s of the {params.time_limit:g} s time limit, so no CP-SAT "
+                "model was built; the plan is the best checked baseline, its gap against "
+                f"the relaxation's bound (a --time-limit of "
+                f"{math.ceil(build * 4 + spent)} s or more lets the solver improve it)"
+            )
         if build > left / 2:
             return (
                 f"building the CP-SAT model (about {estimate:,} variables, ~{build:,.0f} s) "

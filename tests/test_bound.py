@@ -474,6 +474,26 @@ def test_a_program_too_large_for_an_exact_solve_is_solved_approximately(
     assert 89 < found.total <= optimum(problem) == 90
 
 
+def test_a_program_beyond_the_exact_columns_allowed_is_not_priced(make_scenario: Any) -> None:
+    # the busy-hours desk again: solved exactly where its columns are allowed (the optimum,
+    # 90), left out below them (the flat bound), and a program smaller than GLOP's size
+    # limit is never handed to PDLP instead (the measured approximate solve of one that
+    # small gained nothing in twice the flat bound's time)
+    offers = [
+        offer("o", hourly={"price": 10, "stock": 4}),
+        offer("p", daily={"price": 100, "stock": 4}),
+    ]
+    s = make_scenario(offers, [planning.reserve("desk", 1, "09:00-12:00", days=3)], days=3)
+    problem = build_problem(s, serving=True)
+    wanted = charges.columns(problem)
+    allowed = lower_bound(problem, by_segment=True, by_day=False, exact_columns=wanted)
+    assert allowed.segments is not None and allowed.total == optimum(problem) == 90
+    below = lower_bound(
+        problem, by_segment=True, by_day=False, exact_columns=wanted - 1, approximate=10**6
+    )
+    assert below.segments is None and below.total == Fraction(75, 2)
+
+
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mixed())
 def test_an_approximate_program_never_exceeds_the_optimum(

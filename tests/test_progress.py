@@ -213,6 +213,22 @@ def test_a_limit_spent_on_building_says_so_and_shows_the_baseline(
     assert "the plan is the best checked baseline" in text
     assert "lets the solver improve it" in text
     assert "q3-train: feasible" in text
+
+
+def test_a_limit_spent_before_the_search_says_how_long_it_took(
+    cli: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the steps before the search ran past the 0.1 s limit (0.3 s on the solver's clock):
+    # said as what they took of the limit, not as a negative time left
+    monkeypatch.setattr(cli_common, "time", Clock(1000.0))
+    monkeypatch.setattr(cli_solve, "time", Clock(1000.0))
+    monkeypatch.setattr(planner.solve, "time", Clock(1000.3))
+    result = cli("solve", "scenarios/q3-train.yaml", "--time-limit", "0.1")
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.stdout.split())
+    assert "took 0.3 s of the 0.1 s time limit, so no CP-SAT model was built" in text
+    assert "s left of the time limit" not in text
+    assert "the plan is the best checked baseline" in text
     assert re.search(r"gap [\d.]+%, 0\.00 s of search,", text)  # no search ran
 
 
