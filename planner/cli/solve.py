@@ -66,7 +66,11 @@ def solve_command(
         ),
     ] = None,
     workers: Annotated[
-        int | None, typer.Option(min=1, help="Solver threads (default: physical cores).")
+        int | None,
+        typer.Option(
+            min=1,
+            help="CP-SAT workers (default: physical cores, at least 4).",
+        ),
     ] = None,
     seed: Annotated[int, typer.Option(help="Solver random seed.")] = 0,
     deterministic: Annotated[
