@@ -16,6 +16,7 @@ import yaml
 
 from planner.check import check_plan
 from planner.cli.common import read_plan
+from planner.cli.reprice import saving
 from planner.cli.variant import Change, _builder
 from planner.domain.load import load_scenario
 from planner.whatif.compare import Delta, Side, delta
@@ -125,6 +126,20 @@ def test_the_delta_is_an_interval_unless_both_sides_are_optimal() -> None:
     d = delta(found, far)
     # base optimum in [90, 110], variant's in [120, 150]: [120 - 110, 150 - 90]
     assert (d.low, d.high, d.sign_unknown) == (Fraction(10), Fraction(60), False)
+
+
+def test_reprices_saving_is_the_difference_of_the_figures_shown() -> None:
+    # a replan bound of 405,117.635 is shown as 405,117.64 (half-even); the most re-planning
+    # could save is 414,223.33 less that, 9,105.69, not the exact difference rounded
+    # (9,105.695 -> 9,105.70), which does not reconcile with the figures printed
+    side = Side(
+        "replan", "feasible", total=Fraction(40_700_000, 100), bound=Fraction(405_117_635, 1000)
+    )
+    found = saving(Fraction(41_422_333, 100), side, "CNY")
+    assert str(found["at_most"]) == "9105.69" and str(found["found"]) == "7223.33"
+    assert not found["exact"]
+    proven = replace(side, status="optimal", bound=side.total)
+    assert saving(Fraction(41_422_333, 100), proven, "CNY")["at_most"] == found["found"]
 
 
 def test_reprice_equals_the_checkers_recomputation(

@@ -36,7 +36,7 @@ from planner.cli.variant import (
     solve_side,
 )
 from planner.domain.errors import Issue, LoadError
-from planner.whatif.compare import money
+from planner.whatif.compare import Side, money
 from planner.whatif.report import summary
 
 
@@ -109,18 +109,28 @@ def reprice_command(
         )
         report["replan"] = summary(side, currency)
         if side.total is not None and not breaks:
-            lowest = side.total if side.optimal else side.bound or Fraction(0)
-            report["saving"] = {
-                "found": money(check.total - side.total, currency),
-                "at_most": money(check.total - lowest, currency),
-                "exact": side.optimal,
-            }
+            report["saving"] = saving(check.total, side, currency)
     print_reprice(human(json_path), report)
     write_json(report, json_path)
     if breaks:  # a failed check, as `plan check` exits
         raise typer.Exit(1)
     if replan and side.inconsistency:  # the replan shown is a checked one: an answer all the same
         err.print(f"[bold red]replan: {escape(side.inconsistency)}[/]")
+
+
+def saving(kept: Fraction, side: Side, currency: str) -> dict[str, Any]:
+    """What re-planning saves against keeping the plan (`kept`: its repriced total): found,
+    and at most (down to the replan's bound where it is not proven). Differences of the
+    figures shown, each rounded once to the currency's minor unit, so that they reconcile
+    as printed, as `plan solve`'s do."""
+    assert side.total is not None
+    lowest = side.total if side.optimal else side.bound or Fraction(0)
+    shown = money(kept, currency)
+    return {
+        "found": shown - money(side.total, currency),
+        "at_most": shown - money(lowest, currency),
+        "exact": side.optimal,
+    }
 
 
 def print_reprice(console: Console, report: dict[str, Any]) -> None:
