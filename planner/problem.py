@@ -329,7 +329,9 @@ def quote_replicas(scenario: Scenario, name: str) -> list[dict[str, Any]]:
         # rented: the replicas' rentals and disks; held: their disks (packages below)
         cost = rate.series(need, segments)
         if c.rented:
-            unit_hours = rate.held_hours(need, segments) + rate.round_up(need, segments)
+            # replica-hours held and rounded up, each replica `units` units of its offer
+            replica_hours = rate.held_hours(need, segments) + rate.round_up(need, segments)
+            unit_hours = replica_hours * c.units
             whole = unit_hours.denominator == 1  # a fractional minimum bills part of an hour
             billed: dict[str, Any] = {
                 "billed_unit_hours": int(unit_hours) if whole else float(unit_hours),

@@ -27,6 +27,7 @@ from planner.check import check_plan
 from planner.cpsat.model import CpModel
 from planner.domain.costs import CostTerm
 from planner.prices import ReplicaRate
+from tests.conftest import REPO
 from tests.planning import (
     assert_plans_the_cheapest_count_series,
     day_curves,
@@ -233,6 +234,23 @@ def test_a_quote_bills_the_steps_it_charges(make_scenario: Any) -> None:
     s = make_scenario([steps], [reserve("desk", 1, "09:00-12:00")], days=1)
     [row] = [r for r in quote_replicas(s, "desk") if r["mode"] == "hourly"]
     assert (row["billed_unit_hours"], row["exact_cost"]) == (4, 40)
+
+
+def test_a_quote_bills_unit_hours_whatever_cards_a_replica_holds() -> None:
+    # q3's chat-70b quoted alone: its rented replicas hold 1-8 cards of one-card offers, and
+    # the billed column counts units of the offer, as priced (no catalog there charges
+    # disks): unit-hours × the unit's hourly price is the row's cost, two-card h20 replicas
+    # included (2,480 replica-hours, 4,960 unit-hours at 6.20)
+    from planner.domain.load import load_scenario
+    from planner.prices import unit_price
+    from planner.problem import quote_replicas
+
+    s = load_scenario(REPO / "scenarios" / "q3.yaml")
+    rows = [r for r in quote_replicas(s, "chat-70b") if r["mode"] == "hourly"]
+    assert any(r["cards"] > 1 for r in rows)
+    for row in rows:
+        price = unit_price(s.offers[row["offer"]], "hourly")
+        assert row["billed_unit_hours"] * price == row["exact_cost"], row
 
 
 def test_plan_solve_plans_a_stepped_offer(cli: Any, make_scenario: Any, tmp_path: Any) -> None:
