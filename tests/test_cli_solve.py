@@ -109,6 +109,24 @@ def test_quote_lists_configs_cheapest_first(cli: Any) -> None:
     assert missing.exit_code == 1 and "did you mean legal-13b-finetune?" in missing.stderr
 
 
+def test_quote_shows_configs_alike_in_every_figure_once(cli: Any) -> None:
+    # q3's office-hours QLoRA job runs in a daily window: its configs for each hour the runs
+    # may start at are alike in every figure quoted, and shown once with their count
+    from planner.domain.load import load_scenario
+    from planner.quote import train_quotes
+
+    q3 = REPO / "scenarios" / "q3.yaml"
+    result = cli("quote", q3, "support-qwen7b-qlora", "--json", "-")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)["rows"]
+    figures = [tuple(sorted((k, v) for k, v in r.items() if k != "configs")) for r in rows]
+    assert len(set(figures)) == len(rows)
+    configs = train_quotes(load_scenario(q3), "support-qwen7b-qlora")
+    assert sum(r["configs"] for r in rows) == len(configs) > len(rows)
+    shown = cli("quote", q3, "support-qwen7b-qlora")
+    assert "a row may stand for several configs" in " ".join(shown.stdout.split())
+
+
 def test_check_rejects_a_file_that_is_not_a_plan(cli: Any, tmp_path: Path) -> None:
     bad = tmp_path / "x.json"
     bad.write_text(json.dumps({"hello": 1}))

@@ -87,9 +87,15 @@ def quote_command(
                 "low_confidence_card": low,
             }
         )
+    rows = _merged(rows)
     rows.sort(key=lambda r: (r["cost"], r["cards"], r["hours"], r["offer"], r["mode"]))
     console = human(json_path)
     console.print(_table(workload, currency, rows))
+    if any(r["configs"] > 1 for r in rows):
+        console.print(
+            "a row may stand for several configs alike in every figure shown (a windowed "
+            "job's daily runs may start at several hours; `configs` in the JSON)"
+        )
     console.print(
         "* price assumed (not on the price list)   ~ rests on a low-confidence card "
         "figure (speed or memory)"
@@ -99,6 +105,8 @@ def quote_command(
 
 # The unit of each number in a quote row (money in the document's currency).
 TRAIN_UNITS = {
+    "configs": "configs this row stands for, alike in every figure shown (a windowed job's "
+    "daily runs may start at several hours)",
     "hours": "h (occupied, setup included)",
     "compute_hours": "h",
     "billed_hours": "h billed per unit (hourly, spot)",
@@ -113,6 +121,18 @@ REPLICA_UNITS = {
     "package_units": "units held (package modes)",
     "cost": "currency",
 }
+
+
+def _merged(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows with those alike in every figure shown once, each with how many configs it
+    stands for (a windowed job has one config per hour its daily runs may start at)."""
+    counts: dict[tuple[Any, ...], int] = {}
+    first: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for r in rows:
+        key = tuple(sorted(r.items()))
+        counts[key] = counts.get(key, 0) + 1
+        first.setdefault(key, r)
+    return [{"configs": counts[key], **r} for key, r in first.items()]
 
 
 def _document(
