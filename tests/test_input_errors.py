@@ -13,7 +13,7 @@ import yaml
 from planner.domain import yaml_source
 from planner.domain.errors import LoadError
 from planner.domain.load import load_scenario
-from tests.conftest import minimal_scenario
+from tests.conftest import REPO, minimal_scenario
 from tests.test_yaml_safety import count_built_values
 
 
@@ -232,6 +232,22 @@ def test_json_errors_are_machine_readable(write: Any, cli: Any) -> None:
     assert payload["valid"] is False
     [error] = payload["errors"]
     assert error["field"] == "workloads[0].tokens" and error["line"] > 1
+
+
+def test_a_missing_catalog_file_is_located_in_the_scenario(cli: Any, tmp_path: Path) -> None:
+    # the scenario's line and field that name it, and the path it resolved to (relative to
+    # the scenario's folder), not only the path
+    text = (REPO / "scenarios" / "q3.yaml").read_text()
+    lines = text.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("catalog:"))
+    lines[at] = "catalog: prices/missing.yaml"
+    path = tmp_path / "q.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    result = cli("validate", path)
+    assert result.exit_code == 1
+    where = f"{path}:{at + 1}:1: catalog: catalog file"
+    assert where in result.stderr
+    assert repr(str(tmp_path / "prices" / "missing.yaml")) + " not found" in result.stderr
 
 
 def test_missing_file(cli: Any, tmp_path: Path) -> None:

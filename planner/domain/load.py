@@ -95,7 +95,10 @@ def resolve_catalog_path(ref: str, base: Path | None, where: Locate) -> Path:
     """A catalog reference: a path (relative to `base`) or the name of a shipped catalog."""
     if _is_path(ref):
         path = Path(ref)
-        return path if path.is_absolute() or base is None else base / path
+        path = path if path.is_absolute() or base is None else base / path
+        if not _is_file(path):  # said where the reference is, with the path it resolved to
+            raise LoadError([where((), f"catalog file {str(path)!r} not found")])
+        return path
     path = data_dir("catalogs") / f"{ref}.yaml"
     if ref == CARD_SPECS or not _is_file(path):
         names = catalog_names()
