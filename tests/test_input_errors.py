@@ -250,6 +250,32 @@ def test_a_missing_catalog_file_is_located_in_the_scenario(cli: Any, tmp_path: P
     assert repr(str(tmp_path / "prices" / "missing.yaml")) + " not found" in result.stderr
 
 
+def test_an_offer_with_a_bad_price_and_an_unknown_card_gets_both_said(
+    cli: Any, tmp_path: Path
+) -> None:
+    # every problem at once: the unknown card was said only once the price was mended
+    catalog = tmp_path / "prices.yaml"
+    catalog.write_text(
+        "name: mine\ncurrency: CNY\ndate: 2026-09-24\nsource: a test\noffers:\n"
+        "  - id: x\n    card: a100-80gb\n    unit_cards: 1\n"
+        "    hourly: {price: -10, stock: 4}\n"
+    )
+    text = (REPO / "scenarios" / "q3.yaml").read_text()
+    lines = [
+        "catalog: prices.yaml" if line.startswith("catalog:") else line
+        for line in text.splitlines()
+    ]
+    path = tmp_path / "q.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    result = cli("validate", path)
+    assert result.exit_code == 1
+    said = " ".join(result.stderr.split())
+    assert f"{catalog}:9:14: offers[0].hourly.price" in said
+    assert (
+        f"{catalog}:7:5: offers[0].card: unknown card 'a100-80gb'; did you mean a100-80g?" in said
+    )
+
+
 def test_missing_file(cli: Any, tmp_path: Path) -> None:
     result = cli("validate", tmp_path / "nope.yaml")
     assert result.exit_code == 1 and "file not found" in result.stderr

@@ -120,9 +120,11 @@ def _merged_items(
     key: str,
     base: Layers,
     patches: Layers,
-    check: Callable[[M, Locate], list[Issue]] = lambda _value, _locate: [],
+    check: Callable[[dict[str, Any], Locate], list[Issue]] = lambda _item, _locate: [],
 ) -> list[M]:
-    """Merge patch items over base items by `key`, then validate each, blaming the right file."""
+    """Merge patch items over base items by `key`, then validate each, blaming the right file.
+    `check`: references in each merged item, checked whether or not the rest of it is valid
+    (every problem at once)."""
     items: dict[Any, Layers] = {}
     for origin in [*base, *patches]:
         items.setdefault(_ident(origin[2], key), []).append(origin)
@@ -140,7 +142,7 @@ def _merged_items(
         value = collect.validate(model, merged, locate)
         if value is not None:
             result.append(value)
-            collect.issues += check(value, locate)
+        collect.issues += check(merged, locate)
     return result
 
 
@@ -166,11 +168,12 @@ def _items(source: Source, key: str) -> Layers:
     return [(source, (key, i), item) for i, item in enumerate(data) if isinstance(item, dict)]
 
 
-def _known_card(cards: dict[str, CardType]) -> Callable[[Offer, Locate], list[Issue]]:
-    def check(offer: Offer, locate: Locate) -> list[Issue]:
-        if offer.card in cards:
-            return []
-        return [locate(("card",), f"unknown card {offer.card!r}{did_you_mean(offer.card, cards)}")]
+def _known_card(cards: dict[str, CardType]) -> Callable[[dict[str, Any], Locate], list[Issue]]:
+    def check(offer: dict[str, Any], locate: Locate) -> list[Issue]:
+        card = offer.get("card")
+        if not isinstance(card, str) or card in cards:
+            return []  # a card that is no text, or none: the schema says so
+        return [locate(("card",), f"unknown card {card!r}{did_you_mean(card, cards)}")]
 
     return check
 
