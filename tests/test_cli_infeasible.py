@@ -78,3 +78,52 @@ def test_an_infeasible_example_exits_2_with_its_conflict_and_relaxation(
     solved = cli("solve", path, "--workers", "2", "--deterministic", "--json", "-")
     assert solved.exit_code == 0, solved.output
     assert json.loads(solved.stdout)["status"] == "optimal"
+
+
+def test_a_windowed_job_short_of_time_is_offered_the_fewest_cards_that_finish_it(
+    cli: Any, tmp_path: Path
+) -> None:
+    # 1.2e9 LoRA tokens of a 13B on one card take 49 h of 08:00-22:00 windows from 07-07
+    # at the fastest; its deadline of 07-08 00:00 leaves one window. Besides a later
+    # deadline, the fewest cards that finish inside that window: 4 (max_cards 1), and the
+    # patch applied gives a plan
+    scenario = {
+        "name": "windowed",
+        "currency": "CNY",
+        "timezone": "Asia/Shanghai",
+        "horizon": {"start": "2026-07-01", "end": "2026-07-14"},
+        "catalog": "jizhisuan-2026-09",
+        "workloads": [
+            {
+                "name": "tune",
+                "kind": "train",
+                "model": "llama-2-13b",
+                "method": "lora",
+                "precision": "bf16",
+                "tokens": 1.2e9,
+                "seq_len": 4096,
+                "micro_batch": 4,
+                "earliest_start": "2026-07-07",
+                "deadline": "2026-07-08",
+                "daily_hours": "08:00-22:00",
+                "max_cards": 1,
+            }
+        ],
+    }
+    path = tmp_path / "windowed.yaml"
+    path.write_text(yaml.safe_dump(scenario, sort_keys=False))
+    result = cli("solve", path, "--workers", "2", "--deterministic", "--json", "-")
+    assert result.exit_code == 2, result.output
+    [conflict] = json.loads(result.stdout)["conflicts"]
+    texts = [r["text"] for r in conflict["relaxations"]]
+    assert texts[0].startswith("move the deadline of tune to ")
+    assert texts[1:] == ["allow 4 cards (max_cards 1)"]
+    fixed = deep_merge(scenario, conflict["relaxations"][1]["patch"])
+    path.write_text(yaml.safe_dump(fixed, sort_keys=False))
+    solved = cli("solve", path, "--workers", "2", "--deterministic", "--json", "-")
+    assert solved.exit_code == 0, solved.output
+    assert json.loads(solved.stdout)["status"] == "optimal"
+    # three cards do not finish it: the fewest is four
+    fewer = deep_merge(scenario, {"workloads": [{"name": "tune", "max_cards": 3}]})
+    path.write_text(yaml.safe_dump(fewer, sort_keys=False))
+    assert cli("solve", path, "--workers", "2", "--deterministic").exit_code == 2

@@ -160,12 +160,16 @@ def test_a_deadline_too_early_by_six_hours(make_scenario: Any) -> None:
         "30.0 h of work + 0.00 h setup"
     )
     assert conflict.available == "24 h from 2026-07-01 00:00 to 2026-07-02 00:00"
-    [later] = conflict.relaxations
+    later, more = conflict.relaxations
     assert later.text == "move the deadline of a to 2026-07-02 06:00 (+6 h)"
     assert later.patch == {"workloads": [{"name": "a", "deadline": "2026-07-02T06:00"}]}
     assert feasible(s, later)
     one_less = {"workloads": [{"name": "a", "deadline": "2026-07-02T05:00"}]}
     assert solved(relaxed(s, one_less, "short.yaml")).status == "infeasible"
+    # or two cards (max_cards 1 binds): 15 h of work each, inside the 24 h
+    assert more.text == "allow 2 cards (max_cards 1)"
+    assert more.patch == {"workloads": [{"name": "a", "max_cards": 2}]}
+    assert feasible(s, more)
 
 
 def test_a_daily_window_counts_window_days(make_scenario: Any) -> None:
@@ -178,10 +182,12 @@ def test_a_daily_window_counts_window_days(make_scenario: Any) -> None:
     assert conflict.needed.startswith(
         "3 daily windows of 08:00-18:00, 53 h from its start at 2026-07-01 08:00"
     )
-    [later] = conflict.relaxations
+    later, more = conflict.relaxations
     assert later.text == "move the deadline of a to 2026-07-03 13:00 (+13 h)"
     plan = solved(relaxed(s, later.patch)).plan
     assert plan is not None and plan.train[0].end.hour == 13
+    # or two cards: 12.5 h of work each, in the windows of 07-01 and 07-02
+    assert more.text == "allow 2 cards (max_cards 1)" and feasible(s, more)
 
 
 def test_a_daily_window_shorter_than_the_setup_never_progresses(make_scenario: Any) -> None:
@@ -198,11 +204,13 @@ def test_past_the_horizon_the_horizon_is_extended_too(make_scenario: Any) -> Non
     # 250 h from 07-01 00:00 ends 07-11 10:00: past the 10-day horizon, so the horizon
     # ends on 07-12 and the deadline moves by 250 − 48 = 202 h.
     s = make_scenario([offer("o", hourly=HOURLY)], [job("a", 250, deadline="2026-07-03")])
-    [later] = only(s).relaxations
+    later, more = only(s).relaxations
     assert later.text == (
         "extend the horizon to 2026-07-12 and move the deadline of a to 2026-07-11 10:00 (+202 h)"
     )
     assert feasible(s, later)
+    # or eight cards (31.25 h of work each, inside the 48 h); four would need 62.5 h
+    assert more.text == "allow 8 cards (max_cards 1)" and feasible(s, more)
 
 
 def test_after_that_leaves_no_window_is_a_dependency(make_scenario: Any) -> None:
@@ -223,10 +231,15 @@ def test_after_that_leaves_no_window_is_a_dependency(make_scenario: Any) -> None
         "at the earliest)"
     )
     assert a.relaxation == (
-        "move the deadline of b to 2026-07-01 20:00 (+5 h), at the end of the chain a → b"
+        "move the deadline of b to 2026-07-01 20:00 (+5 h), at the end of the chain a → b "
+        "or allow 2 cards (max_cards 1)"
     )
-    assert b.relaxation == "move the deadline of b to 2026-07-01 20:00 (+5 h)"
+    assert b.relaxation == (
+        "move the deadline of b to 2026-07-01 20:00 (+5 h) or allow 2 cards (max_cards 1)"
+    )
     assert feasible(s, a.relaxations[0])
+    # or either on two cards (5 h of work each): a inside 00:00-05:00, or b inside 10:00-15:00
+    assert feasible(s, a.relaxations[1]) and feasible(s, b.relaxations[1])
 
 
 # --- stock ------------------------------------------------------------------------------------

@@ -198,7 +198,8 @@ def window(scenario: Scenario, jobs: Sequence[Job], job: Job) -> Conflict:
             f"start at {when(axis, start)}, on its fastest config ({config.label()})"
         )
     relaxation = _later_deadline(scenario, jobs, job, finish - job.deadline)
-    return Conflict(kind, (w.name,), needed, available, relaxation)
+    more = _more_cards_in_time(scenario, job)  # or more cards, where max_cards binds
+    return Conflict(kind, (w.name,), needed, available, (*relaxation, *more))
 
 
 def _no_config(scenario: Scenario, job: Job, kind: Kind, available: str) -> Conflict:
@@ -224,20 +225,42 @@ def _no_config(scenario: Scenario, job: Job, kind: Kind, available: str) -> Conf
             # windows hold more than a setup: the hours left before the horizon ends are
             # too few for the work on any config
             hours = sum(b - a for a, b in left)
+            due = sum(max(0, min(b, job.deadline) - a) for a, b in left)
             needed = (
                 "more window hours than are left: no config finishes its work in them "
                 "(its fastest card and count included)"
             )
-            available = (
-                f"{hours:,} h of {window} windows from {when(axis, job.earliest)} to the "
-                "horizon's end"
-            )
-            return Conflict(kind, (w.name,), needed, available)
+            since = f"of {window} windows from {when(axis, job.earliest)} to"
+            available = f"{hours:,} h {since} the horizon's end"
+            if job.deadline < axis.hours:  # a deadline before it leaves fewer
+                deadline = when(axis, job.deadline)
+                available = f"{due:,} h {since} its deadline {deadline} ({hours:,} h to its end)"
+            return Conflict(kind, (w.name,), needed, available, _more_cards_in_time(scenario, job))
         needed = f"a daily window longer than its setup ({float(setup):.2f} h at the least)"
         return Conflict(kind, (w.name,), needed, f"{window} each day")
     needed = f"a window hour at or after {when(axis, job.earliest)}"
     available = "none before the horizon ends"
     return Conflict(kind, (w.name,), needed, available)
+
+
+def _more_cards_in_time(scenario: Scenario, job: Job) -> tuple[Relaxation, ...]:
+    """The fewest cards above `max_cards` on which the job finishes inside its window (from
+    its earliest start to its deadline, tightened as it is), on units its offer's stock
+    holds; none where `max_cards` does not bind or no count does."""
+    w = job.workload
+    if w.max_cards is None:
+        return ()
+    committed = {(c.offer, c.mode) for c in scenario.spec.commitments}
+    for n in (n for n in COUNTS if n > w.max_cards):
+        more = w.model_copy(update={"max_cards": n, "deadline": None})
+        for config in train_configs(scenario, job.index, more, committed):
+            cap = scenario.offers[config.offer].most_units(config.mode)
+            starts = [s for s in (config.starts or (job.earliest,)) if s >= job.earliest]
+            fits = cap is None or config.units <= cap
+            if fits and any(s + config.span <= job.deadline for s in starts):
+                text = f"allow {n} cards (max_cards {w.max_cards})"
+                return (Relaxation(text, workload_patch(w.name, max_cards=n)),)
+    return ()
 
 
 def _lifted(scenario: Scenario, job: Job) -> list[Config]:
