@@ -21,7 +21,7 @@ from planner.bound import _Floors, lower_bound
 from planner.cpsat.model import CpModel, SolverSettings
 from planner.export.page import gap_words
 from planner.forced import forced_packages
-from planner.problem import Infeasible, build_problem, within_stock
+from planner.problem import Infeasible, Problem, build_problem, within_stock
 from planner.rules import PACKAGE_MODES
 from tests import planning
 from tests.planning import job, offer
@@ -55,17 +55,22 @@ def test_the_bound_never_exceeds_the_optimum(make_scenario: Any, instance: dict[
         )
 
 
-def test_a_package_used_only_in_busy_hours_is_charged_by_segment(make_scenario: Any) -> None:
-    # a card 09:00-12:00 on 3 days: hourly at 10 costs 3 × 3 × 10 = 90; a daily package at
-    # 100 holds the card all day. One charge for the whole quarter (100 ÷ 24 per card-hour)
-    # prices the package's 9 busy hours at 37.50; charged by segment, the busy hours carry
-    # up to 10 each (30 a day, within the package's 100), so the bound is the optimum
+def _busy_desk(make_scenario: Any) -> Problem:
+    """A card 09:00-12:00 on 3 days: hourly at 10, or a daily package at 100."""
     offers = [
         offer("o", hourly={"price": 10, "stock": 4}),
         offer("p", daily={"price": 100, "stock": 4}),
     ]
     s = make_scenario(offers, [planning.reserve("desk", 1, "09:00-12:00", days=3)], days=3)
-    problem = build_problem(s, serving=True)
+    return build_problem(s, serving=True)
+
+
+def test_a_package_used_only_in_busy_hours_is_charged_by_segment(make_scenario: Any) -> None:
+    # a card 09:00-12:00 on 3 days: hourly at 10 costs 3 × 3 × 10 = 90; a daily package at
+    # 100 holds the card all day. One charge for the whole quarter (100 ÷ 24 per card-hour)
+    # prices the package's 9 busy hours at 37.50; charged by segment, the busy hours carry
+    # up to 10 each (30 a day, within the package's 100), so the bound is the optimum
+    problem = _busy_desk(make_scenario)
     assert lower_bound(problem, by_day=False).total == Fraction(75, 2)
     assert lower_bound(problem, by_segment=True, by_day=False).total == optimum(problem) == 90
 
@@ -460,12 +465,7 @@ def test_a_program_too_large_for_an_exact_solve_is_solved_approximately(
     # the busy-hours desk above with every program "too large" for GLOP: PDLP's duals,
     # repaired and priced exactly, reach the optimum within its tolerance, never above it;
     # without `approximate` the bound stays the flat one
-    offers = [
-        offer("o", hourly={"price": 10, "stock": 4}),
-        offer("p", daily={"price": 100, "stock": 4}),
-    ]
-    s = make_scenario(offers, [planning.reserve("desk", 1, "09:00-12:00", days=3)], days=3)
-    problem = build_problem(s, serving=True)
+    problem = _busy_desk(make_scenario)
     monkeypatch.setattr(bound, "SEGMENT_COLUMNS", 0)
     exact = lower_bound(problem, by_segment=True, by_day=False)
     assert exact.total == Fraction(75, 2) and exact.segments is None
@@ -479,12 +479,7 @@ def test_a_program_beyond_the_exact_columns_allowed_is_not_priced(make_scenario:
     # 90), left out below them (the flat bound), and a program smaller than GLOP's size
     # limit is never handed to PDLP instead (the measured approximate solve of one that
     # small gained nothing in twice the flat bound's time)
-    offers = [
-        offer("o", hourly={"price": 10, "stock": 4}),
-        offer("p", daily={"price": 100, "stock": 4}),
-    ]
-    s = make_scenario(offers, [planning.reserve("desk", 1, "09:00-12:00", days=3)], days=3)
-    problem = build_problem(s, serving=True)
+    problem = _busy_desk(make_scenario)
     wanted = charges.columns(problem)
     allowed = lower_bound(problem, by_segment=True, by_day=False, exact_columns=wanted)
     assert allowed.segments is not None and allowed.total == optimum(problem) == 90
