@@ -57,6 +57,14 @@ def _is_path(ref: str) -> bool:
     return "/" in ref or "\\" in ref or ref.endswith((".yaml", ".yml", ".json")) or ref == "."
 
 
+def _exists(path: Path) -> bool:
+    """Whether anything is at `path` (a device too: reading it says what is wrong with it)."""
+    try:
+        return path.exists()
+    except OSError:
+        return False
+
+
 def _is_file(path: Path) -> bool:
     """Whether `path` is a file; a name too long or otherwise unusable is simply not one."""
     try:
@@ -96,7 +104,7 @@ def resolve_catalog_path(ref: str, base: Path | None, where: Locate) -> Path:
     if _is_path(ref):
         path = Path(ref)
         path = path if path.is_absolute() or base is None else base / path
-        if not _is_file(path):  # said where the reference is, with the path it resolved to
+        if not _exists(path):  # said where the reference is, with the path it resolved to
             raise LoadError([where((), f"catalog file {str(path)!r} not found")])
         return path
     path = data_dir("catalogs") / f"{ref}.yaml"
