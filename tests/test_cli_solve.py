@@ -58,6 +58,28 @@ def test_json_to_stdout_is_the_plan_alone(cli: Any) -> None:
     assert plan["rentals"][0]["start"].endswith("+08:00")
 
 
+def test_output_files_in_missing_folders_are_refused_before_the_solve(
+    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # --json and --report into folders that do not exist: exit 1 at once, each named, no
+    # solve started and nothing written (they failed only after the whole solve)
+    import planner.cli.solve as cli_solve
+
+    def no_solve(*_args: Any, **_kwargs: Any) -> Any:
+        raise AssertionError("the solve started")
+
+    monkeypatch.setattr(cli_solve, "solve", no_solve)
+    gone = tmp_path / "gone"
+    result = cli("solve", SEED, "--json", gone / "p.json", "--report", gone / "r" / "r.html")
+    assert result.exit_code == 1
+    said = " ".join(result.stderr.split())
+    assert f"--json: folder '{gone}' does not exist" in said
+    assert f"--report: folder '{gone / 'r'}' does not exist" in said
+    assert not gone.exists()
+    what = cli("whatif", SEED, "--price", "*.hourly=×2", "--json", gone / "w.json")
+    assert what.exit_code == 1 and "--json: folder" in what.stderr
+
+
 def test_a_reserve_scenario_solves_and_checks(cli: Any, tmp_path: Path, make_scenario: Any) -> None:
     offers = [offer("o", hourly={"price": 10, "stock": 8}, weekly={"price": 900, "stock": 8})]
     people = {

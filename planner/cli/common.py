@@ -163,6 +163,21 @@ def write_text(path: Path, text: str) -> None:
     err.print(f"wrote {path}")
 
 
+def writable(**paths: str | Path | None) -> None:
+    """Each output file's folder exists (by option name, as `json=…`, `report=…`; "-" is
+    stdout): said before a long solve, not after it. A LoadError (exit 1) naming each."""
+    issues = []
+    for name, path in paths.items():
+        if path is None or str(path) == "-":
+            continue
+        folder = Path(path).parent
+        if not folder.is_dir():
+            flag = "--" + name.replace("_", "-")
+            issues.append(Issue(flag, None, None, (), f"folder {str(folder)!r} does not exist"))
+    if issues:
+        raise LoadError(issues)
+
+
 def write_json(data: Any, json_path: str | None) -> None:
     if json_path is None:
         return
@@ -188,7 +203,8 @@ def input_errors(json_path: str | None = None) -> Iterator[None]:
         yield
     except LoadError as exc:
         print_issues(exc)
-        write_json({"valid": False, "errors": [i.as_dict() for i in exc.issues]}, json_path)
+        if json_path is not None and (json_path == "-" or Path(json_path).parent.is_dir()):
+            write_json({"valid": False, "errors": [i.as_dict() for i in exc.issues]}, json_path)
         raise typer.Exit(1) from None
 
 

@@ -29,6 +29,7 @@ from planner.cli.common import (
     parse_margin,
     parse_speed_margin,
     with_margin,
+    writable,
     write_json,
     write_text,
 )
@@ -145,6 +146,7 @@ def solve_command(
     """Solve a scenario: the cheapest feasible plan, checked, with its costs and savings."""
     started = command_started()  # the time limit bounds the whole command
     with input_errors(json_path):
+        writable(json=json_path, report=report)  # --csv makes its folder
         loaded = with_margin(
             load_planned(scenario), parse_margin(memory_margin), parse_speed_margin(speed_margin)
         )

@@ -21,6 +21,7 @@ from planner.cli.common import (
     human,
     input_errors,
     load_planned,
+    writable,
     write_json,
     write_text,
 )
@@ -100,6 +101,7 @@ def whatif_command(
 ) -> None:
     """Solve a scenario and a variant of it; print the difference, exact or as an interval."""
     with input_errors(json_path):
+        writable(json=json_path, report=report_path)
         base = load_planned(scenario)
         ranges = [m for c in commit or [] if (m := RANGE.match(c))]
         flags = dict(price=price, stock=stock, shift=shift, drop=drop, set=set_)
