@@ -80,6 +80,51 @@ def test_output_files_in_missing_folders_are_refused_before_the_solve(
     assert what.exit_code == 1 and "--json: folder" in what.stderr
 
 
+def test_a_plan_made_with_margins_is_checked_and_replayed_with_them(
+    cli: Any, tmp_path: Path
+) -> None:
+    # 2e8 LoRA tokens of an 8B, its speed estimated: at 20% slower its runs are longer, so
+    # the plan is only valid with that margin. The plan records it; plan check and plan
+    # simulate apply it, a different one given by flag is refused, and the same plan read
+    # as made without it breaks the durations
+    scenario = {
+        "name": "margined",
+        "currency": "CNY",
+        "timezone": "Asia/Shanghai",
+        "horizon": {"start": "2026-07-01", "end": "2026-07-08"},
+        "catalog": "jizhisuan-2026-09",
+        "workloads": [
+            {
+                "name": "ft8b",
+                "kind": "train",
+                "model": "llama-3.1-8b",
+                "method": "lora",
+                "precision": "bf16",
+                "tokens": 2.0e8,
+                "seq_len": 4096,
+                "micro_batch": 4,
+            }
+        ],
+    }
+    path = tmp_path / "margined.yaml"
+    path.write_text(yaml.safe_dump(scenario, sort_keys=False))
+    saved = tmp_path / "plan.json"
+    solved = cli("solve", path, "--speed-margin", "20%", "--deterministic", "--json", saved)
+    assert solved.exit_code == 0, solved.output
+    plan = json.loads(saved.read_text())
+    assert (plan["speed_margin"], plan["memory_margin"]) == ("20%", None)
+    assert cli("check", path, saved).exit_code == 0
+    assert cli("check", path, saved, "--speed-margin", "20%").exit_code == 0
+    other = cli("check", path, saved, "--speed-margin", "10%")
+    assert other.exit_code == 1
+    assert "the plan was made with --speed-margin 20%" in " ".join(other.stderr.split())
+    assert cli("simulate", path, saved, "--runs", "5").exit_code == 0
+    bare = tmp_path / "bare.json"
+    bare.write_text(json.dumps({**plan, "speed_margin": None}))
+    broken = cli("check", path, bare)
+    assert broken.exit_code == 1 and "[duration] ft8b" in broken.stderr
+
+
 def test_a_reserve_scenario_solves_and_checks(cli: Any, tmp_path: Path, make_scenario: Any) -> None:
     offers = [offer("o", hourly={"price": 10, "stock": 8}, weekly={"price": 900, "stock": 8})]
     people = {

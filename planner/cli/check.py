@@ -16,6 +16,7 @@ from planner.cli.common import (
     human,
     input_errors,
     load_planned,
+    margins_of,
     parse_margin,
     parse_speed_margin,
     read_plan,
@@ -31,13 +32,14 @@ def check_command(
     memory_margin: MarginOption = None,
     speed_margin: SpeedMarginOption = None,
 ) -> None:
-    """Recompute every rule and cost line of a saved plan against its scenario (with the
-    margins the plan was made with, where `plan solve` was given them as flags)."""
+    """Recompute every rule and cost line of a saved plan against its scenario, with the
+    margins the plan was made with (`plan solve` records them in the plan)."""
     with input_errors(json_path):
+        plan = read_plan(plan_file)
+        memory_margin, speed_margin = margins_of(plan, memory_margin, speed_margin)
         loaded = with_margin(
             load_planned(scenario), parse_margin(memory_margin), parse_speed_margin(speed_margin)
         )
-        plan = read_plan(plan_file)
     result = check_plan(loaded, plan)  # needs no solvable scenario: it only reads the plan
     console = human(json_path)
     payload = {

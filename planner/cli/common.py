@@ -178,6 +178,22 @@ def writable(**paths: str | Path | None) -> None:
         raise LoadError(issues)
 
 
+def margins_of(plan: Plan, memory: str | None, speed: str | None) -> tuple[str | None, str | None]:
+    """The margins to check or replay `plan` with: those it was made with (`plan solve`
+    records them), which flags given here must repeat."""
+    issues = []
+    for flag, given, made in (
+        ("--memory-margin", memory, plan.memory_margin),
+        ("--speed-margin", speed, plan.speed_margin),
+    ):
+        if given is not None and given != made:
+            said = f"was made with {flag} {made}" if made else f"was made without {flag}"
+            issues.append(Issue(flag, None, None, (), f"the plan {said}; give the same or none"))
+    if issues:
+        raise LoadError(issues)
+    return plan.memory_margin, plan.speed_margin
+
+
 def write_json(data: Any, json_path: str | None) -> None:
     if json_path is None:
         return

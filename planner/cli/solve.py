@@ -184,6 +184,7 @@ def solve_command(
         raise typer.Exit(exit_code(result))
     assert result.problem is not None and result.solution is not None
     plan = annotate(result.problem, result.solution, result.plan)  # after the check
+    plan = plan.model_copy(update={"memory_margin": memory_margin, "speed_margin": speed_margin})
     if margins:
         plan = with_margins(loaded, plan)
     console = human(json_path)

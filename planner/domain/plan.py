@@ -240,6 +240,10 @@ class Plan(_PlanModel):
     # charged by cause (planner.views.spend_by_workload); adds up to total_cost
     attribution: dict[str, Decimal] = {}
     margins: list[WorkloadMargin] = []  # `plan solve --margins`: each workload's margin
+    # the --memory-margin and --speed-margin the plan was made with, as given (`plan check`
+    # and `plan simulate` apply the same)
+    memory_margin: str | None = None
+    speed_margin: str | None = None
     gap: float | None = None
     bound: Decimal | None = None
     # no plan that buys no package (daily, weekly or monthly) but on the pools every plan
