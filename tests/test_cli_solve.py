@@ -119,6 +119,8 @@ def test_a_plan_made_with_margins_is_checked_and_replayed_with_them(
     assert other.exit_code == 1
     assert "the plan was made with --speed-margin 20%" in " ".join(other.stderr.split())
     assert cli("simulate", path, saved, "--runs", "5").exit_code == 0
+    same = cli("reprice", path, saved, "--no-replan", "--json", "-")
+    assert same.exit_code == 0 and json.loads(same.stdout)["feasible"]
     bare = tmp_path / "bare.json"
     bare.write_text(json.dumps({**plan, "speed_margin": None}))
     broken = cli("check", path, bare)

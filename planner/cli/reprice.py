@@ -19,7 +19,11 @@ from planner.cli.common import (
     human,
     input_errors,
     load_planned,
+    margins_of,
+    parse_margin,
+    parse_speed_margin,
     read_plan,
+    with_margin,
     write_json,
 )
 from planner.cli.variant import (
@@ -91,6 +95,9 @@ def reprice_command(
                     )
                 ]
             )
+        # checked, and re-planned, with the margins the plan was made with
+        memory, speed = margins_of(plan, None, None)
+        variant = with_margin(variant, parse_margin(memory), parse_speed_margin(speed))
     check = check_plan(variant, plan)
     currency = variant.spec.currency
     breaks = [v for v in check.violations if v.rule != "cost"]
