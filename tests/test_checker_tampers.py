@@ -69,6 +69,24 @@ def test_a_deleted_breakdown_is_rejected(make_scenario: Any) -> None:
     assert [(v.rule, v.subject) for v in violations] == [("cost", "cost_breakdown")]
 
 
+def test_a_deleted_rental_is_named_as_missing_and_its_lines_read_as_money(
+    make_scenario: Any,
+) -> None:
+    # the job's rental taken out of the plan: its run has no rental, the assignment lists
+    # one the plan does not have (not "one time more than the runs it carries"), and the
+    # breakdown lines say money, not reprs
+    s = make_scenario([offer("o", hourly={"price": 10})], [job("a", 3)], days=1)
+    plan = solved(s).plan
+    assert plan is not None and check_plan(s, plan).ok
+    [rental] = plan.rentals
+    violations = check_plan(s, plan.model_copy(update={"rentals": []})).violations
+    said = [f"{v.rule} {v.subject}: {v.message}" for v in violations]
+    assert f"rental a: lists rental {rental.id}, which is not among the plan's rentals" in said
+    assert not any("time(s) more than" in line for line in said)
+    assert "cost cost_breakdown.total: states 30.00, recomputed 0.00" in said
+    assert "cost cost_breakdown.by_month.2026-07: states 30.00, recomputed no line" in said
+
+
 def test_the_minimum_billed_hours_are_recomputed(make_scenario: Any) -> None:
     # min_hours 3: a 1-hour job is billed 3 h = 30.00. A plan stating 1 h and 10.00 (the
     # rule ignored) is rejected on its billed hours, its cost and its total.

@@ -187,6 +187,16 @@ def _compare_breakdown(
     lines += [(f"by_month.{m}", stated.by_month.get(m), recomputed.by_month.get(m)) for m in months]
     for name, said, value in lines:
         if said != value:
-            result.add(
-                "cost", f"cost_breakdown.{name}", 1, "", f"states {said}, recomputed {value}"
-            )
+            why = f"states {_figure(said)}, recomputed {_figure(value)}"
+            result.add("cost", f"cost_breakdown.{name}", 1, "", why)
+
+
+def _figure(value: object) -> str:
+    """A breakdown figure as a person reads it: money or an amount with its cost, or
+    "no line" where one side has none."""
+    if value is None:
+        return "no line"
+    if isinstance(value, Quantity):
+        cost = "" if value.cost is None else f" costing {value.cost:,.2f}"
+        return f"{value.amount:,.2f}{cost}"
+    return f"{value:,.2f}" if isinstance(value, Decimal) else str(value)

@@ -186,7 +186,15 @@ def check_train(
             carried = _rentals_of_runs(scenario, a, stated, held, used_rentals, result)
         for rental_id in sorted(set(a.rentals)):
             extra = a.rentals.count(rental_id) - carried.count(rental_id)
-            if extra > 0:  # its money would be counted in this assignment's cost
+            if rental_id not in held and not a.held:
+                result.add(
+                    "rental",
+                    a.workload,
+                    a.rentals.count(rental_id),
+                    "rentals",
+                    f"lists rental {rental_id}, which is not among the plan's rentals",
+                )
+            elif extra > 0:  # its money would be counted in this assignment's cost
                 result.add(
                     "rental",
                     a.workload,
