@@ -329,8 +329,16 @@ def decisions(problem: Problem, plan: Plan) -> list[str]:
                 for r in plan.rentals
                 if (r.offer, r.mode) == (offer_id, mode)
             )
+            pooled = [r for r in plan.rentals if (r.offer, r.mode) == (offer_id, mode)]
+            users = ", ".join(jobs) or "no workload"
+            if all(r.committed for r in pooled):  # held because the scenario commits to it
+                lines.append(
+                    f"{name} {reference}; committed (the plan must include it), used by "
+                    f"{users}; they use {used:,} of {held:,} held card-hours"
+                )
+                continue
             lines.append(
-                f"{name} {reference}; bought for {', '.join(jobs)}: {reason}; they use "
+                f"{name} {reference}; bought for {users}: {reason}; they use "
                 f"{used:,} of {held:,} held card-hours"
             )
         elif hourly is not None and break_even is not None:

@@ -161,6 +161,25 @@ def test_a_mostly_idle_package_is_the_first_warning(make_scenario: Any) -> None:
     assert "(210 of 240 card-hours in the horizon idle), for desk" in warning
 
 
+def test_a_committed_package_is_said_to_be_committed_not_bought(make_scenario: Any) -> None:
+    # the committed daily package above: the package decisions call it committed, used by
+    # the desk, not "bought for" it (the plan buys nothing; the scenario commits to it)
+    from planner.problem import build_problem
+    from planner.report import decisions
+
+    s = make_scenario(
+        [offer("o", hourly={"price": 10, "stock": 4}, daily={"price": 40, "stock": 4})],
+        [reserve("desk", cards=1, hours="09:00-12:00", days=10)],
+        commitments=[{"offer": "o", "mode": "daily", "units": 1, "start": "2026-07-01"}],
+    )
+    plan = solved(s).plan
+    assert plan is not None
+    problem = build_problem(s, serving=True)
+    [line] = [x for x in decisions(problem, plan) if x.startswith("o daily")]
+    assert "; committed (the plan must include it), used by desk; they use 30 of 240" in line
+    assert "bought" not in line
+
+
 def test_a_stale_catalog_is_named(make_scenario: Any) -> None:
     s = make_scenario(
         [offer("o", hourly={"price": 10, "stock": 4})],
