@@ -413,6 +413,7 @@ def headline_warnings(scenario: Scenario, plan: Plan) -> list[str]:
                 "and stock may have moved"
             )
     out += _outside(scenario, plan)
+    out += _past_context(scenario)
     out += _forced(plan)
     out += _idle_packages(scenario, plan)
     out += _unpriced_disks(scenario, plan)
@@ -425,6 +426,24 @@ def headline_warnings(scenario: Scenario, plan: Plan) -> list[str]:
             f"{n} assumed or low-confidence figure{'s' if n > 1 else ''} behind this plan "
             "(listed at the end): confirm them with the provider before ordering"
         )
+    return out
+
+
+def _past_context(scenario: Scenario) -> list[str]:
+    """A line per train job whose sequences, or serve workload whose requests, are longer
+    than its model's trained context."""
+    out = []
+    for w in scenario.spec.workloads:
+        model = scenario.models.get(w.name)
+        if model is None:  # reserved cards: no model
+            continue
+        if isinstance(w, TrainWorkload):
+            said = model.past_context(w.seq_len, "a sequence")
+        else:
+            tokens = getattr(w, "context_tokens", None)
+            said = None if tokens is None else model.past_context(tokens, "a request")
+        if said is not None:
+            out.append(f"{w.name}: {said}")
     return out
 
 

@@ -21,7 +21,7 @@ import pytest
 from planner.export.csvfiles import FILES, write_csv
 from planner.export.page import CHARTS, render
 from planner.report import headline_warnings
-from tests.planning import offer, reserve, solved
+from tests.planning import job, offer, reserve, solved
 
 
 def _rows(path: Path) -> list[dict[str, str]]:
@@ -178,6 +178,27 @@ def test_a_committed_package_is_said_to_be_committed_not_bought(make_scenario: A
     [line] = [x for x in decisions(problem, plan) if x.startswith("o daily")]
     assert "; committed (the plan must include it), used by desk; they use 30 of 240" in line
     assert "bought" not in line
+
+
+def test_sequences_past_the_models_context_are_warned_of(make_scenario: Any, cli: Any) -> None:
+    # llama-2-7b was trained on 4,096 positions: a job at 8,192 is planned (the estimate
+    # assumes extended positions work) and warned of; one at 4,096 is not. plan fit too.
+    long = make_scenario([offer("o", hourly={"price": 10})], [job("a", 3, seq_len=8192)], days=2)
+    plan = solved(long).plan
+    assert plan is not None
+    said = [w for w in headline_warnings(long, plan) if "max_position_embeddings" in w]
+    assert said == [
+        "a: a sequence of 8,192 tokens is past llama-2-7b's context of 4,096 "
+        "(max_position_embeddings): at that length its positions must be extended (RoPE "
+        "scaling or a long-context variant), which the estimates assume works"
+    ]
+    fits = make_scenario([offer("o", hourly={"price": 10})], [job("a", 3, seq_len=4096)], days=2)
+    plan = solved(fits).plan
+    assert plan is not None
+    assert not [w for w in headline_warnings(fits, plan) if "max_position_embeddings" in w]
+    args = ("fit", "llama-2-7b", "--task", "lora", "--card", "a100-80g", "--seq-len")
+    assert "past llama-2-7b's context of 4,096" in " ".join(cli(*args, "8192").stdout.split())
+    assert "max_position_embeddings" not in cli(*args, "4096").stdout
 
 
 def test_a_stale_catalog_is_named(make_scenario: Any) -> None:

@@ -305,6 +305,12 @@ def fit(
     _bands(console, rows)
     if card_model.moe is not None and task.value != "serve":
         console.print(f"  note: {_moe_note(task.value)}", markup=False)
+    serving = task.value == "serve"
+    long = card_model.past_context(
+        context_tokens if serving else seq_len, "a request" if serving else "a sequence"
+    )
+    if long is not None:
+        console.print(f"  note: {long}", markup=False)
     for line in measured_lines(entries, card_model.name, task.value):
         console.print(f"  measured: {line}", markup=False)
     if explain:

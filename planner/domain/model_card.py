@@ -89,6 +89,18 @@ class ModelCard(Frozen):
             raise ValueError("moe.active_params exceeds params")
         return self
 
+    def past_context(self, tokens: int, what: str) -> str | None:
+        """A warning where `tokens` (`what`: a sequence or a request) pass the model's
+        trained context (its max_position_embeddings); None within it or where unknown."""
+        if self.max_context is None or tokens <= self.max_context:
+            return None
+        return (
+            f"{what} of {tokens:,} tokens is past {self.name}'s context of "
+            f"{self.max_context:,} (max_position_embeddings): at that length its positions "
+            "must be extended (RoPE scaling or a long-context variant), which the estimates "
+            "assume works"
+        )
+
     @property
     def dim_per_head(self) -> int:
         return self.head_dim or self.hidden // self.heads
