@@ -87,3 +87,20 @@ def test_7b_quantised_inference_fits_40g_with_room_for_replicas() -> None:
         estimate = serve("llama-2-7b", "a100-40g", 1, precision, 1)
         assert 4 * GB < estimate.total < 12 * GB
         assert estimate.total * 3 < estimate.usable
+
+
+def test_a_marginal_serving_verdict_is_said_as_marginal_and_its_term_named_plainly() -> None:
+    # Llama 3.1 70B in bf16 on 8 RTX 3090s, one request: the seeds' "weights × 2" says it
+    # does not fit 24 GB; gpuplan fits it, marginally (the table's verdict), and names the
+    # rule's "headroom" for what it is: all memory beside the weights (KV cache, workspace,
+    # overhead), not what the card has left over (the table's headroom column)
+    from planner.estimate.fit import verdict
+
+    estimate = serve("llama-3.1-70b", "rtx3090", 8, "bf16", 1)
+    assert estimate.fits and verdict(estimate) == "marginal"
+    why = disagreement(
+        model("llama-3.1-70b"), card("rtx3090"), 8, "serve", "bf16", estimate, marginal=True
+    )
+    assert why is not None
+    assert "gpuplan says it fits, marginally (within its error band): memory beside" in why
+    assert "headroom is" not in why

@@ -180,7 +180,8 @@ def _base_row(
     row: dict[str, Any] = {"card": card.id, "cards": count, **_memory_fields(estimate)}
     row["assumptions"] = [str(a) for a in estimate.assumptions]
     row["low_confidence"] = [a.text for a in estimate.assumptions if a.low_confidence]
-    seed = disagreement(query.model, card, count, query.task, query.precision, estimate)
+    marginal = verdict(estimate) == "marginal"
+    seed = disagreement(query.model, card, count, query.task, query.precision, estimate, marginal)
     if seed is not None:
         row["seed_rule"] = seed
     return row

@@ -50,9 +50,17 @@ def rule_text(task: str, precision: str = "bf16") -> str:
 
 
 def disagreement(
-    model: ModelCard, card: CardType, cards: int, task: str, precision: str, ours: MemoryEstimate
+    model: ModelCard,
+    card: CardType,
+    cards: int,
+    task: str,
+    precision: str,
+    ours: MemoryEstimate,
+    marginal: bool = False,
 ) -> str | None:
-    """One line saying why gpuplan's verdict differs from the seeds' rule, or None if it agrees."""
+    """One line saying why gpuplan's verdict differs from the seeds' rule, or None if it
+    agrees. `marginal`: gpuplan's verdict is marginal (within its error band either way),
+    said as such."""
     rule = rule_breakdown(model, task, precision, cards)
     rule_total = sum(rule.values())
     rule_fits = rule_total <= card.memory_gb.value * GB
@@ -66,14 +74,21 @@ def disagreement(
     terms = set(rule) | set(mine)
     term = max(terms, key=lambda t: sign * (mine.get(t, 0.0) - rule.get(t, 0.0)))
     verdict = "fits" if ours.fits else "does not fit"
+    if marginal:
+        verdict = f"{'fits' if ours.fits else 'overfills it'}, marginally (within its error band)"
     rule_says = f"{rule_text(task, precision)} = {rule_total / GB:.1f} GB"
     memory = f"{card.memory_gb.value:g} GB"
+    label = TERM_LABELS.get(term, term.replace("_", " "))
     return (
         f"seeds' rule ({rule_says} vs {memory}) says it {'fits' if rule_fits else 'does not'}; "
-        f"gpuplan says it {verdict}: {term.replace('_', ' ')} is "
+        f"gpuplan says it {verdict}: {label} is "
         f"{mine.get(term, 0.0) / GB:.1f} GB here vs {rule.get(term, 0.0) / GB:.1f} GB in the "
         f"rule ({_why(term, task, ours)})"
     )
+
+
+# the rule's "headroom" is all memory beside the weights, not what a card has left over
+TERM_LABELS = {"headroom": "memory beside the weights"}
 
 
 def _why(term: str, task: str, ours: MemoryEstimate) -> str:
