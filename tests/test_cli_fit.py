@@ -107,7 +107,7 @@ def test_knob_flags_change_the_answer(cli: Any) -> None:
 def test_config_json_model_and_bad_names(cli: Any, tmp_path: Any) -> None:
     result = cli("fit", "llama-3-8b")
     assert result.exit_code == 1 and "did you mean llama-3.1-8b?" in result.stderr
-    result = cli("fit", "llama-2-7b", "--recipe", "zero2")
+    result = cli("fit", "llama-2-7b", "--task", "lora", "--recipe", "zero2")
     assert result.exit_code == 1 and "unknown recipe 'zero2'" in result.stderr
 
 
@@ -184,3 +184,22 @@ def test_a_stated_network_times_a_multi_node_run_as_published(cli: Any) -> None:
     assert any("a 25 Gb/s network (assumed)" in a for a in said)
     human = cli("fit", "llama-2-70b", *flags[:-2], "--network-gbps", "3200")
     assert "3200 Gb/s network" in human.stdout.replace("\n", " ")
+
+
+def test_flags_the_task_does_not_use_are_refused_each_named(cli: Any) -> None:
+    # they were accepted and ignored: ZeRO and a LoRA rank while serving, a KV cache
+    # format while fine-tuning, and nf4 (a weights format) for a KV cache
+    serve = cli("fit", "llama-3.1-8b", "--task", "serve", "--zero", "3", "--lora-rank", "64")
+    assert serve.exit_code == 1
+    said = " ".join(serve.stderr.split())
+    assert "--zero: applies to training, not --task serve" in said
+    assert "--lora-rank: applies to --task lora or qlora" in said
+    full = cli("fit", "llama-3.1-8b", "--task", "full", "--lora-rank", "8", "--kv-precision", "fp8")
+    assert full.exit_code == 1
+    said = " ".join(full.stderr.split())
+    assert "--lora-rank: applies to --task lora or qlora" in said
+    assert "--kv-precision: applies to --task serve" in said
+    nf4 = cli("fit", "llama-3.1-8b", "--task", "serve", "--kv-precision", "nf4")
+    assert nf4.exit_code == 1 and "nf4 is a weights format" in nf4.stderr
+    fine = cli("fit", "llama-3.1-8b", "--task", "lora", "--lora-rank", "64", "--card", "h100-80g")
+    assert fine.exit_code == 0, fine.output

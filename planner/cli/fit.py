@@ -212,6 +212,40 @@ def fit(
     with input_errors(json_path):
         margin = parse_margin(memory_margin) or 0.0
         _coherent(task, precision, packed, mean_seq_len)
+        _applies(
+            task,
+            training={
+                "--recipe": recipe,
+                "--optimizer": optimizer,
+                "--zero": zero,
+                "--fsdp": fsdp or None,
+                "--offload": offload,
+                "--checkpointing": checkpointing,
+                "--optimizer-in-backward": optimizer_in_backward,
+                "--chunked-loss": chunked_loss,
+                "--fused-loss": fused_loss,
+                "--compile": compile_,
+                "--activation-offload": activation_offload,
+                "--packed": packed,
+                "--mean-seq-len": mean_seq_len,
+                "--mixed-units": mixed_units,
+                "--expert-loop": expert_loop,
+                "--plain-loop": plain_loop,
+            },
+            adapters={
+                "--lora-rank": lora_rank,
+                "--lora-targets": lora_targets,
+                "--lora-precision": lora_precision,
+            },
+            serving={
+                "--output-tokens": output_tokens,
+                "--min-tokens-per-s": min_tokens_per_s,
+                "--kv-precision": kv_precision,
+            },
+        )
+        if kv_precision is not None and kv_precision.value == "nf4":
+            message = "nf4 is a weights format (bitsandbytes); a KV cache is 16-bit, fp8 or int8"
+            raise LoadError([Issue("--kv-precision", None, None, (), message)])
         if output_tokens is not None and output_tokens >= context_tokens:
             message = (
                 f"--output-tokens {output_tokens} must be less than --context-tokens "
@@ -332,6 +366,28 @@ def _coherent(
         )
     if mean_seq_len is not None and packed is not False:
         problems.append(("--mean-seq-len", "applies to unpacked batches: add --unpacked"))
+    if problems:
+        raise LoadError([Issue(flag, None, None, (), text) for flag, text in problems])
+
+
+def _applies(
+    task: Task,
+    training: dict[str, object],
+    adapters: dict[str, object],
+    serving: dict[str, object],
+) -> None:
+    """Flags given that the task does not use are bad input (each named), not ignored:
+    training flags with --task serve, adapter flags but with lora or qlora, serving flags
+    but with serve."""
+    problems = []
+    wrong: list[tuple[dict[str, object], bool, str]] = [
+        (training, task is Task.serve, "applies to training, not --task serve"),
+        (adapters, task not in (Task.lora, Task.qlora), "applies to --task lora or qlora"),
+        (serving, task is not Task.serve, "applies to --task serve"),
+    ]
+    for flags, refused, why in wrong:
+        if refused:
+            problems += [(flag, why) for flag, value in flags.items() if value is not None]
     if problems:
         raise LoadError([Issue(flag, None, None, (), text) for flag, text in problems])
 
