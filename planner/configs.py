@@ -296,14 +296,15 @@ def replica_modes(scenario: Scenario, offer: Offer) -> list[tuple[str, bool]]:
 
 
 def replica_counts(scenario: Scenario, workload: ServeWorkload, offer: Offer) -> list[int]:
-    """Card counts one replica may take on an offer: within one node (unless the offer has
-    a network), at most `max_cards_per_replica`, and splitting the heads evenly (tensor
-    parallel)."""
+    """Card counts one replica may take on an offer: within one node (a network or not:
+    the serving estimate times its all-reduces on the node's links, so a replica across
+    nodes is no option rather than an optimistic one), at most `max_cards_per_replica`,
+    and splitting the heads evenly (tensor parallel)."""
     model = scenario.models[workload.name]
     return [
         count
         for count in SERVE_COUNTS
-        if (count <= offer.node_cards or offer.network is not None)
+        if count <= offer.node_cards
         and not (workload.max_cards_per_replica and count > workload.max_cards_per_replica)
         and not (model.heads % count or (model.kv_heads % count and count % model.kv_heads))
     ]

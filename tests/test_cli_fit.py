@@ -203,3 +203,14 @@ def test_flags_the_task_does_not_use_are_refused_each_named(cli: Any) -> None:
     assert nf4.exit_code == 1 and "nf4 is a weights format" in nf4.stderr
     fine = cli("fit", "llama-3.1-8b", "--task", "lora", "--lora-rank", "64", "--card", "h100-80g")
     assert fine.exit_code == 0, fine.output
+
+
+def test_a_serving_replica_across_nodes_is_not_estimated(cli: Any) -> None:
+    # 16 H100s for a 70B: two nodes of 8. Its speed had been the one-node estimate whatever
+    # the network (109.8 tok/s at 0.001 Gb/s, faster than 8 cards); now the row says why
+    # it is not estimated, and within a node it is
+    args = ("fit", "llama-3.1-70b", "--task", "serve", "--card", "h100-80g", "--json", "-")
+    [row] = json.loads(cli(*args, "--cards", "16", "--network-gbps", "0.001").stdout)
+    assert row["verdict"] == "no" and "serving across nodes is not estimated" in row["reason"]
+    [row] = json.loads(cli(*args, "--cards", "8").stdout)
+    assert row["verdict"] in ("fits", "marginal")

@@ -71,6 +71,28 @@ def test_max_cards_per_replica_limits_the_configs(make_scenario: Any) -> None:
     assert plan is not None and all(u.cards == 1 for a in plan.replica for u in a.uses)
 
 
+def test_a_replica_stays_within_one_node_even_with_a_network(make_scenario: Any) -> None:
+    # nodes of 4 cards joined by a 3,200 Gb/s network: the serving estimate times its
+    # all-reduces on a node's links, so an 8-card replica across two nodes is no config (it
+    # had been one, at the one-node speed), and the checker refuses one stated in a plan
+    networked = {
+        **offer("o", hourly={"price": 10}),
+        "cards_per_node": 4,
+        "network": {"kind": "ib", "gbps": 3200},
+    }
+    s = make_scenario([networked], [service()], days=1)
+    w = s.workload("chat")
+    assert isinstance(w, ServeWorkload)
+    assert {c.cards for c in replica_configs(s, w)} == {1, 2, 4}
+    plan = solved(s).plan
+    assert plan is not None and check_plan(s, plan).ok
+    [use] = plan.replica[0].uses[:1]
+    wide = plan.replica[0].model_copy(update={"uses": [use.model_copy(update={"cards": 8})]})
+    tampered = plan.model_copy(update={"replica": [wide], "assignments": [wide]})
+    said = [v.message for v in check_plan(s, tampered).violations if v.rule == "config"]
+    assert "8 card(s) do not fit one 4-card node of o" in said
+
+
 def test_baselines_hold_replica_setup_hours_too(make_scenario: Any) -> None:
     # Stock 1, setup 30 min: the reserve's card is rented 08:00-12:00 (setup 08:00-09:00),
     # so a 9-hour job cannot run 00:00-09:00 beside it; the baselines place it at 12:00.

@@ -58,7 +58,7 @@ def _carries(
     why = None
     if offer is None or offer.card != u.card or u.mode not in offer.modes or u.mode == "spot":
         why = f"offer {u.offer} does not rent {u.card} {u.mode} for serving (never spot)"
-    elif u.cards < 1 or (u.cards > offer.node_cards and offer.network is None):
+    elif u.cards < 1 or u.cards > offer.node_cards:  # a network or not: serving's estimate
         why = f"{u.cards} card(s) do not fit one {offer.node_cards}-card node of {u.offer}"
     elif held_why := held_cards_rule(scenario, u.offer, u.mode, u.held):
         why = held_why

@@ -139,6 +139,13 @@ def unsupported(query: FitQuery, card: CardType | None, count: int) -> str | Non
     if card is not None and not supports(card, query.precision):
         return f"{card.id} has no {query.precision.upper()} support"
     m = query.model
+    node = query.cards_per_node or 8
+    if query.task == "serve" and count > node:
+        return (
+            f"a replica over {count} cards spans nodes of {node}: serving across nodes is not "
+            "estimated (its all-reduces would cross the network, which the serving estimate "
+            "does not time), and plans keep each replica within one node"
+        )
     if query.task == "serve" and (m.heads % count or (m.kv_heads % count and count % m.kv_heads)):
         return (
             f"tensor parallel over {count} cards needs the {m.heads} attention heads and "
