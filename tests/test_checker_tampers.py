@@ -117,6 +117,31 @@ def test_an_occupied_hours_slip_is_caught(make_scenario: Any) -> None:
     assert slip.amount == 2
 
 
+def test_a_run_moved_before_the_earliest_start_is_said_once_each_way(make_scenario: Any) -> None:
+    # 20 h in 08:00-22:00 windows from 07-02: runs on 07-02 (14 h) and 07-03 (6 h). The
+    # first run moved a day earlier: the window is said (it had been hidden behind the
+    # runs' mismatch), the mismatch names the first run that differs, and the rentals the
+    # assignment lists are not also called "used by no run"
+    s = make_scenario(
+        [offer("o", hourly={"price": 10})],
+        [job("j", 20, daily_hours="08:00-22:00", earliest_start="2026-07-02")],
+        days=4,
+    )
+    plan = solved(s).plan
+    assert plan is not None and check_plan(s, plan).ok
+    j = train_of(plan, "j")
+    day = 24 * H
+    first = j.runs[0].model_copy(
+        update={"start": j.runs[0].start - day, "end": j.runs[0].end - day}
+    )
+    moved = with_assignment(plan, "j", start=first.start, runs=[first, *j.runs[1:]])
+    said = {(v.rule, v.subject): v for v in check_plan(s, moved).violations}
+    # 07-01 08:00 is 16 h before the earliest start, 07-02 00:00
+    assert said[("window", "j")].message == "starts 16 h before its earliest start"
+    assert said[("duration", "j")].message.startswith("run 2 is ")
+    assert not [k for k in said if k[0] == "rental"]
+
+
 def test_a_legal_start_the_model_never_writes_is_accepted(make_scenario: Any) -> None:
     # Window 08:00-22:00, 4 hours of work: the model starts at 08:00; started by hand at
     # 12:00 instead, same cost, the plan is legal (rule 3 runs from any window hour).

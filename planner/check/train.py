@@ -148,21 +148,17 @@ def check_train(
             scenario, w, offer, scenario.cards[a.card], a.cards, a.mode
         )
         setup = setup_hours(scenario, offer, w.name)
+        _timing(scenario, a, w, stated, result)  # on the runs as stated, whatever follows
         expected = replay(scenario, w, stated[0][0], compute, setup, a.held)
         if isinstance(expected, str):
             result.add(
                 "window" if "window" in expected else "duration", a.workload, 1, "", expected
             )
+            _claim(a, held, used_rentals)
             continue
         if expected != stated:
-            short = sum(y - x for x, y in expected) - sum(y - x for x, y in stated)
-            result.add(
-                "duration",
-                a.workload,
-                short,
-                "h",
-                f"runs {_fmt(scenario, stated)} should be {_fmt(scenario, expected)}",
-            )
+            _differ(scenario, a.workload, stated, expected, result)
+            _claim(a, held, used_rentals)
             continue
         if a.hours != sum(y - x for x, y in stated):
             result.add(
@@ -172,7 +168,6 @@ def check_train(
                 "h",
                 "hours differ from its runs",
             )
-        _timing(scenario, a, w, stated, result)
         _stated_figures(scenario, a, stated, compute, setup, result)
         starts = 1 if a.held else len(stated)
         ledger.report(CostTerm.SETUP, setup * starts * a.cards)
@@ -215,6 +210,38 @@ def check_train(
             result.add("workload", w.name, 1, "", "not done: no assignment")
     _dependencies(placed, result)
     return placed
+
+
+def _claim(a: Assignment, held: dict[str, Held], used_rentals: dict[str, str]) -> None:
+    """The rentals an assignment lists, counted as used by it where its runs could not be
+    matched to them (its runs break a rule already said): not also "used by no run"."""
+    for rental_id in a.rentals:
+        if rental_id in held:
+            used_rentals.setdefault(rental_id, a.workload)
+
+
+def _differ(
+    scenario: Scenario, name: str, stated: Runs, expected: Runs, result: CheckResult
+) -> None:
+    """Runs that are not rule 3's from their first start: the first that differs, and the
+    hours missing (or, where the totals agree, those of the runs misplaced)."""
+    k = next(
+        (i for i, (s, e) in enumerate(zip(stated, expected, strict=False)) if s != e),
+        min(len(stated), len(expected)),
+    )
+    # the hours short (or over); where the totals agree, the hours of runs misplaced
+    short = sum(y - x for x, y in expected) - sum(y - x for x, y in stated)
+    hours = short or sum(y - x for x, y in set(stated) - set(expected))
+    said = _fmt(scenario, stated[k : k + 1]) if k < len(stated) else "none"
+    wanted = _fmt(scenario, expected[k : k + 1]) if k < len(expected) else "none"
+    result.add(
+        "duration",
+        name,
+        hours,
+        "h",
+        f"run {k + 1} is {said} but should be {wanted} (a job's runs follow from its first "
+        f"start: {len(expected)} run(s), {sum(y - x for x, y in expected)} h)",
+    )
 
 
 def _timing(
