@@ -273,17 +273,21 @@ def single_card_speed(
         share, source = mfu_default(card)
         speed = peak * share / work
         notes.add("flops", work_text)
+        # a quantised base computes in 16 bit (no int4/int8 tensor-core training)
+        computes = "16-bit" if setup.precision in QUANTISED_BASES else setup.precision
         notes.add(
             "mfu",
-            f"{share:.0%} of {card.id}'s dense {setup.precision} peak on the executed FLOPs "
+            f"{share:.0%} of {card.id}'s dense {computes} peak on the executed FLOPs "
             f"({source}): MFU {speed * model_work / peak:.0%}",
         )
-    if setup.method == "qlora":
+    fmt = base_format(setup)
+    if setup.method in ("lora", "qlora") and fmt in QUANTISED_BASES:
         seconds = dequantise_seconds(model, card, setup)
         speed = setup.tokens / (setup.tokens / speed + seconds)
+        bits = "8-bit" if fmt == "int8" else "4-bit"
         notes.add(
             "qlora",
-            f"QLoRA dequantises each 4-bit matrix to 16 bit once a pass: {seconds * 1e3:.0f} ms "
+            f"a {bits} base is dequantised to 16 bit once a pass: {seconds * 1e3:.0f} ms "
             f"a micro-batch of {setup.tokens} tokens",
         )
     latency, what = fixed_seconds(model, setup)
@@ -295,6 +299,10 @@ def single_card_speed(
         speed *= offload
         notes.add("offload_speed", f"CPU offload: {offload:.0%} of on-card speed")
     return speed, speed * model_work / peak
+
+
+# base formats a LoRA trains over by dequantising each matrix for its 16-bit GEMMs
+QUANTISED_BASES = ("nf4", "int4", "int8")
 
 
 def passes(setup: TrainSetup) -> int:
