@@ -52,6 +52,21 @@ def job(name: str, hours: float, **fields: Any) -> dict[str, Any]:
     }
 
 
+def priced_train(name: str, days: int, workload: dict[str, Any]) -> dict[str, Any]:
+    """A scenario (as data) of one train workload on the shipped price list, from 2026-07-01
+    for `days` days; `workload` gives the job's own fields, kind and a bf16 LoRA of 4,096
+    tokens a sequence and micro-batches of 4 by default."""
+    job = {"kind": "train", "method": "lora", "precision": "bf16", "seq_len": 4096}
+    return {
+        "name": name,
+        "currency": "CNY",
+        "timezone": "Asia/Shanghai",
+        "horizon": {"start": "2026-07-01", "end": f"2026-07-{1 + days:02d}"},
+        "catalog": "jizhisuan-2026-09",
+        "workloads": [{**job, "micro_batch": 4, **workload}],
+    }
+
+
 def only_on_h200(name: str, hours: float, **fields: Any) -> dict[str, Any]:
     """A full fine-tune of llama-2-7b on one card: more than an a100-80g holds, so among
     a100-80g and h200-141g offers only the h200 ones run it."""

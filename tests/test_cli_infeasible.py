@@ -13,6 +13,7 @@ import yaml
 
 from planner.domain.merge import deep_merge
 from tests.conftest import REPO
+from tests.planning import priced_train
 
 EXAMPLES = REPO / "tests" / "scenarios"
 
@@ -87,29 +88,19 @@ def test_a_windowed_job_short_of_time_is_offered_the_fewest_cards_that_finish_it
     # at the fastest; its deadline of 07-08 00:00 leaves one window. Besides a later
     # deadline, the fewest cards that finish inside that window: 4 (max_cards 1), and the
     # patch applied gives a plan
-    scenario = {
-        "name": "windowed",
-        "currency": "CNY",
-        "timezone": "Asia/Shanghai",
-        "horizon": {"start": "2026-07-01", "end": "2026-07-14"},
-        "catalog": "jizhisuan-2026-09",
-        "workloads": [
-            {
-                "name": "tune",
-                "kind": "train",
-                "model": "llama-2-13b",
-                "method": "lora",
-                "precision": "bf16",
-                "tokens": 1.2e9,
-                "seq_len": 4096,
-                "micro_batch": 4,
-                "earliest_start": "2026-07-07",
-                "deadline": "2026-07-08",
-                "daily_hours": "08:00-22:00",
-                "max_cards": 1,
-            }
-        ],
-    }
+    scenario = priced_train(
+        "windowed",
+        13,
+        {
+            "name": "tune",
+            "model": "llama-2-13b",
+            "tokens": 1.2e9,
+            "earliest_start": "2026-07-07",
+            "deadline": "2026-07-08",
+            "daily_hours": "08:00-22:00",
+            "max_cards": 1,
+        },
+    )
     path = tmp_path / "windowed.yaml"
     path.write_text(yaml.safe_dump(scenario, sort_keys=False))
     result = cli("solve", path, "--workers", "2", "--deterministic", "--json", "-")

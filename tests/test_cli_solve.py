@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from tests.conftest import REPO
-from tests.planning import job, offer, reserve
+from tests.planning import job, offer, priced_train, reserve
 
 SEED = REPO / "scenarios" / "seed-13b-finetune.yaml"
 
@@ -87,25 +87,9 @@ def test_a_plan_made_with_margins_is_checked_and_replayed_with_them(
     # the plan is only valid with that margin. The plan records it; plan check and plan
     # simulate apply it, a different one given by flag is refused, and the same plan read
     # as made without it breaks the durations
-    scenario = {
-        "name": "margined",
-        "currency": "CNY",
-        "timezone": "Asia/Shanghai",
-        "horizon": {"start": "2026-07-01", "end": "2026-07-08"},
-        "catalog": "jizhisuan-2026-09",
-        "workloads": [
-            {
-                "name": "ft8b",
-                "kind": "train",
-                "model": "llama-3.1-8b",
-                "method": "lora",
-                "precision": "bf16",
-                "tokens": 2.0e8,
-                "seq_len": 4096,
-                "micro_batch": 4,
-            }
-        ],
-    }
+    scenario = priced_train(
+        "margined", 7, {"name": "ft8b", "model": "llama-3.1-8b", "tokens": 2.0e8}
+    )
     path = tmp_path / "margined.yaml"
     path.write_text(yaml.safe_dump(scenario, sort_keys=False))
     saved = tmp_path / "plan.json"

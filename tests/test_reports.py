@@ -147,8 +147,9 @@ def test_the_report_renders_its_charts_in_a_real_browser(q3_plan: Any, tmp_path:
     assert _png_colours(shot) > 16  # not a blank page
 
 
-def test_a_mostly_idle_package_is_the_first_warning(make_scenario: Any) -> None:
-    # a daily package committed for 10 days (400.00) that the desk uses 3 h of each 24
+def _committed_desk(make_scenario: Any) -> tuple[Any, Any]:
+    """A daily package committed for 10 days (400.00) that a desk uses 3 h of each 24, and
+    its plan."""
     s = make_scenario(
         [offer("o", hourly={"price": 10, "stock": 4}, daily={"price": 40, "stock": 4})],
         [reserve("desk", cards=1, hours="09:00-12:00", days=10)],
@@ -156,6 +157,11 @@ def test_a_mostly_idle_package_is_the_first_warning(make_scenario: Any) -> None:
     )
     plan = solved(s).plan
     assert plan is not None
+    return s, plan
+
+
+def test_a_mostly_idle_package_is_the_first_warning(make_scenario: Any) -> None:
+    s, plan = _committed_desk(make_scenario)
     (warning,) = headline_warnings(s, plan)
     assert warning.startswith("o daily: CNY 400.00 of packages held at 12% use")
     assert "(210 of 240 card-hours in the horizon idle), for desk" in warning
@@ -167,13 +173,7 @@ def test_a_committed_package_is_said_to_be_committed_not_bought(make_scenario: A
     from planner.problem import build_problem
     from planner.report import decisions
 
-    s = make_scenario(
-        [offer("o", hourly={"price": 10, "stock": 4}, daily={"price": 40, "stock": 4})],
-        [reserve("desk", cards=1, hours="09:00-12:00", days=10)],
-        commitments=[{"offer": "o", "mode": "daily", "units": 1, "start": "2026-07-01"}],
-    )
-    plan = solved(s).plan
-    assert plan is not None
+    s, plan = _committed_desk(make_scenario)
     problem = build_problem(s, serving=True)
     [line] = [x for x in decisions(problem, plan) if x.startswith("o daily")]
     assert "; committed (the plan must include it), used by desk; they use 30 of 240" in line
