@@ -173,7 +173,8 @@ def writable(**paths: str | Path | None) -> None:
         folder = Path(path).parent
         if not folder.is_dir():
             flag = "--" + name.replace("_", "-")
-            issues.append(Issue(flag, None, None, (), f"folder {str(folder)!r} does not exist"))
+            what = "is not a folder" if folder.exists() else "does not exist"
+            issues.append(Issue(flag, None, None, (), f"folder {str(folder)!r} {what}"))
     if issues:
         raise LoadError(issues)
 
