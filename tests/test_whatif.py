@@ -128,6 +128,24 @@ def test_the_delta_is_an_interval_unless_both_sides_are_optimal() -> None:
     assert (d.low, d.high, d.sign_unknown) == (Fraction(10), Fraction(60), False)
 
 
+def test_a_break_even_names_the_same_modes_other_purchases_it_holds_at_the_price(
+    cli: Any, tmp_path: Path, make_scenario: Any
+) -> None:
+    # five daily packages committed at @20 (the days after them are bought daily too, at
+    # the same 20.00 the flag sets for the whole mode, cheaper than 3 h × 10.00 hourly):
+    # base 300.00, variant 10 × 20.00 = 200.00. With only the commitment's price moving,
+    # it pays while 5 × p + 100.00 ≤ 300.00: p ≤ 40.00, and the line says that the other
+    # five packages (100.00) were held at 20.00 (a rerun at @40 moves them too)
+    path = _desk_scenario(tmp_path, make_scenario)
+    report = _whatif(cli, path, "--commit", "o=1:daily@20x5")
+    assert (report["base"]["total_cost"], report["variant"]["total_cost"]) == (300.0, 200.0)
+    (b,) = report["break_even"]
+    assert (b["low"], b["high"], b["others"]) == (40.0, 40.0, 100.0)
+    text = cli("whatif", path, "--commit", "o=1:daily@20x5", *FAST).stdout
+    said = " ".join(text.split())
+    assert "its other daily purchases of o, CNY 100.00, kept at that price" in said
+
+
 def test_reprices_saving_is_the_difference_of_the_figures_shown() -> None:
     # a replan bound of 405,117.635 is shown as 405,117.64 (half-even); the most re-planning
     # could save is 414,223.33 less that, 9,105.69, not the exact difference rounded

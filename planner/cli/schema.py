@@ -1,5 +1,5 @@
-"""`plan schema`: JSON Schema of scenario, catalog, patch, model-card, card-spec and plan
-files."""
+"""`plan schema`: JSON Schema of scenario, catalog, patch, model (a model card), cards (card
+specs) and plan files."""
 
 from __future__ import annotations
 
@@ -51,7 +51,8 @@ def schema_command(
     kind: Annotated[Kind, typer.Argument(help="Which file's schema.")] = Kind.all,
     json_path: JsonOption = None,
 ) -> None:
-    """Print the JSON Schema of scenario, catalog, patch, model-card, card-spec or plan files."""
+    """Print the JSON Schema of scenario, catalog, patch, model (card), cards (specs) or
+    plan files."""
     everything = schemas()
     result = everything if kind is Kind.all else everything[kind.value]
     if json_path is None:

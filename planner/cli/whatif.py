@@ -371,9 +371,16 @@ def _break_even_text(b: dict[str, Any], currency: str) -> str:
             f"a price between {currency} {b['low']:,.2f} and {b['high']:,.2f} {unit} (the "
             "sides' gaps leave this range)"
         )
+    others = (
+        f" (its other {b['mode']} purchases of {b['offer']}, {currency} {b['others']:,.2f}, "
+        "kept at that price: a price changed with --commit @PRICE or --price moves them too, "
+        "so a rerun at the break-even price differs by theirs)"
+        if b.get("others")
+        else ""
+    )
     return (
         f"Break-even of the {b['offer']} {b['mode']} commitment: it pays only at or below "
-        f"{where}; the variant pays {b['price']:,.2f}"
+        f"{where}; the variant pays {b['price']:,.2f}{others}"
     )
 
 

@@ -239,6 +239,9 @@ class BreakEven:
     quantity: Fraction  # packages × units (or unit-hours) the commitment adds
     low: Fraction
     high: Fraction
+    # money the variant's plan spends on the same offer and mode beyond its commitments:
+    # held at the variant's price in this reckoning (a rerun at another price moves it too)
+    others: Fraction = Fraction(0)
 
     @property
     def exact(self) -> bool:
@@ -271,4 +274,14 @@ def break_even(
     variant_low = variant.total if variant.optimal else variant.bound or Fraction(0)
     low = (base_low - variant.total + cost) / quantity
     high = (base.total - variant_low + cost) / quantity
-    return BreakEven(offer, mode, price, quantity, max(low, Fraction(0)), max(high, Fraction(0)))
+    others = sum(
+        (
+            Fraction(r.cost)
+            for r in variant.plan.rentals
+            if not r.committed and r.offer == offer and r.mode == mode
+        ),
+        Fraction(0),
+    )
+    return BreakEven(
+        offer, mode, price, quantity, max(low, Fraction(0)), max(high, Fraction(0)), others
+    )

@@ -94,6 +94,8 @@ def _break_even_json(b: BreakEven, currency: str) -> dict[str, Any]:
         "low": money(b.low, currency),
         "high": money(b.high, currency),
         "exact": b.exact,
+        # the same mode bought beyond the commitment, held at the variant's price here
+        "others": money(b.others, currency),
     }
 
 
