@@ -47,6 +47,22 @@ def test_classes_become_workloads_of_their_own() -> None:
     assert "assistant" not in [w.name for w in s.spec.workloads]
 
 
+def test_classes_that_give_their_output_lengths_serve_a_requests_per_s_curve(
+    tmp_path: Path,
+) -> None:
+    # the shipped chat/long split with its demand as arrivals: every class names its
+    # output, so the workload needs none of its own (it was refused: "requests_per_s needs
+    # output_tokens"), and each class's demand follows from its own output by Little's law
+    data = yaml.safe_load(SPLIT.read_text())
+    [assistant] = data["workloads"]
+    del assistant["concurrency"]
+    assistant["requests_per_s"] = 4
+    s = load_scenario(_write(tmp_path, data))
+    chat, long = (s.workload(n) for n in ("assistant.chat", "assistant.long"))
+    assert isinstance(chat, ServeWorkload) and isinstance(long, ServeWorkload)
+    assert (chat.output_tokens, long.output_tokens) == (512, 1024)
+
+
 @pytest.mark.parametrize(
     ("classes", "message"),
     [

@@ -219,7 +219,8 @@ class ServeWorkload(_Workload):
     @classmethod
     def _defaults_from_classes(cls, data: Any) -> Any:
         """With classes, the workload's own lengths and speed are only defaults: where it
-        gives none, its classes' longest context and slowest speed stand in."""
+        gives none, its classes' longest context, shortest output and slowest speed stand
+        in (where every class gives one)."""
         if not isinstance(data, dict) or not isinstance(data.get("classes"), list):
             return data
         classes = [c for c in data["classes"] if isinstance(c, dict)]
@@ -242,6 +243,22 @@ class ServeWorkload(_Workload):
         given = [x for x in speeds if isinstance(x, int | float)]
         if "min_tokens_per_s" not in data and given and len(given) == len(classes):
             data["min_tokens_per_s"] = min(given)
+        # output lengths likewise (requests_per_s needs one): each class's own applies to it
+        outputs = [
+            c.get("output_tokens")
+            or min(
+                (
+                    b.get("output_tokens") or 0
+                    for b in c.get("buckets") or []
+                    if isinstance(b, dict)
+                ),
+                default=None,
+            )
+            for c in classes
+        ]
+        lengths = [x for x in outputs if isinstance(x, int) and x > 0]
+        if "output_tokens" not in data and lengths and len(lengths) == len(classes):
+            data["output_tokens"] = min(lengths)
         if classes and all(c.get("share") is None for c in classes):  # own curves only
             if "concurrency" in data or "requests_per_s" in data:
                 raise ValueError(
