@@ -637,8 +637,9 @@ IDLE_SHARE = 0.5  # a package pool used less than this is called mostly idle
 
 
 def _idle_packages(scenario: Scenario, plan: Plan) -> list[str]:
-    """One line per package pool (offer and mode) used less than half of what it holds inside
-    the horizon: its cost, its use, the workloads on it, and which can run nowhere else."""
+    """One line per package pool (offer and mode), or committed hourly units, used less than
+    half of what it holds inside the horizon: its cost, its use, the workloads on it, and
+    which can run nowhere else."""
     c = plan.currency
     pools: dict[tuple[str, str], Decimal] = {}
     for r in plan.rentals:
@@ -652,8 +653,10 @@ def _idle_packages(scenario: Scenario, plan: Plan) -> list[str]:
         train = [a for a in plan.train if (a.offer, a.mode) == (offer, mode) and a.held]
         names = _held_users(plan, offer, mode)
         held, idle = float(use.held_card_hours), float(use.held_card_hours - use.used_card_hours)
+        # committed hourly units are a contract, not packages
+        what = "committed units" if mode not in PACKAGE_DAYS else "packages"
         line = (
-            f"{offer} {mode}: {c} {cost:,.2f} of packages held at {use.utilisation:.0%} use "
+            f"{offer} {mode}: {c} {cost:,.2f} of {what} held at {use.utilisation:.0%} use "
             f"({idle:,.0f} of {held:,.0f} card-hours in the horizon idle), for "
             + (", ".join(sorted(names)) if names else "no workload")
         )

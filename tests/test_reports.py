@@ -167,6 +167,20 @@ def test_a_mostly_idle_package_is_the_first_warning(make_scenario: Any) -> None:
     assert "(210 of 240 card-hours in the horizon idle), for desk" in warning
 
 
+def test_idle_committed_hourly_units_are_not_called_packages(make_scenario: Any) -> None:
+    # one hourly unit committed for the whole 10 days (2,400.00) for a desk that uses 3 h of
+    # each 24: warned of as committed units held at 12% use, not as packages
+    s = make_scenario(
+        [offer("o", hourly={"price": 10, "stock": 4})],
+        [reserve("desk", cards=1, hours="09:00-12:00", days=10)],
+        commitments=[{"offer": "o", "mode": "hourly", "units": 1, "start": "2026-07-01"}],
+    )
+    plan = solved(s).plan
+    assert plan is not None
+    [warning] = [w for w in headline_warnings(s, plan) if w.startswith("o hourly")]
+    assert warning.startswith("o hourly: CNY 2,400.00 of committed units held at 12% use")
+
+
 def test_a_committed_package_is_said_to_be_committed_not_bought(make_scenario: Any) -> None:
     # the committed daily package above: the package decisions call it committed, used by
     # the desk, not "bought for" it (the plan buys nothing; the scenario commits to it)
