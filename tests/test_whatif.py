@@ -146,6 +146,23 @@ def test_a_break_even_names_the_same_modes_other_purchases_it_holds_at_the_price
     assert "its other daily purchases of o, CNY 100.00, kept at that price" in said
 
 
+def test_a_curve_scaled_hour_by_hour_is_said_in_one_change_line() -> None:
+    # --scale-demand changes a curve's every hour (168 lines for a weekly curve): the
+    # terminal says one line per field past a handful, the others as they are
+    from planner.cli.whatif import CHANGES_SHOWN, _compact
+
+    hours = [
+        f"workloads.api.requests_per_s.fri.{h:02d}-{h + 1:02d}: 0.5 -> 0.25" for h in range(24)
+    ]
+    other = "offers.o.hourly.price: 10 -> 12"
+    said = _compact([*hours, other])
+    assert said == [
+        "workloads.api.requests_per_s: 24 values changed, e.g. fri.00-01: 0.5 -> 0.25",
+        other,
+    ]
+    assert _compact(hours[:CHANGES_SHOWN]) == hours[:CHANGES_SHOWN]
+
+
 def test_reprices_saving_is_the_difference_of_the_figures_shown() -> None:
     # a replan bound of 405,117.635 is shown as 405,117.64 (half-even); the most re-planning
     # could save is 414,223.33 less that, 9,105.69, not the exact difference rounded

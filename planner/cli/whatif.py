@@ -257,7 +257,7 @@ def print_report(console: Console, report: dict[str, Any]) -> None:
     console.print(f"[bold]{report['scenario']}[/]: what if {' '.join(report['change'])}")
     if report.get("changes"):
         console.print("  the change sets:")
-        for line in report["changes"]:
+        for line in _compact(report["changes"]):
             console.print(f"    {escape(line)}", highlight=False)
     console.print(f"  base     {_money(base['total_cost'])}  ({_status(base)})")
     console.print(f"  variant  {_money(variant['total_cost'])}  ({_status(variant)})")
@@ -303,7 +303,10 @@ def print_report(console: Console, report: dict[str, Any]) -> None:
             )
         console.print(t)
     else:
-        console.print("No workload moved.")
+        console.print(
+            "No workload moved to other cards, offers, modes or times (replica counts below "
+            "each service's peak may still differ hour by hour)."
+        )
     for pool in report["committed"]:
         console.print(
             f"Committed {pool['offer']} {pool['mode']}: it costs {c} "
@@ -355,6 +358,28 @@ def _use_text(use: dict[str, Any] | None) -> str:
         f"{use['used_card_hours']:,.0f} of {use['held_card_hours']:,.0f} card-hours used "
         f"({use['utilisation']:.0%})"
     )
+
+
+# a curve's values changed one by one (`--scale-demand`: one per hour of the week) are
+# said in one line past this many (the JSON keeps every one)
+CHANGES_SHOWN = 6
+
+
+def _compact(lines: list[str]) -> list[str]:
+    """The change lines, those of one field's many values (a curve's hours) said as one:
+    `workloads.api.requests_per_s: 168 values changed, e.g. fri.00-01: 0.5 -> 0.25`."""
+    groups: dict[str, list[str]] = {}
+    for line in lines:
+        path = line.split(":", 1)[0]
+        groups.setdefault(".".join(path.split(".")[:3]), []).append(line)
+    out = []
+    for key, found in groups.items():
+        if len(found) <= CHANGES_SHOWN:
+            out += found
+            continue
+        example = found[0].removeprefix(key + ".")
+        out.append(f"{key}: {len(found)} values changed, e.g. {example}")
+    return out
 
 
 def _break_even_text(b: dict[str, Any], currency: str) -> str:
