@@ -162,6 +162,42 @@ def test_deep_merge_rules() -> None:
     assert base["a"] == {"b": 1, "c": 2}  # the base is not mutated
 
 
+class _Text(yaml.SafeLoader):
+    """YAML as a schema-aware editor reads it: dates stay text."""
+
+
+_Text.yaml_implicit_resolvers = {
+    first: [r for r in rules if r[0] != "tag:yaml.org,2002:timestamp"]
+    for first, rules in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def test_every_shipped_file_meets_its_published_schema(cli: Any) -> None:
+    # plan schema is what editors and other tools check files against: every shipped
+    # scenario, patch, catalog, model card and card-spec file must meet it (one catalog
+    # name or a list, one precision or a list, a day group or a list, lengths that come
+    # from request classes, `assumed: true` were refused by it)
+    import jsonschema
+
+    schemas = json.loads(cli("schema").stdout)
+    files = [
+        *sorted((REPO / "scenarios").glob("*.yaml")),
+        *sorted((REPO / "catalogs").glob("*.yaml")),
+        *sorted((REPO / "models").glob("*.yaml")),
+    ]
+    assert len(files) > 40
+    for path in files:
+        data = yaml.load(path.read_text(), Loader=_Text)  # a SafeLoader
+        if path.parent.name == "models":
+            kind = "model"
+        elif path.name == "cards.yaml":
+            kind = "cards"
+        else:
+            kind = "scenario" if "horizon" in data else "catalog" if "source" in data else "patch"
+        errors = list(jsonschema.Draft202012Validator(schemas[kind]).iter_errors(data))
+        assert not errors, (path.name, kind, [e.message for e in errors][:3])
+
+
 def test_schema_describes_the_files(cli: Any) -> None:
     result = cli("schema")
     assert result.exit_code == 0

@@ -6,7 +6,14 @@ import datetime as dt
 from decimal import Decimal
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
 
 from planner.domain.limits import MAX_COUNT, MIN_LINK_GBPS, at_least, at_most
 from planner.domain.money import MINOR_DIGITS, BilledHours, Price
@@ -67,6 +74,15 @@ class CardType(Frozen):
         ]
 
 
+# `assumed: true` (every figure) or the names of the assumed figures
+Assumed = Annotated[
+    frozenset[str],
+    WithJsonSchema(
+        {"anyOf": [{"type": "boolean"}, {"type": "array", "items": {"type": "string"}}]}
+    ),
+]
+
+
 def _assumed_fields(value: Any, fields: tuple[str, ...]) -> frozenset[str]:
     if value is True:
         return frozenset(fields)
@@ -88,7 +104,7 @@ class _Billing(Frozen):
 
     price: Price  # per unit: per unit-hour for hourly/spot, per package otherwise
     stock: Units | None = None  # most units of this mode held at once
-    assumed: frozenset[str] = frozenset()
+    assumed: Assumed = frozenset()
 
     @field_validator("assumed", mode="before")
     @classmethod
@@ -150,7 +166,7 @@ class Offer(Frozen):
     spot: SpotBilling | None = None
     region: str = ""
     notes: str = ""
-    assumed: frozenset[str] = frozenset()
+    assumed: Assumed = frozenset()
 
     @field_validator("assumed", mode="before")
     @classmethod

@@ -9,7 +9,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, WithJsonSchema, field_validator, model_validator
 
 from planner.domain.calibration import Entry, SpeedCalibration, memory_offset_gib
 from planner.domain.catalog import CardType, Catalog, Frozen, Offer
@@ -98,7 +98,18 @@ class ScenarioFile(Frozen):
     currency: str
     timezone: str
     horizon: Horizon
-    catalog: Annotated[list[str], Field(min_length=1)]
+    catalog: Annotated[
+        list[str],
+        Field(min_length=1),
+        WithJsonSchema(  # one name or path, or a list of them
+            {
+                "anyOf": [
+                    {"type": "string"},
+                    {"type": "array", "items": {"type": "string"}, "minItems": 1},
+                ]
+            }
+        ),
+    ]
     offers: list[OfferPatch] = []
     commitments: list[Commitment] = []
     usable_memory_fraction: Annotated[float, Field(gt=0, le=1)] = 0.90

@@ -6,7 +6,7 @@ import datetime as dt
 import math
 import re
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import AfterValidator, BeforeValidator, Field, PlainSerializer, WithJsonSchema
 
@@ -210,7 +210,14 @@ Days = Annotated[
     tuple[int, ...],
     BeforeValidator(parse_days),
     PlainSerializer(lambda days: [WEEKDAYS[d] for d in days], return_type=list[str]),
-    WithJsonSchema({"type": "array", "items": {"enum": [*DAY_GROUPS]}}),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"enum": [*DAY_GROUPS]},
+                {"type": "array", "items": {"enum": [*DAY_GROUPS]}, "minItems": 1},
+            ]
+        }
+    ),
 ]
 
 # --- curves over the week ------------------------------------------------------------------
@@ -327,5 +334,17 @@ def _tuple_of(value: Any) -> Any:
     return tuple(value) if isinstance(value, list | tuple) else (value,)
 
 
-Precisions = Annotated[tuple[Precision, ...], BeforeValidator(_tuple_of), Field(min_length=1)]
+Precisions = Annotated[
+    tuple[Precision, ...],
+    BeforeValidator(_tuple_of),
+    Field(min_length=1),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"enum": [*get_args(Precision)]},
+                {"type": "array", "items": {"enum": [*get_args(Precision)]}, "minItems": 1},
+            ]
+        }
+    ),
+]
 """One precision or a list of acceptable ones (`[fp8, int8]`)."""

@@ -5,7 +5,15 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, Any, Literal
 
-from pydantic import Discriminator, Field, Tag, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from planner.domain.catalog import Frozen
 from planner.domain.limits import (
@@ -182,8 +190,18 @@ class RequestClass(Frozen):
         return self.min_tokens_per_s if self.tpot_ms is None else 1000 / self.tpot_ms
 
 
+def _lengths_or_classes(schema: dict[str, Any]) -> None:
+    """A serve workload's JSON Schema: its context and speed may come from its classes
+    instead (`ServeWorkload._defaults_from_classes`)."""
+    given = ("context_tokens", "min_tokens_per_s")
+    schema["required"] = [r for r in schema.get("required", []) if r not in given]
+    schema["anyOf"] = [{"required": list(given)}, {"required": ["classes"]}]
+
+
 class ServeWorkload(_Workload):
     """A model served from `start` to `end` at a demand given per hour of the week."""
+
+    model_config = ConfigDict(json_schema_extra=_lengths_or_classes)
 
     kind: Literal["serve"]
     model: ModelRef
