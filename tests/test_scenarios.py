@@ -209,3 +209,17 @@ def test_schema_describes_the_files(cli: Any) -> None:
     assert "required" not in json.dumps(schemas["patch"])  # a patch names only what changes
     one = json.loads(cli("schema", "catalog").stdout)
     assert one == schemas["catalog"]
+
+
+def test_hours_of_the_day_are_read_in_either_form() -> None:
+    # curves wrote '08-20' and windows '08:00-20:00', each refusing the other's form: both
+    # forms are read in both places, whole hours only
+    from planner.domain.values import _parse_day_curve, parse_window
+
+    assert str(parse_window("09-18")) == str(parse_window("09:00-18:00")) == "09:00-18:00"
+    by_colon = _parse_day_curve({"00:00-08:00": 1, "08:00-24:00": 2}, "c")
+    assert by_colon == _parse_day_curve({"00-08": 1, "08-24": 2}, "c")
+    with pytest.raises(ValueError, match="whole hours"):
+        _parse_day_curve({"00:30-08:00": 1, "08-24": 2}, "c")
+    with pytest.raises(ValueError, match="whole hours"):
+        parse_window("09:30-18:00")

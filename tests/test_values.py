@@ -51,7 +51,7 @@ def test_windows() -> None:
     ("bad", "why"),
     [
         ("08:30-22:00", "whole hours"),
-        ("8-22", "hours of the day"),
+        ("8 to 22", "hours of the day"),  # "8-22", a curve's form, is read as 08:00-22:00
         ("10:00-10:00", "empty"),
         ("25:00-26:00", "00:00 to 24:00"),
     ],

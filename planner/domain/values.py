@@ -162,7 +162,8 @@ class DailyWindow:
         return f"{self.start_hour:02d}:00-{self.end_hour:02d}:00"
 
 
-_WINDOW = re.compile(r"^(\d{1,2}):(\d{2})\s*-\s*(\d{1,2}):(\d{2})$")
+# hours of the day as '08:00-22:00', or as '08-22' (the form curves use)
+_WINDOW = re.compile(r"^(\d{1,2})(?::(\d{2}))?\s*-\s*(\d{1,2})(?::(\d{2}))?$")
 
 
 def parse_window(value: Any) -> DailyWindow:
@@ -171,7 +172,7 @@ def parse_window(value: Any) -> DailyWindow:
     match = _WINDOW.match(value.strip()) if isinstance(value, str) else None
     if match is None:
         raise ValueError(f"expected hours of the day such as '08:00-22:00', got {value!r}")
-    h1, m1, h2, m2 = (int(g) for g in match.groups())
+    h1, m1, h2, m2 = (int(g or 0) for g in match.groups())
     if m1 or m2:
         raise ValueError(f"{value!r}: the planner works in whole hours; use HH:00")
     if h1 > 23 or h2 > 24:
@@ -186,7 +187,7 @@ Window = Annotated[
     DailyWindow,
     BeforeValidator(parse_window),
     PlainSerializer(str, return_type=str),
-    WithJsonSchema({"type": "string", "pattern": r"^\d{2}:00-\d{2}:00$"}),
+    WithJsonSchema({"type": "string", "pattern": r"^\d{1,2}(:00)?-\d{1,2}(:00)?$"}),
 ]
 
 # --- weekdays ------------------------------------------------------------------------------
@@ -222,7 +223,8 @@ Days = Annotated[
 
 # --- curves over the week ------------------------------------------------------------------
 
-_HOUR_RANGE = re.compile(r"^(\d{1,2})\s*-\s*(\d{1,2})$")
+# a curve's hours as '08-20', or as '08:00-20:00' (the form windows use)
+_HOUR_RANGE = re.compile(r"^(\d{1,2})(?::00)?\s*-\s*(\d{1,2})(?::00)?$")
 
 
 def _parse_day_curve(value: Any, where: str) -> tuple[float, ...]:
@@ -237,7 +239,10 @@ def _parse_day_curve(value: Any, where: str) -> tuple[float, ...]:
     for key, level in value.items():
         match = _HOUR_RANGE.match(str(key).strip())
         if match is None:
-            raise ValueError(f"{where}: hour range {key!r} should look like '08-20'")
+            raise ValueError(
+                f"{where}: hour range {key!r} should look like '08-20' or '08:00-20:00' "
+                "(whole hours)"
+            )
         lo, hi = int(match[1]), int(match[2])
         if not 0 <= lo < hi <= 24:
             raise ValueError(f"{where}: hour range {key!r} must satisfy 0 ≤ from < to ≤ 24")
