@@ -16,11 +16,8 @@ from planner.cli.common import (
     human,
     input_errors,
     load_planned,
-    margins_of,
-    parse_margin,
-    parse_speed_margin,
     read_plan,
-    with_margin,
+    with_plan_margins,
     write_json,
 )
 
@@ -36,10 +33,7 @@ def check_command(
     margins the plan was made with (`plan solve` records them in the plan)."""
     with input_errors(json_path):
         plan = read_plan(plan_file)
-        memory_margin, speed_margin = margins_of(plan, memory_margin, speed_margin)
-        loaded = with_margin(
-            load_planned(scenario), parse_margin(memory_margin), parse_speed_margin(speed_margin)
-        )
+        loaded = with_plan_margins(load_planned(scenario), plan, memory_margin, speed_margin)
     result = check_plan(loaded, plan)  # needs no solvable scenario: it only reads the plan
     console = human(json_path)
     payload = {

@@ -179,7 +179,16 @@ def writable(**paths: str | Path | None) -> None:
         raise LoadError(issues)
 
 
-def margins_of(plan: Plan, memory: str | None, speed: str | None) -> tuple[str | None, str | None]:
+def with_plan_margins(
+    scenario: Scenario, plan: Plan, memory: str | None = None, speed: str | None = None
+) -> Scenario:
+    """`scenario` with the margins `plan` was made with (`_margins_of`), to check, replay or
+    reprice it as it was planned."""
+    memory, speed = _margins_of(plan, memory, speed)
+    return with_margin(scenario, parse_margin(memory), parse_speed_margin(speed))
+
+
+def _margins_of(plan: Plan, memory: str | None, speed: str | None) -> tuple[str | None, str | None]:
     """The margins to check or replay `plan` with: those it was made with (`plan solve`
     records them), which flags given here must repeat."""
     issues = []

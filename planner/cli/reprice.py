@@ -19,11 +19,8 @@ from planner.cli.common import (
     human,
     input_errors,
     load_planned,
-    margins_of,
-    parse_margin,
-    parse_speed_margin,
     read_plan,
-    with_margin,
+    with_plan_margins,
     write_json,
 )
 from planner.cli.variant import (
@@ -96,8 +93,7 @@ def reprice_command(
                 ]
             )
         # checked, and re-planned, with the margins the plan was made with
-        memory, speed = margins_of(plan, None, None)
-        variant = with_margin(variant, parse_margin(memory), parse_speed_margin(speed))
+        variant = with_plan_margins(variant, plan)
     check = check_plan(variant, plan)
     currency = variant.spec.currency
     breaks = [v for v in check.violations if v.rule != "cost"]

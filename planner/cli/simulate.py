@@ -17,11 +17,8 @@ from planner.cli.common import (
     human,
     input_errors,
     load_planned,
-    margins_of,
-    parse_margin,
-    parse_speed_margin,
     read_plan,
-    with_margin,
+    with_plan_margins,
     write_json,
 )
 from planner.simulate import simulate, summary
@@ -37,10 +34,7 @@ def simulate_command(
     """Replay the plan's spot work with random preemptions: P50/P95 cost, deadline risk."""
     with input_errors(json_path):
         plan = read_plan(plan_file)
-        memory, speed = margins_of(plan, None, None)  # replayed as the plan was made
-        loaded = with_margin(
-            load_planned(scenario), parse_margin(memory), parse_speed_margin(speed)
-        )
+        loaded = with_plan_margins(load_planned(scenario), plan)  # replayed as it was made
     checked = check_plan(loaded, plan)
     if not checked.ok:
         err.print(
