@@ -17,7 +17,7 @@ from planner.domain.limits import FIRST_DAY, LAST_DAY, LIMITS_DOC, MAX_HORIZON_D
 from planner.domain.model_card import ModelCard
 from planner.domain.money import MINOR_DIGITS
 from planner.domain.timeaxis import TimeAxis
-from planner.domain.values import Name, Slug
+from planner.domain.values import Name, Slug, one_or_list
 from planner.domain.workload import Commitment, Measured, TrainWorkload, Workload
 
 
@@ -101,14 +101,7 @@ class ScenarioFile(Frozen):
     catalog: Annotated[
         list[str],
         Field(min_length=1),
-        WithJsonSchema(  # one name or path, or a list of them
-            {
-                "anyOf": [
-                    {"type": "string"},
-                    {"type": "array", "items": {"type": "string"}, "minItems": 1},
-                ]
-            }
-        ),
+        WithJsonSchema(one_or_list({"type": "string"})),  # one name or path, or a list
     ]
     offers: list[OfferPatch] = []
     commitments: list[Commitment] = []

@@ -162,6 +162,12 @@ class DailyWindow:
         return f"{self.start_hour:02d}:00-{self.end_hour:02d}:00"
 
 
+def one_or_list(item: dict[str, Any]) -> dict[str, Any]:
+    """The JSON Schema of a field written as one `item` or a list of them (the loader takes
+    either)."""
+    return {"anyOf": [item, {"type": "array", "items": item, "minItems": 1}]}
+
+
 # hours of the day as '08:00-22:00', or as '08-22' (the form curves use)
 _WINDOW = re.compile(r"^(\d{1,2})(?::(\d{2}))?\s*-\s*(\d{1,2})(?::(\d{2}))?$")
 
@@ -211,14 +217,7 @@ Days = Annotated[
     tuple[int, ...],
     BeforeValidator(parse_days),
     PlainSerializer(lambda days: [WEEKDAYS[d] for d in days], return_type=list[str]),
-    WithJsonSchema(
-        {
-            "anyOf": [
-                {"enum": [*DAY_GROUPS]},
-                {"type": "array", "items": {"enum": [*DAY_GROUPS]}, "minItems": 1},
-            ]
-        }
-    ),
+    WithJsonSchema(one_or_list({"enum": [*DAY_GROUPS]})),
 ]
 
 # --- curves over the week ------------------------------------------------------------------
@@ -343,13 +342,6 @@ Precisions = Annotated[
     tuple[Precision, ...],
     BeforeValidator(_tuple_of),
     Field(min_length=1),
-    WithJsonSchema(
-        {
-            "anyOf": [
-                {"enum": [*get_args(Precision)]},
-                {"type": "array", "items": {"enum": [*get_args(Precision)]}, "minItems": 1},
-            ]
-        }
-    ),
+    WithJsonSchema(one_or_list({"enum": [*get_args(Precision)]})),
 ]
 """One precision or a list of acceptable ones (`[fp8, int8]`)."""
