@@ -254,13 +254,20 @@ def _more_cards_in_time(scenario: Scenario, job: Job) -> tuple[Relaxation, ...]:
     for n in (n for n in COUNTS if n > w.max_cards):
         more = w.model_copy(update={"max_cards": n, "deadline": None})
         for config in train_configs(scenario, job.index, more, committed):
-            cap = scenario.offers[config.offer].most_units(config.mode)
-            starts = [s for s in (config.starts or (job.earliest,)) if s >= job.earliest]
-            fits = cap is None or config.units <= cap
-            if fits and any(s + config.span <= job.deadline for s in starts):
+            start = _first_start(scenario, job, config)
+            if start is not None and start + config.span <= job.deadline:
                 text = f"allow {n} cards (max_cards {w.max_cards})"
                 return (Relaxation(text, workload_patch(w.name, max_cards=n)),)
     return ()
+
+
+def _first_start(scenario: Scenario, job: Job, config: Config) -> int | None:
+    """The config's first start at or after the job's earliest one, where its offer's stock
+    holds its units (None: never usable, or no start left)."""
+    cap = scenario.offers[config.offer].most_units(config.mode)
+    if cap is not None and config.units > cap:
+        return None  # more units at once than its offer sells
+    return next((s for s in (config.starts or (job.earliest,)) if s >= job.earliest), None)
 
 
 def _lifted(scenario: Scenario, job: Job) -> list[Config]:
@@ -276,12 +283,9 @@ def _fastest(scenario: Scenario, job: Job) -> tuple[Config, int] | None:
     units the stock can hold."""
     best: tuple[int, Config, int] | None = None
     for config in _lifted(scenario, job):
-        cap = scenario.offers[config.offer].most_units(config.mode)
-        if cap is not None and config.units > cap:
-            continue  # never usable: more units at once than its offer sells
-        starts = [s for s in (config.starts or (job.earliest,)) if s >= job.earliest]
-        if starts and (best is None or starts[0] + config.span < best[0]):
-            best = (starts[0] + config.span, config, starts[0])
+        start = _first_start(scenario, job, config)
+        if start is not None and (best is None or start + config.span < best[0]):
+            best = (start + config.span, config, start)
     return None if best is None else (best[1], best[2])
 
 
