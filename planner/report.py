@@ -324,22 +324,16 @@ def decisions(problem: Problem, plan: Plan) -> list[str]:
                 for u in r.uses
                 if (u.offer, u.mode) == (offer_id, mode)
             )
-            held = sum(
-                hours(r.start, r.end) * r.cards
-                for r in plan.rentals
-                if (r.offer, r.mode) == (offer_id, mode)
-            )
             pooled = [r for r in plan.rentals if (r.offer, r.mode) == (offer_id, mode)]
+            held = sum(hours(r.start, r.end) * r.cards for r in pooled)
             users = ", ".join(jobs) or "no workload"
-            if all(r.committed for r in pooled):  # held because the scenario commits to it
-                lines.append(
-                    f"{name} {reference}; committed (the plan must include it), used by "
-                    f"{users}; they use {used:,} of {held:,} held card-hours"
-                )
-                continue
+            why = (
+                f"committed (the plan must include it), used by {users}"
+                if all(r.committed for r in pooled)  # held because the scenario commits to it
+                else f"bought for {users}: {reason}"
+            )
             lines.append(
-                f"{name} {reference}; bought for {users}: {reason}; they use "
-                f"{used:,} of {held:,} held card-hours"
+                f"{name} {reference}; {why}; they use {used:,} of {held:,} held card-hours"
             )
         elif hourly is not None and break_even is not None:
             used = rented_hours.get(hourly[0], 0)
