@@ -230,7 +230,8 @@ def _differ(
         min(len(stated), len(expected)),
     )
     # the hours short (or over); where the totals agree, the hours of runs misplaced
-    short = sum(y - x for x, y in expected) - sum(y - x for x, y in stated)
+    due = sum(y - x for x, y in expected)
+    short = due - sum(y - x for x, y in stated)
     hours = short or sum(y - x for x, y in set(stated) - set(expected))
     said = _fmt(scenario, stated[k : k + 1]) if k < len(stated) else "none"
     wanted = _fmt(scenario, expected[k : k + 1]) if k < len(expected) else "none"
@@ -240,7 +241,7 @@ def _differ(
         hours,
         "h",
         f"run {k + 1} is {said} but should be {wanted} (a job's runs follow from its first "
-        f"start: {len(expected)} run(s), {sum(y - x for x, y in expected)} h)",
+        f"start: {len(expected)} run(s), {due} h)",
     )
 
 

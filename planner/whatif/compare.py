@@ -248,9 +248,15 @@ class BreakEven:
         return self.low == self.high
 
 
-def committed_money(plan: Plan, offer: str, mode: str) -> Decimal:
+def mode_money(plan: Plan, offer: str, mode: str, committed: bool = True) -> Decimal:
+    """What `plan`'s rentals of `offer`'s `mode` cost: its committed ones, or (`committed`
+    False) those beyond its commitments."""
     return sum(
-        (r.cost for r in plan.rentals if r.committed and r.offer == offer and r.mode == mode),
+        (
+            r.cost
+            for r in plan.rentals
+            if r.committed == committed and r.offer == offer and r.mode == mode
+        ),
         Decimal(0),
     )
 
@@ -265,7 +271,7 @@ def break_even(
     commitment pays while that is at most the base's optimum B*: p ≤ (B* − V* + C) ÷ q."""
     if base.plan is None or variant.plan is None or base.total is None or variant.total is None:
         return None
-    added = committed_money(variant.plan, offer, mode) - committed_money(base.plan, offer, mode)
+    added = mode_money(variant.plan, offer, mode) - mode_money(base.plan, offer, mode)
     if added <= 0 or price <= 0:
         return None
     cost = Fraction(added)
@@ -274,14 +280,7 @@ def break_even(
     variant_low = variant.total if variant.optimal else variant.bound or Fraction(0)
     low = (base_low - variant.total + cost) / quantity
     high = (base.total - variant_low + cost) / quantity
-    others = sum(
-        (
-            Fraction(r.cost)
-            for r in variant.plan.rentals
-            if not r.committed and r.offer == offer and r.mode == mode
-        ),
-        Fraction(0),
-    )
+    others = Fraction(mode_money(variant.plan, offer, mode, committed=False))
     return BreakEven(
         offer, mode, price, quantity, max(low, Fraction(0)), max(high, Fraction(0)), others
     )
