@@ -166,17 +166,24 @@ def write_text(path: Path, text: str) -> None:
 def writable(**paths: str | Path | None) -> None:
     """Each output file's folder exists (by option name, as `json=…`, `report=…`; "-" is
     stdout): said before a long solve, not after it. A LoadError (exit 1) naming each."""
-    issues = []
-    for name, path in paths.items():
-        if path is None or str(path) == "-":
-            continue
-        folder = Path(path).parent
-        if not folder.is_dir():
-            flag = "--" + name.replace("_", "-")
-            what = "is not a folder" if folder.exists() else "does not exist"
-            issues.append(Issue(flag, None, None, (), f"folder {str(folder)!r} {what}"))
+    issues = [
+        Issue("--" + name.replace("_", "-"), None, None, (), why)
+        for name, path in paths.items()
+        if (why := _no_folder(path)) is not None
+    ]
     if issues:
         raise LoadError(issues)
+
+
+def _no_folder(path: str | Path | None) -> str | None:
+    """Why an output file cannot be written for want of its folder; None where it can (or
+    it goes to stdout, "-", or nowhere)."""
+    if path is None or str(path) == "-":
+        return None
+    folder = Path(path).parent
+    if folder.is_dir():
+        return None
+    return f"folder {str(folder)!r} {'is not a folder' if folder.exists() else 'does not exist'}"
 
 
 def with_plan_margins(
@@ -229,7 +236,7 @@ def input_errors(json_path: str | None = None) -> Iterator[None]:
         yield
     except LoadError as exc:
         print_issues(exc)
-        if json_path is not None and (json_path == "-" or Path(json_path).parent.is_dir()):
+        if _no_folder(json_path) is None:  # the errors as JSON too, where they can go
             write_json({"valid": False, "errors": [i.as_dict() for i in exc.issues]}, json_path)
         raise typer.Exit(1) from None
 
