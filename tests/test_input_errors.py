@@ -95,6 +95,17 @@ def test_cycle_in_after_names_the_cycle(write: Any, cli: Any) -> None:
     assert names[0] == names[-1] and sorted(names[:-1]) == ["a", "b", "c"]
 
 
+def test_an_unknown_after_is_named_with_the_schema_errors(write: Any) -> None:
+    # one run of validate names both: the bad field and the misspelt dependency
+    data = minimal_scenario()
+    first = data["workloads"][0]
+    data["workloads"] += [{**first, "name": "eval", "after": ["ftt"], "tokens": -5}]
+    found = problems(write(data))
+    assert any("workloads[3].tokens" in m for m in found), found
+    assert any("workloads[3].after[0]" in m and "unknown workload 'ftt'" in m for m in found)
+    assert any("did you mean ft?" in m for m in found), found
+
+
 def test_python_object_tag(write: Any, cli: Any) -> None:
     path = write("name: !!python/object/apply:os.system ['touch /tmp/pwned']\n")
     assert_cli_rejects(cli, path, f"{path}:1:", "is not allowed")

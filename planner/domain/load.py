@@ -421,6 +421,22 @@ def _per_class(spec: ScenarioFile, models: dict[str, ModelCard], source: Source)
     return spec.model_copy(update={"workloads": workloads})
 
 
+def _written_after_issues(data: dict[str, Any], source: Source) -> list[Issue]:
+    """`after` entries that name no workload of the file as written, for a file whose other
+    fields fail the schema (so they are reported together, not after a first fix)."""
+    written = data.get("workloads")
+    raws = [w for w in written if isinstance(w, dict)] if isinstance(written, list) else []
+    names = [str(w["name"]) for w in raws if isinstance(w.get("name"), str)]
+    issues = []
+    for i, raw in enumerate(written if isinstance(written, list) else []):
+        after = raw.get("after") if isinstance(raw, dict) else None
+        for j, before in enumerate(after if isinstance(after, list) else []):
+            if isinstance(before, str) and before not in names:
+                message = f"unknown workload {before!r}{did_you_mean(before, names)}"
+                issues.append(source.issue(("workloads", i, "after", j), message))
+    return issues
+
+
 def validate_scenario(path: Path, source: Source) -> Scenario:
     """A read (and perhaps patched) scenario document validated and resolved; relative paths
     resolve from the folder of the file that wrote them."""
@@ -465,6 +481,8 @@ def validate_scenario(path: Path, source: Source) -> Scenario:
             else:
                 models[str(raw.get("name"))] = card
     calibrations = _calibrations(source, data.get("calibration"), collect)
+    if spec is None:  # the checks on a valid file cannot run: name bad `after` entries now
+        collect.issues.extend(_written_after_issues(data, source))
     collect.raise_if_any()
     assert spec is not None
     if calibrations:
