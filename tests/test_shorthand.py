@@ -17,6 +17,7 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
+from planner.cli.variant import Change
 from planner.domain.errors import LoadError
 from planner.domain.load import load_scenario
 from planner.domain.merge import deep_merge
@@ -24,6 +25,7 @@ from planner.domain.scenario import Scenario
 from planner.domain.workload import Commitment, ServeWorkload
 from planner.explain.conflict import patched
 from planner.whatif.shorthand import (
+    clipped,
     combine,
     commit,
     drop,
@@ -345,7 +347,7 @@ def test_several_commits_all_survive_combine(tiny: Path, tmp_path: Path) -> None
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        # ft: 07-02 .. 07-20, both moved two weeks
+        # ft: 07-02 .. 07-20, moved two weeks: its deadline, 08-03, is held at the horizon end
         ("ft=+14d", {"earliest_start": "2026-07-16", "deadline": "2026-08-01"}),
         # 07-02 - 2d is before the horizon (07-01): clipped to it
         ("ft=-2d", {"earliest_start": "2026-07-01", "deadline": "2026-07-18"}),
@@ -388,6 +390,28 @@ def test_shift_over_the_file_loads(tiny: Path, tmp_path: Path) -> None:
         dt.datetime(2026, 7, 2, 6),
         dt.datetime(2026, 7, 20, 6),
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "note"),
+    [
+        ("ft=+12d", ""),  # moved whole: its deadline lands on the horizon end (08-01)
+        ("ft=-2d", "earliest_start held at the horizon's start, 2026-07-01, not 2026-06-30"),
+        ("ft=+14d", "deadline held at the horizon's end, 2026-08-01, not 2026-08-03"),
+        ("chat=+14d", ""),  # an end at the horizon's end stays there by rule, as documented
+    ],
+)
+def test_a_shift_says_what_it_held_at_the_horizon(tiny: Path, text: str, note: str) -> None:
+    assert clipped(load_scenario(tiny), text) == note
+
+
+def test_the_change_lines_carry_the_shift_note(tiny: Path) -> None:
+    change = Change.of(None, shift=["ft=-2d"], price=["jz-h200.hourly=x2"])
+    _, lines = change.applied(tiny, load_scenario(tiny))
+    assert lines == [
+        "--price jz-h200.hourly=x2",
+        "--shift ft=-2d (earliest_start held at the horizon's start, 2026-07-01, not 2026-06-30)",
+    ]
 
 
 @pytest.mark.parametrize(

@@ -77,7 +77,7 @@ def reprice_command(
             scale_demand=scale_demand,
             set=set_,
         )
-        variant = change.apply(scenario, base)
+        variant, described = change.applied(scenario, base)
         plan = read_plan(plan_file)
         if plan.scenario != variant.name or plan.currency != variant.spec.currency:
             raise LoadError(
@@ -100,7 +100,7 @@ def reprice_command(
     report: dict[str, Any] = {
         "scenario": variant.name,
         "currency": currency,
-        "change": change.describe(),
+        "change": described,
         "stated_total": plan.total_cost,
         "repriced_total": money(check.total, currency),
         "feasible": not breaks,
@@ -138,7 +138,7 @@ def saving(kept: Fraction, side: Side, currency: str) -> dict[str, Any]:
 
 def print_reprice(console: Console, report: dict[str, Any]) -> None:
     c = report["currency"]
-    change = " ".join(report["change"]) or "no change"
+    change = escape(" ".join(report["change"]) or "no change")
     stated, repriced = report["stated_total"], report["repriced_total"]
     console.print(
         f"[bold]{report['scenario']}[/] ({change}): the plan costs {c} {repriced:,.2f} "

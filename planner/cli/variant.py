@@ -112,18 +112,23 @@ class Change:
     def empty(self) -> bool:
         return not self.patches and not self.flags
 
-    def describe(self) -> list[str]:
-        return [f"--patch {p}" for p in self.patches] + [f"--{n} {t}" for n, t in self.flags]
-
     def apply(self, path: Path, base: Scenario) -> Scenario:
         """The variant: the patch files merged over the scenario at `path`, then each flag's
         patch, computed from the scenario as changed so far (so two commitments add up)."""
+        return self.applied(path, base)[0]
+
+    def applied(self, path: Path, base: Scenario) -> tuple[Scenario, list[str]]:
+        """The variant (`apply`) and a line per patch file and flag, as written; a --shift's
+        also says what it held at the horizon's edge rather than moved as asked."""
         layers: list[Path | Source] = list(self.patches)
         current = planned(load_scenario(path, layers), path) if layers else base
+        lines = [f"--patch {p}" for p in self.patches]
         for name, text in self.flags:
+            note = shorthand.clipped(current, text) if name == "shift" else ""
+            lines.append(f"--{name} {text}" + (f" ({note})" if note else ""))
             layers.append(Source(f"--{name} {text}", _builder(name)(current, text), {}))
             current = planned(load_scenario(path, layers), path)
-        return current
+        return current, lines
 
 
 def planned(loaded: Scenario, path: Path) -> Scenario:

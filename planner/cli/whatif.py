@@ -117,7 +117,7 @@ def whatif_command(
             raise _usage("--report shows one variant against its base, not a commitment sweep")
         if change.empty and not ranges:
             raise _usage("give a change: --patch FILE or a flag such as --price or --commit")
-        variant = change.apply(scenario, base)
+        variant, described = change.applied(scenario, base)
         params = params_for(base, time_limit, workers, seed, deterministic)
         if address is not None and executor is not Kind.ray:
             raise _usage("--address names a Ray cluster: give --executor ray too")
@@ -135,7 +135,7 @@ def whatif_command(
             [("base", scenario, Change()), ("variant", scenario, change)], params, runner
         )
         pair = crossed(base, variant, pair)
-        report = compare(base, variant, pair[0], pair[1], change.describe())
+        report = compare(base, variant, pair[0], pair[1], described)
         sides = pair
     console = human(json_path)
     (print_sweep if ranges else print_report)(console, report)
@@ -254,7 +254,7 @@ def _rows_table(title: str, key: str, rows: list[dict[str, Any]]) -> Table:
 def print_report(console: Console, report: dict[str, Any]) -> None:
     c = report["currency"]
     base, variant = report["base"], report["variant"]
-    console.print(f"[bold]{report['scenario']}[/]: what if {' '.join(report['change'])}")
+    console.print(f"[bold]{report['scenario']}[/]: what if {escape(' '.join(report['change']))}")
     if report.get("changes"):
         console.print("  the change sets:")
         for line in _compact(report["changes"]):

@@ -60,7 +60,17 @@ from planner.domain.workload import Commitment, ServeWorkload, TrainWorkload, Wo
 from planner.domain.yaml_source import parse_yaml
 from planner.whatif.patch import Patch, combine, nest, old_values, plain, replacing
 
-__all__ = ["combine", "commit", "drop", "price", "scale_demand", "set_value", "shift", "stock"]
+__all__ = [
+    "clipped",
+    "combine",
+    "commit",
+    "drop",
+    "price",
+    "scale_demand",
+    "set_value",
+    "shift",
+    "stock",
+]
 _PRICE: TypeAdapter[Decimal] = TypeAdapter(Price)
 _UNITS: TypeAdapter[int] = TypeAdapter(Units)
 _INSTANT: TypeAdapter[dt.date] = TypeAdapter(Instant)
@@ -233,8 +243,18 @@ def _workload(scenario: Scenario, flag: _Flag, name: str) -> Workload:
         raise flag.error(f"unknown workload {name!r}{did_you_mean(name, names)}") from None
 
 
-def shift(scenario: Scenario, text: str) -> Patch:
-    """`WORKLOAD=±AMOUNT`: `{workloads: [{name, <the window fields that moved>}]}`."""
+@dataclass(frozen=True)
+class _Shift:
+    """A --shift worked out: the workload's window fields, their old, asked and new ends."""
+
+    name: str
+    fields: tuple[str, str]
+    olds: tuple[dt.datetime, dt.datetime]
+    asked: tuple[dt.datetime, dt.datetime]
+    news: tuple[dt.datetime, dt.datetime]
+
+
+def _shift(scenario: Scenario, text: str) -> _Shift:
     flag = _Flag("shift", text)
     name, value = flag.split("WORKLOAD=+AMOUNT or WORKLOAD=-AMOUNT, e.g. chat-70b=+14d")
     workload = _workload(scenario, flag, name)
@@ -253,16 +273,35 @@ def shift(scenario: Scenario, text: str) -> Patch:
     old_start, old_end = (getattr(workload, f) for f in fields)
     old_start = moment(old_start) if old_start else first
     old_end = moment(old_end) if old_end else last
-    new_start = max(old_start + delta, first)
-    new_end = old_end if old_end == last else min(old_end + delta, last)
+    asked = (old_start + delta, old_end if old_end == last else old_end + delta)
+    new_start, new_end = max(asked[0], first), min(asked[1], last)
     if new_end <= new_start:
         raise flag.error(
             f"moving {name} by {value} leaves it no time: {_instant_text(new_start)} .. "
             f"{_instant_text(new_end)} (the horizon ends {scenario.spec.horizon.end})"
         )
-    olds, news = (old_start, old_end), (new_start, new_end)
-    moved = {f: _instant_text(n) for f, o, n in zip(fields, olds, news, strict=True) if n != o}
-    return {"workloads": [{"name": name, **moved}]}
+    return _Shift(name, fields, (old_start, old_end), asked, (new_start, new_end))
+
+
+def shift(scenario: Scenario, text: str) -> Patch:
+    """`WORKLOAD=±AMOUNT`: `{workloads: [{name, <the window fields that moved>}]}`."""
+    s = _shift(scenario, text)
+    moved = {
+        f: _instant_text(n) for f, o, n in zip(s.fields, s.olds, s.news, strict=True) if n != o
+    }
+    return {"workloads": [{"name": s.name, **moved}]}
+
+
+def clipped(scenario: Scenario, text: str) -> str:
+    """What a --shift held at the horizon instead of moving as asked ("" where nothing):
+    its window is then shorter than before, not only moved."""
+    s = _shift(scenario, text)
+    held = [
+        f"{f} held at the horizon's {edge}, {_instant_text(n)}, not {_instant_text(a)}"
+        for f, edge, a, n in zip(s.fields, ("start", "end"), s.asked, s.news, strict=True)
+        if a != n
+    ]
+    return "; ".join(held)
 
 
 def drop(scenario: Scenario, text: str) -> Patch:
