@@ -180,6 +180,28 @@ def test_quote_shows_configs_alike_in_every_figure_once(cli: Any) -> None:
     assert "a row may stand for several configs" in " ".join(shown.stdout.split())
 
 
+def test_quote_of_a_workload_nothing_runs_says_why_and_exits_2(cli: Any, tmp_path: Path) -> None:
+    # a 70B full fine-tune on one card, and a service asking a decode speed no card has
+    data = yaml.safe_load(SEED.read_text())
+    data["workloads"] = [
+        {**data["workloads"][0], "name": "big", "model": "llama-3.1-70b", "method": "full",
+         "max_cards": 1, "measured": None},
+        {"name": "fast", "kind": "serve", "model": "llama-3.1-8b", "start": "2026-10-01",
+         "end": "2026-10-03", "concurrency": 4, "min_tokens_per_s": 5000,
+         "context_tokens": 4096},
+    ]  # fmt: skip
+    path = tmp_path / "none.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    for name, kind in (("big", "memory"), ("fast", "demand")):
+        result = cli("quote", path, name, "--json", "-")
+        assert result.exit_code == 2, result.output
+        document = json.loads(result.stdout)
+        assert document["rows"] == [] and document["workload"] == name
+        assert [c["kind"] for c in document["conflicts"]] == [kind]
+        assert f"no config can run {name} even alone" in result.stderr
+        assert f"[{kind}] {name}:" in result.stderr and "relax:" in result.stderr
+
+
 def test_check_rejects_a_file_that_is_not_a_plan(cli: Any, tmp_path: Path) -> None:
     bad = tmp_path / "x.json"
     bad.write_text(json.dumps({"hello": 1}))

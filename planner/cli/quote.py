@@ -5,11 +5,13 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from planner.cli.common import (
     JsonOption,
     ScenarioArgument,
+    err,
     human,
     input_errors,
     load_planned,
@@ -19,7 +21,11 @@ from planner.domain.errors import Issue, LoadError
 from planner.domain.money import money
 from planner.domain.scenario import Scenario
 from planner.domain.suggest import did_you_mean
-from planner.problem import quote_replicas
+from planner.domain.workload import ReserveWorkload, ServeWorkload, TrainWorkload
+from planner.explain import Conflict
+from planner.explain.replicas import reserve_fit, serve_fit
+from planner.explain.train import train_conflicts
+from planner.problem import quote_job, quote_replicas
 from planner.quote import train_quotes
 
 
@@ -56,7 +62,9 @@ def quote_command(
                 ]
             )
         if loaded.workload(workload).kind != "train":
-            write_json(_quote_replicas(loaded, workload, json_path), json_path)
+            document = _quote_replicas(loaded, workload, json_path)
+            _refuse_if_empty(loaded, workload, document, json_path)
+            write_json(document, json_path)
             return
         quotes = train_quotes(loaded, workload)
     currency = loaded.spec.currency
@@ -89,6 +97,7 @@ def quote_command(
         )
     rows = _merged(rows)
     rows.sort(key=lambda r: (r["cost"], r["cards"], r["hours"], r["offer"], r["mode"]))
+    _refuse_if_empty(loaded, workload, _document(loaded, workload, rows, TRAIN_UNITS), json_path)
     console = human(json_path)
     console.print(_table(workload, currency, rows))
     if any(r["configs"] > 1 for r in rows):
@@ -121,6 +130,34 @@ REPLICA_UNITS = {
     "package_units": "units held (package modes)",
     "cost": "currency",
 }
+
+
+def _refuse_if_empty(
+    loaded: Scenario, workload: str, document: dict[str, Any], json_path: str | None
+) -> None:
+    """Where no config can run `workload` even alone, say why as `plan solve` does (each
+    conflict and the smallest change found), write the document with its `conflicts`, and
+    exit 2: the scenario has no plan."""
+    if document["rows"]:
+        return
+    conflicts = [c for c in _alone(loaded, workload) if workload in c.workloads]
+    err.print(f"[bold red]infeasible:[/] no config can run {escape(workload)} even alone:")
+    for conflict in conflicts:
+        err.print(f"  {conflict.line()}", markup=False, soft_wrap=True)
+        relax = conflict.relaxation or "no relaxation computed"
+        err.print(f"    relax: {relax}", markup=False, soft_wrap=True)
+    write_json({**document, "conflicts": [c.as_dict() for c in conflicts]}, json_path)
+    raise typer.Exit(2)
+
+
+def _alone(loaded: Scenario, workload: str) -> list[Conflict]:
+    w = loaded.workload(workload)
+    if isinstance(w, TrainWorkload):
+        return train_conflicts(loaded, [quote_job(loaded, workload)])
+    if isinstance(w, ServeWorkload):
+        return [serve_fit(loaded, w)]
+    assert isinstance(w, ReserveWorkload)
+    return [reserve_fit(loaded, w)]
 
 
 def _merged(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -199,7 +236,8 @@ def _quote_replicas(loaded: Any, workload: str, json_path: str | None) -> dict[s
             _billed(r),
             f"{r['cost']:,.2f}",
         )
-    human(json_path).print(table)
+    if rows:  # none: the caller says why (`_refuse_if_empty`)
+        human(json_path).print(table)
     return _document(loaded, workload, rows, REPLICA_UNITS)
 
 
