@@ -60,17 +60,13 @@ def reported_terms(
     def add(term: CostTerm, amount: Fraction, cost: Fraction = Fraction(0)) -> None:
         terms[term] = (terms[term][0] + amount, terms[term][1] + cost)
 
-    used: dict[tuple[str, str], dict[int, int]] = defaultdict(dict)
+    used = _held_use(problem, solution)
     for job in problem.jobs:
         c = solution.config(problem, job.index)
-        start = solution.starts[job.index]
         add(CostTerm.SETUP, c.setup_hours * (1 if c.held else len(c.runs)) * c.cards)
         add(CostTerm.SCALING_LOSS, c.compute_hours * c.cards * (1 - Fraction(c.efficiency)))
         add(CostTerm.SPOT_REWORK, c.compute_hours * c.cards * (1 - Fraction(c.spot_factor)))
-        if c.held:
-            for offset, length in c.runs:
-                _add(used[c.pool], start + offset, start + offset + length, c.cards)
-        else:
+        if not c.held:
             ran = sum(length for _, length in c.runs)
             offer = problem.offers[c.offer]
             add(CostTerm.ROUND_UP, *round_up(offer, c.mode, c.billed_hours, ran, c.units))
@@ -78,7 +74,6 @@ def reported_terms(
     for (j, k, s), count in solution.replicas.items():
         replica_job = problem.replica_jobs[j]
         config = replica_job.configs[k]
-        a, b = problem.segments[s]
         if config.rented:
             rise = max(0, count - solution.replicas.get((j, k, s - 1), 0))
             offer = problem.offers[config.offer]
@@ -87,8 +82,6 @@ def reported_terms(
                 model = problem.scenario.models.get(name)
                 setups[j, offer.id] = setup_hours(offer, model, _minutes(problem, name))
             add(CostTerm.SETUP, rise * setups[j, offer.id] * config.units * offer.unit_cards)
-        else:
-            _add(used[(config.offer, config.mode)], a, b, count * config.cards)
     for j, k in sorted({(j, k) for j, k, _ in solution.replicas}):
         replica_job = problem.replica_jobs[j]
         rate = problem.replica_rate(replica_job.name, replica_job.configs[k])
@@ -119,6 +112,37 @@ def _minutes(problem: Problem, name: str) -> int | None:
 def _add(line: dict[int, int], start: int, end: int, cards: int) -> None:
     for h in range(start, end):
         line[h] = line.get(h, 0) + cards
+
+
+def unused_money(problem: Problem, solution: Solution) -> Fraction:
+    """Held card-hours no workload uses, idle inside the horizon and past its end, at the
+    card-hour price: what the money rule sets beside the package shares (docs/rules.md)."""
+    used = _held_use(problem, solution)
+    return sum(
+        (
+            card_hour_price(problem.offers[key[0]], key[1])
+            * sum(max(0, n - used[key].get(h, 0)) for h, n in line.items())
+            for key, line in _held(problem, solution).items()
+        ),
+        Fraction(0),
+    )
+
+
+def _held_use(problem: Problem, solution: Solution) -> dict[tuple[str, str], dict[int, int]]:
+    """Cards used on held cards per pool and hour: train jobs' runs and replicas."""
+    used: dict[tuple[str, str], dict[int, int]] = defaultdict(dict)
+    for job in problem.jobs:
+        c = solution.config(problem, job.index)
+        if c.held:
+            start = solution.starts[job.index]
+            for offset, length in c.runs:
+                _add(used[c.pool], start + offset, start + offset + length, c.cards)
+    for (j, k, s), count in solution.replicas.items():
+        config = problem.replica_jobs[j].configs[k]
+        if not config.rented:
+            a, b = problem.segments[s]
+            _add(used[(config.offer, config.mode)], a, b, count * config.cards)
+    return used
 
 
 def _held(problem: Problem, solution: Solution) -> dict[tuple[str, str], dict[int, int]]:

@@ -13,7 +13,7 @@ from planner.configs import Config
 from planner.domain.money import apportion, from_minor
 from planner.domain.plan import Assignment, Plan, Rental, ReplicaAssignment, ReplicaUse, Run
 from planner.prices import card_hour_price
-from planner.pricing import paid_terms
+from planner.pricing import paid_terms, unused_money
 from planner.problem import Problem
 from planner.rules import PACKAGE_MODES
 
@@ -69,7 +69,7 @@ def to_plan(problem: Problem, solution: Solution, status: PlanStatus) -> Plan:
     axis = problem.axis
     rentals: list[Rental] = []
     assignments: list[Assignment | ReplicaAssignment] = []
-    money = Money()
+    money = Money(unused=unused_money(problem, solution))
     for job in problem.jobs:
         config = solution.config(problem, job.index)
         start = solution.starts[job.index]
@@ -132,6 +132,7 @@ class Money:
     rentals: dict[str, Fraction] = field(default_factory=dict)
     storage: dict[str, Fraction] = field(default_factory=dict)
     shares: dict[str, Fraction] = field(default_factory=dict)
+    unused: Fraction = Fraction(0)  # held card-hours no workload uses, at the card-hour price
 
     def rental(self, rental: Rental, cost: Fraction) -> Rental:
         self.rentals[rental.id] = cost
@@ -154,8 +155,10 @@ def stated(plan: Plan, money: Money) -> Plan:
     held = [r.id for r in plan.rentals if r.committed or r.mode in PACKAGE_MODES]
     users = [n for n in names if n in money.shares]
     shares = [money.shares[n] for n in users]
-    unused = sum((money.rentals[i] for i in held), Fraction(0)) - sum(shares, Fraction(0))
-    parts = apportion([*shares, unused], c, sum(cost[i] for i in held))
+    # in proportion: the card-hour price spreads a package over nominal 24 h days, so the
+    # amounts add up to its money only where no day is 23 or 25 h long (and no hourly
+    # commitment bills past its held hours)
+    parts = apportion([*shares, money.unused], c, sum(cost[i] for i in held))
     split = dict(zip(users, parts[:-1], strict=True))
     rentals = [r.model_copy(update={"cost": from_minor(cost[r.id], c)}) for r in plan.rentals]
     assignments = [

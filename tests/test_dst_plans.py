@@ -279,6 +279,30 @@ def test_reserved_cards_across_the_change_round_trip(
     assert plan.total_cost == 10 * 2 * (3 + (3 + length - 24) + 3)
 
 
+@pytest.mark.parametrize(("zone", "first", "change", "length"), CHANGES, ids=IDS)
+def test_a_package_used_in_every_hour_of_the_change_day_leaves_nothing_unused(
+    make_scenario: Any, zone: str, first: str, change: str, length: int
+) -> None:
+    # one card all day for three days on daily packages at 24.00 (hourly at 10.00 would cost
+    # 10 × 24 = 240.00 a day): 3 × 24.00 = 72.00. Shares are priced on nominal 24 h days,
+    # so the 25 h day's user would be charged 25.00 for its 24.00 package: the shares are
+    # scaled down to what the packages cost, and nothing is "held cards no workload uses"
+    people = {
+        "name": "devs", "kind": "reserve", "card": "a100-80g", "cards": 1,
+        "hours": "00:00-24:00", "start": first,
+        "end": (dt.date.fromisoformat(first) + dt.timedelta(days=3)).isoformat(),
+    }  # fmt: skip
+    daily = {"price": 24, "stock": 2}
+    s = make_scenario([offer("o", hourly=HOURLY, daily=daily)], [people], days=3, timezone=zone,
+                      start=first)  # fmt: skip
+    plan = round_trip(s)
+    assert plan.total_cost == 72
+    [devs] = plan.assignments
+    assert devs.package_share == 72
+    assert plan.cost_breakdown.held_unused == 0
+    assert plan.cost_breakdown.reported[CostTerm.IDLE].amount == 0
+
+
 # --- serving demand read at local wall-clock time --------------------------------------------
 
 

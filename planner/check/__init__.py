@@ -130,9 +130,8 @@ def _stated_lines(
     )
     held = [h for h in rentals if h.package or h.rental.committed]
     shares = [ledger.spent[n].share or Fraction(0) for n in users]
-    unused = sum((h.money for h in held), Fraction(0)) - sum(shares, Fraction(0))
     money = sum(figures[("rental", h.rental.id)] for h in held)
-    parts = apportion([*shares, unused], currency, money)
+    parts = apportion([*shares, ledger.unused], currency, money)
     for name, part in zip(users, parts[:-1], strict=True):
         stated = ledger.spent[name].assignment.package_share
         stated_line(result, f"{name} package share", stated, from_minor(part, currency), currency)

@@ -36,6 +36,8 @@ class Ledger:
     # what each workload spends by use: the rentals its cost counts, and its exact package
     # share (None where it states none and holds no cards)
     spent: dict[str, Spent] = field(default_factory=dict)
+    # held card-hours no workload uses (idle, and past the horizon) at the card-hour price
+    unused: Fraction = Fraction(0)
 
     def hold(self, key: Key, start: int, end: int, units: int) -> None:
         line = self.held_units[key]

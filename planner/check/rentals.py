@@ -181,7 +181,9 @@ def book(scenario: Scenario, held: list[Held], ledger: Ledger) -> None:
         if h.package or r.committed:
             inside = max(0, min(h.end, axis.hours) - max(h.start, 0))
             ledger.pool(h.key, max(h.start, 0), min(h.end, axis.hours), h.cards)
-            ledger.report(CostTerm.BEYOND_HORIZON, Fraction((h.end - h.start - inside) * h.cards))
+            beyond = (h.end - h.start - inside) * h.cards
+            ledger.report(CostTerm.BEYOND_HORIZON, Fraction(beyond))
+            ledger.unused += beyond * card_hour_price(h.offer, r.mode)
         if not h.package:
             extra = h.billed - (h.end - h.start)
             price = Fraction(h.offer.billing(r.mode).price)
@@ -241,6 +243,7 @@ def pools(scenario: Scenario, ledger: Ledger, result: CheckResult) -> None:
         offer = scenario.offers[key[0]]
         idle = sum(max(0, cards - used.get(h, 0)) for h, cards in held.items())
         ledger.report(CostTerm.IDLE, Fraction(idle), idle * card_hour_price(offer, key[1]))
+        ledger.unused += idle * card_hour_price(offer, key[1])
 
 
 def card_hour_price(offer: Offer, mode: str) -> Fraction:
