@@ -30,7 +30,7 @@ import itertools
 import re
 import zipfile
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
@@ -107,12 +107,17 @@ class Row:
     zone: str = ""
     problem: str = ""  # why it cannot be an offer, where the file alone tells
     vm_excluded: bool = False  # priced without the VM the GPUs attach to
+    vm_where: str = ""  # file:line of the VM row priced into it (SkyPilot's GCP file)
+    malformed: str = ""  # its cells do not match the header's columns
 
 
 @dataclass(frozen=True)
 class Imported:
     catalog: dict[str, Any]  # the catalog YAML's content
     skipped: list[tuple[Row, str]]  # rows not turned into offers, and why
+    # rows whose card was taken by GPU name alone where the name comes in several memories
+    assumed: list[tuple[Row, str]] = field(default_factory=list)
+    left_out: int = 0  # rows of other providers or regions than those asked
 
 
 def read_rows(fmt: str, paths: Iterable[Path]) -> list[Row]:
@@ -172,8 +177,8 @@ def _parse(fmt: str, name: str, text: str) -> list[Row]:
     if missing:
         message = f"not a {fmt} file: no column {', '.join(missing)}"
         raise LoadError([Issue(name, 1, None, (), message)])
-    try:
-        records = list(enumerate(reader, start=2))
+    try:  # each record's line: its last physical line (blank lines and quoted newlines count)
+        records = [(reader.line_num, r) for r in reader]
     except csv.Error as exc:
         raise LoadError([Issue(name, reader.line_num, None, (), f"not CSV: {exc}")]) from None
     file = Path(name.rsplit(":", 1)[-1])
@@ -183,12 +188,21 @@ def _parse(fmt: str, name: str, text: str) -> list[Row]:
         for line, r in records
         if fmt == "skypilot" and not _cell(r, "AcceleratorName")
     }
-    rows = []
+    rows, issues = [], []
     for line, r in records:
         try:
-            rows.append(_row(fmt, provider or "skypilot", r, f"{name}:{line}", hosts))
-        except ValueError as exc:
-            raise LoadError([Issue(name, line, None, (), str(exc))]) from None
+            row = _row(fmt, provider or "skypilot", r, f"{name}:{line}", hosts)
+        except ValueError as exc:  # every bad cell of the file at once
+            issues.append(Issue(name, line, None, (), str(exc)))
+            continue
+        extra: list[str] = r.get(None) or []  # type: ignore[assignment]
+        cells = len(r) - (None in r) + len(extra) - sum(v is None for v in r.values())
+        if None in r or None in r.values():  # csv's marks of too many or too few cells
+            message = f"{cells} cells where the header has {len(reader.fieldnames)}"
+            row = replace(row, malformed=message)
+        rows.append(row)
+    if issues:
+        raise LoadError(issues)
     return rows
 
 
@@ -305,6 +319,7 @@ def _with_host(row: Row, hosts: Hosts) -> Row:
         price=_sum(row.price, _price(vm, "Price")),
         spot_price=_sum(row.spot_price, _price(vm, "SpotPrice")),
         where=f"{row.where} with its VM's line {line}",
+        vm_where=f"{row.where.rsplit(':', 1)[0]}:{line}",
     )
 
 
@@ -313,13 +328,31 @@ def _sum(a: Decimal | None, b: Decimal | None) -> Decimal | None:
 
 
 def card_for(name: str, memory_gb: float | None) -> str | None:
-    """The card id a GPU name (and memory, where the name covers several) maps to."""
-    key = re.sub(r"[\s\-_]", "", name.upper()).replace("NVIDIA", "")
+    """The card id a GPU name (and memory, where the name covers several) maps to. None
+    where a memory is given that no card of that name has (an A100 of 48 GB, an H100 of 94
+    GB): a card of other memory is not guessed."""
+    key = _gpu_key(name)
     if memory_gb is not None:
         rounded = round(memory_gb)
         if (key, rounded) in GPU_CARDS:
             return GPU_CARDS[(key, rounded)]
+        if _memories(key):
+            return None
     return GPU_CARDS.get((key, None))
+
+
+def by_name_alone(name: str, memory_gb: float | None) -> list[int]:
+    """The memories (GB) a GPU name comes in where the row gives none and `card_for` took
+    the name's default card: [] where the name or the memory decides."""
+    return _memories(_gpu_key(name)) if memory_gb is None else []
+
+
+def _gpu_key(name: str) -> str:
+    return re.sub(r"[\s\-_]", "", name.upper()).replace("NVIDIA", "")
+
+
+def _memories(key: str) -> list[int]:
+    return sorted(m for k, m in GPU_CARDS if k == key and m is not None)
 
 
 def import_catalog(
@@ -340,10 +373,26 @@ def import_catalog(
     first: dict[str, str] = {}  # offer id: where its first row is
     used_extra: dict[str, dict[str, Any]] = {}
     skipped: list[tuple[Row, str]] = []
+    assumed: list[tuple[Row, str]] = []
+    # VM rows priced into their GPUs' offer: (file:line of the VM, line of the GPUs' row)
+    priced_in: dict[str, str] = {}
     for row in rows:
-        if provider is not None and row.provider != provider:
+        if row.vm_where:  # the first GPU row that names it
+            priced_in.setdefault(row.vm_where, row.where.split(" ")[0].rsplit(":", 1)[1])
+    left_out = 0
+    for row in rows:
+        if (provider is not None and row.provider != provider) or (
+            region is not None and row.region != region
+        ):
+            left_out += 1
             continue
-        if region is not None and row.region != region:
+        if row.malformed:
+            skipped.append((row, row.malformed))
+            continue
+        if row.where in priced_in:
+            skipped.append(
+                (row, f"a VM alone: priced into the GPUs of line {priced_in[row.where]}")
+            )
             continue
         if row.gpu_count <= 0:
             skipped.append((row, "no GPU"))
@@ -356,8 +405,14 @@ def import_catalog(
             continue
         card = card_for(row.gpu_name, row.gpu_memory_gb)
         if card is None:
-            skipped.append((row, f"no card spec for GPU {row.gpu_name!r}"))
+            known = _memories(_gpu_key(row.gpu_name))
+            why = f"no card spec for GPU {row.gpu_name!r}"
+            if row.gpu_memory_gb is not None and known:
+                sizes = " or ".join(f"{m} GB" for m in known)
+                why += f" of {row.gpu_memory_gb:g} GB (it is known as {sizes})"
+            skipped.append((row, why))
             continue
+        alone = by_name_alone(row.gpu_name, row.gpu_memory_gb)
         if row.problem:
             skipped.append((row, row.problem))
             continue
@@ -379,11 +434,17 @@ def import_catalog(
             if offer is None:
                 place = f" in {row.zone}" if row.zone else ""
                 offers[ident] = offer = {"id": ident} | unit | {"region": row.region}
-                offer["notes"] = f"{row.provider} {row.instance}{place} ({row.where})" + (
-                    "; the GPUs' price alone: the VM they attach to is not included"
-                    if row.vm_excluded
-                    else ""
-                )
+                notes = f"{row.provider} {row.instance}{place} ({row.where})"
+                if row.vm_excluded:
+                    notes += "; the GPUs' price alone: the VM they attach to is not included"
+                if alone:
+                    sizes = " or ".join(f"{m} GB" for m in alone)
+                    notes += (
+                        f"; card assumed {card}: the file gives no GPU memory and "
+                        f"{row.gpu_name} comes as {sizes}"
+                    )
+                    assumed.append((row, card))
+                offer["notes"] = notes
                 first[ident] = row.where
                 break
             if unit.items() <= offer.items():
@@ -413,7 +474,7 @@ def import_catalog(
     if used_extra:
         catalog["cards"] = [used_extra[c] for c in sorted(used_extra)]
     catalog["offers"] = list(offers.values())
-    return Imported(catalog, skipped)
+    return Imported(catalog, skipped, assumed, left_out)
 
 
 def _slug(text: str) -> str:

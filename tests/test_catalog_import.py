@@ -131,7 +131,12 @@ def test_skypilot_gcp_gpus_are_priced_with_the_vm_they_come_in() -> None:
     }
     assert "line 3" in offers["gcp-a2-highgpu-8g-us-central1-a"]["notes"]  # the VM's row
     assert _skipped(result) == {
-        **dict.fromkeys(range(2, 8), "no GPU"),  # the VMs alone
+        # the VMs alone: priced into the offers of their GPUs' rows, or of no GPU at all
+        **{
+            vm: f"a VM alone: priced into the GPUs of line {gpus}"
+            for vm, gpus in ((2, 8), (3, 9), (4, 12), (5, 13), (6, 15))
+        },
+        7: "no GPU",
         10: f"repeats {GCP_VMS}:9 with its VM's line 3",
         11: "no row prices its VM a2-highgpu-8g in us-central1-b",
         14: "no price",
@@ -184,6 +189,90 @@ def test_gpu_info_picks_the_card_variant_and_is_never_run(tmp_path: Path) -> Non
         "aws-code-r": "a100-40g",
     }
     assert path.exists()
+
+
+def test_every_bad_number_is_refused_at_its_line_at_once(cli: Any, tmp_path: Path) -> None:
+    # the lines as the file has them: a blank line and a quoted newline count
+    path = tmp_path / "prices.csv"
+    path.write_text(
+        "provider,instance,region,gpu_name,gpu_count,gpu_memory_gb,price\n"
+        "acme,a,us,A100,1,80,2.0\n"
+        "\n"
+        'acme,"b\nc",us,A100,1,80,abc\n'
+        "acme,d,us,A100,1,80,-1\n"
+    )
+    result = cli("catalog", "import", "csv", path, "--out", tmp_path / "x.yaml", *DATE)
+    assert result.exit_code == 1
+    text = " ".join(result.output.split())
+    assert f"{path}:5: price: expected a number of at least 0, got 'abc'" in text
+    assert f"{path}:6: price: expected a number of at least 0, got '-1'" in text
+    assert not (tmp_path / "x.yaml").exists()
+
+
+def test_a_row_is_mapped_only_to_a_card_of_its_memory(cli: Any, tmp_path: Path) -> None:
+    # an A100 of 48 GB or an H100 of 94 GB is no shipped card: listed, not mapped to another
+    # memory; an A100 without a memory takes the name's default card and says so; rows with
+    # too few or too many cells are listed as such (lines after a blank line stay right)
+    path = tmp_path / "prices.csv"
+    path.write_text(
+        "provider,instance,region,gpu_name,gpu_count,gpu_memory_gb,price\n"
+        "acme,a1,us,A100,1,,2.0\n"
+        "\n"
+        "acme,a2,us,A100,1,48,2.0\n"
+        "acme,h1,us,H100,1,94,3\n"
+        "acme,short,us,A100\n"
+        "acme,long,us,A100,1,80,2.0,extra\n"
+        "acme,ok,us,A100,1,80,2.0\n"
+    )
+    out = tmp_path / "acme.yaml"
+    result = cli("catalog", "import", "csv", path, "--out", out, *DATE)
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert (
+        f"{path}:4: a2 (1 × A100): no card spec for GPU 'A100' of 48 GB (it is known as "
+        "40 GB or 80 GB)" in text
+    )
+    assert f"{path}:5: h1 (1 × H100): no card spec for GPU 'H100' of 94 GB" in text
+    assert f"{path}:6: short (0 × A100): 4 cells where the header has 7" in text
+    assert f"{path}:7: long (1 × A100): 8 cells where the header has 7" in text
+    assert f"{path}:2: a1 (A100, no memory given): a100-40g, as its notes say" in text
+    offers = {o["id"]: o for o in yaml.safe_load(out.read_text())["offers"]}
+    assert {i: o["card"] for i, o in offers.items()} == {
+        "acme-a1-us": "a100-40g", "acme-ok-us": "a100-80g"
+    }  # fmt: skip
+    assert "card assumed a100-40g" in offers["acme-a1-us"]["notes"]
+
+
+def test_filters_say_what_they_left_out(cli: Any, tmp_path: Path) -> None:
+    out = tmp_path / "aws.yaml"
+    result = cli(
+        "catalog", "import", "skypilot", AWS_VMS, GCP_VMS, "--out", out, "--provider", "gcp",
+        *DATE,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "rows left out as not of provider 'gcp' (the files hold providers aws, gcp;" in text
+    none = cli("catalog", "import", "skypilot", AWS_VMS, "--out", out, "--provider", "GCP", *DATE)
+    assert none.exit_code == 1
+    assert "no row is of provider 'GCP'" in " ".join(none.output.split())
+
+
+def test_the_flags_that_shape_the_file_are_checked_first(cli: Any, tmp_path: Path) -> None:
+    copy = tmp_path / "vms.csv"
+    copy.write_text(AWS_VMS.read_text())
+    for flags, message in (
+        (["--out", tmp_path / "none" / "x.yaml"], "--out: folder"),
+        (["--out", copy], f"--out: {copy} is a file being imported"),
+        (["--out", tmp_path / "x.yaml", "--currency", "usd"], "--currency: unknown currency 'usd'"),
+        (["--out", tmp_path / "x.yaml", "--name", "!!"], "--name: expected lowercase letters"),
+        (["--out", tmp_path / "My Prices.yaml"], "--name: the catalog's name would be --out's"),
+    ):
+        result = cli("catalog", "import", "skypilot", copy, *flags, *DATE)
+        assert result.exit_code == 1, result.output
+        assert message in " ".join(result.output.split())
+        assert "Traceback" not in result.output
+    assert copy.read_text() == AWS_VMS.read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["vms.csv"]
 
 
 def test_a_bad_number_is_refused_at_its_line(cli: Any, tmp_path: Path) -> None:

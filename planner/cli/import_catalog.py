@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from pathlib import Path
 from typing import Annotated
 
@@ -10,9 +11,12 @@ import typer
 import yaml
 
 from planner.catalog_import import FORMATS, Row, import_catalog, published, read_rows
-from planner.cli.common import err, input_errors
+from planner.cli.common import err, input_errors, output_errors, writable
 from planner.domain.errors import Issue, LoadError
 from planner.domain.load import load_catalogs
+from planner.domain.money import MINOR_DIGITS
+from planner.domain.values import SLUG_PATTERN
+from planner.explain.conflict import plural
 
 
 def import_catalog_command(
@@ -54,6 +58,7 @@ def import_catalog_command(
         if fmt not in FORMATS:
             message = f"expected one of {', '.join(FORMATS)}, got {fmt!r}"
             raise LoadError([Issue("FORMAT", None, None, (), message)])
+        _check_flags(files, out, currency, name)
         rows = read_rows(fmt, files)
         when = _date(date) if date else published(files)
         if when is None:
@@ -70,17 +75,83 @@ def import_catalog_command(
             for offer in result.catalog["offers"]:
                 offer["network"] = {"gbps": network_gbps}
         if not result.catalog["offers"]:
-            message = "no row could be made an offer (see the rows listed above)"
             _list_skipped(result.skipped)
+            _list_left_out(result.left_out, rows, provider, region)
+            message = "no row could be made an offer" + (
+                " (see the rows listed above)" if result.skipped else ""
+            )
+            if not rows:
+                message = "the files have no rows"
+            elif result.left_out == len(rows):
+                message = "no row is of " + _asked(provider, region)
             raise LoadError([Issue(str(out), None, None, (), message)])
-        out.write_text(yaml.safe_dump(result.catalog, sort_keys=False, allow_unicode=True))
-        load_catalogs([out])  # what was written must load as any catalog does
+        with output_errors():
+            out.write_text(yaml.safe_dump(result.catalog, sort_keys=False, allow_unicode=True))
+        try:
+            load_catalogs([out])  # what was written must load as any catalog does
+        except LoadError:
+            out.unlink()  # never leave a catalog that does not load
+            raise
     offers = result.catalog["offers"]
     err.print(
         f"wrote {out}: {len(offers)} offers from {len(rows)} rows, prices of {when}",
         markup=False,
     )
     _list_skipped(result.skipped)
+    _list_left_out(result.left_out, rows, provider, region)
+    if result.assumed:
+        count = len(result.assumed)
+        err.print(f"{plural(count, 'offer')}: card taken by GPU name alone:", markup=False)
+        for row, card in result.assumed:
+            err.print(
+                f"  {row.where}: {row.instance} ({row.gpu_name}, no memory given): {card}, "
+                "as its notes say",
+                markup=False,
+            )
+
+
+def _asked(provider: str | None, region: str | None) -> str:
+    return " and ".join(
+        f"{what} {value!r}" for what, value in (("provider", provider), ("region", region)) if value
+    )
+
+
+def _list_left_out(
+    left_out: int, rows: list[Row], provider: str | None, region: str | None
+) -> None:
+    """How many rows --provider and --region left out, and what the files hold."""
+    if not left_out:
+        return
+    providers = ", ".join(sorted({r.provider for r in rows}))
+    regions = ", ".join(sorted({r.region for r in rows if r.region}))
+    err.print(
+        f"{left_out} rows left out as not of {_asked(provider, region)} (the files hold "
+        f"providers {providers}; regions {regions})",
+        markup=False,
+    )
+
+
+def _check_flags(files: list[Path], out: Path, currency: str, name: str | None) -> None:
+    """The flags that shape the written file, before any row is read: --out's folder exists
+    and it is not one of the files read; --currency is known; the catalog's name (--name, or
+    --out's stem) is a lowercase slug."""
+    writable(out=out)
+    issues = []
+    if any(out.resolve() == f.resolve() for f in files):
+        issues.append(Issue("--out", None, None, (), f"{out} is a file being imported"))
+    if currency not in MINOR_DIGITS:
+        known = ", ".join(MINOR_DIGITS)
+        message = f"unknown currency {currency!r}; expected one of {known}"
+        issues.append(Issue("--currency", None, None, (), message))
+    slug = re.compile(SLUG_PATTERN)
+    if name is not None and not slug.match(name):
+        message = f"expected lowercase letters, digits, '.', '_' or '-', got {name!r}"
+        issues.append(Issue("--name", None, None, (), message))
+    elif name is None and not slug.match(out.stem):
+        message = f"the catalog's name would be --out's {out.stem!r}, not a lowercase slug"
+        issues.append(Issue("--name", None, None, (), message + ": give --name"))
+    if issues:
+        raise LoadError(issues)
 
 
 def _list_skipped(skipped: list[tuple[Row, str]]) -> None:
