@@ -105,22 +105,27 @@ def _extend(
     last = a.runs[-1]
     held = (last.end - last.start) / HOUR
     planned = _billed(np.array([held]), billing)  # the last rental as the plan bills it
+    # what the last run needs: its held hours less the part of its last hour left unused
+    # (occupied hours are whole: compute and setup rounded up), which absorbs extra work first
+    slack = sum((r.end - r.start) / HOUR for r in a.runs) - (a.compute_hours + a.setup_hours)
+    needed = held - max(slack, 0.0)
     if w.daily_hours is None:
-        new_held = np.maximum(1.0, np.ceil(held + extra - 1e-9))
+        new_held = np.maximum(1.0, np.ceil(needed + extra - 1e-9))
         return new_held - held, _billed(new_held, billing) - planned
     # Daily window: fill the rest of today's window, then whole windows, setup each day.
     window = float(w.daily_hours.hours)
     setup = a.setup_hours / max(len(a.runs), 1)
     useful = max(window - setup, 1e-9)
-    room = window - held
-    finish = np.where(extra <= room, extra, 0.0)
-    cost = _billed(np.maximum(1.0, np.ceil(held + np.minimum(extra, room) - 1e-9)), billing)
+    room = window - needed
+    today = np.maximum(1.0, np.ceil(needed + np.minimum(extra, room) - 1e-9))
+    finish = np.where(extra <= room, today - held, 0.0)
+    cost = _billed(today, billing)
     cost -= planned
     over = np.maximum(extra - room, 0.0)
     days = np.ceil(over / useful - 1e-9)
     leftover = over - (days - 1) * useful
     spill = days > 0
-    finish = np.where(spill, 24.0 * days - held + setup + leftover, finish)
+    finish = np.where(spill, 24.0 * days - held + np.ceil(setup + leftover - 1e-9), finish)
     whole = _billed(np.array([window]), billing)[0]
     last_day = _billed(np.ceil(setup + leftover - 1e-9), billing)
     cost = cost + np.where(spill, np.maximum(days - 1, 0) * whole + last_day, 0.0)

@@ -57,6 +57,25 @@ def test_a_plan_without_spot_has_no_spread(make_scenario: Any) -> None:
     assert sim.percentile(50) == sim.percentile(95) == float(result.plan.total_cost)
 
 
+def test_work_that_ends_inside_its_last_held_hour_is_not_late(make_scenario: Any) -> None:
+    # 19.7 useful hours budget 29.55 h on spot: held 30 h, so the last hour has 0.45 h to
+    # spare. A run whose losses take it to 29.9 h still ends in the planned 30th hour: no
+    # slip and no extra cost; past 30 h, one hour more per hour begun
+    offers = [offer("o", spot={"price": 2, "preemptions_per_hour": RATE,
+                               "restart_minutes": RESTART})]  # fmt: skip
+    s = make_scenario(offers, [job("j", 19.7, checkpoint_every=f"{CHECKPOINT}m")], days=5)
+    result = solved(s)
+    assert result.plan is not None
+    [a] = result.plan.train
+    assert a.compute_hours == pytest.approx(29.55) and a.hours == 30
+    [risk] = simulate(s, result.plan, runs=4_000, seed=5).risks
+    expected = np.maximum(1.0, np.ceil(risk.compute_hours - 1e-9)) - 30
+    assert np.array_equal(risk.finish_hours, expected)
+    assert np.array_equal(risk.extra_cost, expected * 2)
+    inside = (risk.compute_hours > 29.55) & (risk.compute_hours <= 30)
+    assert inside.any() and not risk.finish_hours[inside].any()
+
+
 def test_deadline_risk_matches_a_plain_loop(make_scenario: Any) -> None:
     """A deadline 3 h after the planned end is missed when the losses run 3 h past their
     mean; the vectorised draw agrees with a one-run-at-a-time loop of the same model."""
