@@ -106,6 +106,22 @@ def test_an_unknown_after_is_named_with_the_schema_errors(write: Any) -> None:
     assert any("did you mean ft?" in m for m in found), found
 
 
+def test_commitments_over_a_stock_are_refused_at_the_one_that_passes_it(write: Any) -> None:
+    # jz-h200 sells 8 monthly units at once: 6 and then 3 more from the 10th are 9 held
+    data = minimal_scenario()
+    data["commitments"] = [
+        {"name": "a", "offer": "jz-h200", "mode": "monthly", "units": 6, "start": "2026-07-01"},
+        {"name": "b", "offer": "jz-h200", "mode": "monthly", "units": 3, "start": "2026-07-10"},
+    ]
+    [message] = problems(write(data))
+    assert (
+        "commitments[1].units: commitments hold 9 units of jz-h200 at once from "
+        "2026-07-10 00:00, more than its monthly stock, 8" in message
+    )
+    data["commitments"][1]["units"] = 2  # 8: as many as it sells
+    load_scenario(write(data))
+
+
 def test_python_object_tag(write: Any, cli: Any) -> None:
     path = write("name: !!python/object/apply:os.system ['touch /tmp/pwned']\n")
     assert_cli_rejects(cli, path, f"{path}:1:", "is not allowed")

@@ -101,6 +101,7 @@ def test_offer_limits(
 
 def test_commitment_limits(cli: Any, write: Any) -> None:
     data = minimal_scenario()
+    data["offers"] = [{"id": "jz-h200", "monthly": {"stock": None}}]  # commitments count in it
     data["commitments"] = [
         {"offer": "jz-h200", "mode": "monthly", "units": 10_000, "start": "2026-07-01"},
         # packages must start inside the horizon (rule 8), so a count that fits the limit of

@@ -74,6 +74,45 @@ def scenario_issues(scenario: Scenario, source: Source) -> list[Issue]:
     issues += _reference_issues(scenario, source)
     issues += _dependency_issues(scenario, source)
     issues += magnitude_issues(scenario, source)
+    issues += _committed_stock_issues(scenario, source)
+    return issues
+
+
+def _committed_stock_issues(scenario: Scenario, source: Source) -> list[Issue]:
+    """Commitments count against stock (rules 7 and 8): the units they hold at once fit each
+    mode's stock and each offer's cap; said at the commitment that first passes it."""
+    horizon_end = instant_datetime(scenario.spec.horizon.end)
+    spans: dict[tuple[str, str | None], list[tuple[dt.datetime, dt.datetime, int, int]]] = {}
+    for i, c in enumerate(scenario.spec.commitments):
+        offer = scenario.offers.get(c.offer)
+        if offer is None or c.mode not in offer.modes:  # said by `_reference_issues`
+            continue
+        start = instant_datetime(c.start)
+        if c.mode in PACKAGE_DAYS:
+            length = dt.timedelta(days=PACKAGE_DAYS[c.mode])
+            count = c.count or max(1, -(-(horizon_end - start) // length))
+            end = start + count * length
+        else:
+            end = instant_datetime(c.end) if c.end is not None else horizon_end
+        for key in ((c.offer, c.mode), (c.offer, None)):
+            spans.setdefault(key, []).append((start, end, c.units, i))
+    issues = []
+    for (offer_id, mode), items in sorted(spans.items(), key=lambda x: (x[0][0], x[0][1] or "")):
+        offer = scenario.offers[offer_id]
+        limit = offer.billing(mode).stock if mode is not None else offer.max_units
+        if limit is None:
+            continue
+        for start, _, _, i in items:  # held at once where one starts: those not ended
+            held = sum(u for a, b, u, _ in items if a <= start < b)
+            if held > limit:
+                what = f"its {mode} stock" if mode else "its cap over all modes (max_units)"
+                message = (
+                    f"commitments hold {held} units of {offer_id} at once from "
+                    f"{start:%Y-%m-%d %H:%M}, more than {what}, {limit}: commitments count "
+                    "against stock"
+                )
+                issues.append(source.issue(("commitments", i, "units"), message))
+                break
     return issues
 
 
