@@ -159,18 +159,15 @@ def _greedy(
 def _replicas(
     problem: Problem, ledger: Ledger, careful: bool, reuse: bool = False
 ) -> tuple[dict[tuple[int, int, int], int] | None, str]:
-    """Serve and reserve first. Naive: every segment on the hourly config with the lowest
-    price per request (or card). Heuristic: the base load — the level held in most hours —
-    on the package config with the lowest price per unit of capacity, when that is cheaper
-    than renting it hourly, and the rest on the hourly config that costs least for that
-    series, or the next where its stock runs out."""
+    """Serve and reserve first. Naive: every segment on the hourly config that costs least
+    over the workload's own series (alone; infeasible where its stock runs out). Heuristic:
+    the base load — the level held in most hours — on the package config with the lowest
+    price per unit of capacity, when that is cheaper than renting it hourly, and the rest on
+    the hourly config that costs least for that series, or the next where its stock runs
+    out."""
     replicas: dict[tuple[int, int, int], int] = {}
     for j, job in enumerate(problem.replica_jobs):
-        hourly = [
-            (problem.replica_rate(job.name, c).per_hour / c.capacity, c.offer, k)
-            for k, c in enumerate(job.configs)
-            if c.rented
-        ]
+        hourly = [k for k, c in enumerate(job.configs) if c.rented]
         if not hourly:
             return None, f"{job.name} has no hourly config"
         base = _base_load(problem, job) if careful else 0
@@ -186,16 +183,18 @@ def _replicas(
                     covered[s] = count * capacity
         if reuse and not job.hold:
             _reuse_idle(problem, ledger, j, replicas, covered, held_replicas)
-        # naive: the lowest price per request; careful: the cheapest over this job's own
-        # series, and the next one where stock runs out
-        candidates = [k for _, _, k in hourly] if careful else [min(hourly)[2]]
+        # the hourly config that costs least over this job's own series (rule 11); careful:
+        # and the next one where stock runs out
+        candidates = list(hourly)
         series = {k: _hourly_counts(problem, job, k, covered, held_replicas) for k in candidates}
+        cost = {k: _hourly_cost(problem, job, k, line) for k, line in series.items()}
+        candidates.sort(key=lambda k: (cost[k], k))
         if careful:
-            cost = {k: _hourly_cost(problem, job, k, line) for k, line in series.items()}
-            single = min(cost.values())
+            single = cost[candidates[0]]
             if _take_mix(problem, ledger, j, candidates, single, covered, held_replicas, replicas):
                 continue  # a mix of hourly configs, per segment, cheaper than any one config
-            candidates.sort(key=lambda k: (cost[k], k))
+        else:
+            candidates = candidates[:1]
         why = ""
         for h in candidates:
             trial = ledger.snapshot()

@@ -227,6 +227,19 @@ def test_a_pool_with_no_stock_does_not_make_a_feasible_plan_infeasible(
         assert result.plan.total_cost == Decimal("3300.00")
 
 
+def test_the_naive_plan_serves_on_the_cheapest_config_for_its_own_curve(
+    make_scenario: Any,
+) -> None:
+    # 10 requests in flight all day: one a100-80g replica (100 in flight, 10.00/h) carries
+    # them for 24 × 10 = 240.00; an h200 replica carries 220 at 21.00/h, less per request in
+    # flight (0.095 against 0.10) but 504.00 for this curve. The naive plan is "each on its
+    # cheapest feasible hourly config": the a100's
+    offers = [offer("a", hourly={"price": 10}), offer("h", card="h200-141g", hourly={"price": 21})]
+    plan = solved(make_scenario(offers, [service(end="2026-07-02")], days=1)).plan
+    assert plan is not None
+    assert plan.naive_cost == plan.total_cost == Decimal("240.00")
+
+
 def test_the_heuristic_moves_to_the_next_offer_where_stock_runs_out(
     make_scenario: Any,
 ) -> None:
