@@ -203,6 +203,40 @@ def test_flags_the_task_does_not_use_are_refused_each_named(cli: Any) -> None:
     assert nf4.exit_code == 1 and "nf4 is a weights format" in nf4.stderr
     fine = cli("fit", "llama-3.1-8b", "--task", "lora", "--lora-rank", "64", "--card", "h100-80g")
     assert fine.exit_code == 0, fine.output
+    # flags with a default are refused too when given to a task that ignores them
+    for task, flag, value, why in (
+        ("lora", "--concurrency", "4", "applies to --task serve"),
+        ("lora", "--engine", "hf", "applies to --task serve"),
+        ("lora", "--context-tokens", "1000", "applies to --task serve"),
+        ("serve", "--batch", "4", "applies to training, not --task serve"),
+        ("serve", "--seq-len", "1024", "applies to training, not --task serve"),
+        ("eval", "--optimizer", "sgd", "applies to training with an optimizer, not --task eval"),
+    ):
+        refused = cli("fit", "llama-3.1-8b", "--task", task, flag, value, "--card", "h100-80g")
+        assert refused.exit_code == 1, (task, flag)
+        assert f"{flag}: {why}" in " ".join(refused.stderr.split())
+
+
+def test_a_count_a_model_cannot_split_over_is_a_row_with_its_reason(cli: Any) -> None:
+    # qwen2.5-7b has 28 attention heads: 8 cards cannot share them; the row says so
+    rows = json.loads(cli("fit", "qwen2.5-7b", "--task", "serve", "--json", "-").stdout)
+    eight = [r for r in rows if r["cards"] == 8]
+    assert eight and all(not r["fits"] and "28 attention heads" in r["reason"] for r in eight)
+    assert {r["card"] for r in eight} == {r["card"] for r in rows if r["cards"] == 1}
+    # the table says it once, not in a row per card
+    shown = " ".join(cli("fit", "qwen2.5-7b", "--task", "serve").stdout.split())
+    assert shown.count("28 attention heads") == 1
+    assert "8 cards, on every card: tensor parallel over 8 cards needs the 28" in shown
+
+
+def test_full_training_of_a_quantised_base_is_refused(cli: Any) -> None:
+    for precision in ("nf4", "int4", "int8"):
+        result = cli("fit", "llama-2-13b", "--task", "full", "--precision", precision)
+        assert result.exit_code == 1
+        said = " ".join(result.stderr.split())
+        assert f"--precision: full training updates every weight, so not in {precision}" in said
+    fp8 = cli("fit", "llama-2-13b", "--task", "full", "--precision", "fp8", "--card", "h100-80g")
+    assert fp8.exit_code == 0, fp8.output
 
 
 def test_a_serving_replica_across_nodes_is_not_estimated(cli: Any) -> None:

@@ -88,13 +88,22 @@ VERDICTS = {"fits": "[green]yes[/]", "marginal": "[yellow]marginal[/]", "no": "[
 
 
 def fit(
-    model: Annotated[str, typer.Argument(help="A shipped model card or a path to a config.json.")],
+    model: Annotated[
+        str,
+        typer.Argument(
+            help="A shipped model card, or a path to a model card YAML or a config.json."
+        ),
+    ],
     task: Annotated[Task, Opt(help="What to run.")] = Task.serve,
     precision: Annotated[
         Precision | None, Opt(help="Weights (default bf16; qlora: nf4 base).")
     ] = None,
-    seq_len: Annotated[int, Opt(min=1, help="Training sequence length.")] = 2048,
-    batch: Annotated[int, Opt(min=1, help="Training micro-batch per card.")] = 1,
+    seq_len: Annotated[
+        int | None, Opt(min=1, help="Training sequence length (default 2048).")
+    ] = None,
+    batch: Annotated[
+        int | None, Opt(min=1, help="Training micro-batch per card (default 1).")
+    ] = None,
     recipe: Annotated[str | None, Opt(help=f"Named recipe: {', '.join(RECIPES)}.")] = None,
     optimizer: Annotated[Optimizer | None, Opt(help="Optimizer.")] = None,
     zero: Annotated[int | None, Opt(min=0, max=3, help="DeepSpeed ZeRO stage.")] = None,
@@ -173,10 +182,14 @@ def fit(
         ),
     ] = None,
     mfu: Annotated[float | None, Opt(min=0.01, max=1.0, help="MFU override.")] = None,
-    engine: Annotated[Engine, Opt(help="Serving engine.")] = Engine.vllm,
+    engine: Annotated[Engine | None, Opt(help="Serving engine (default vllm).")] = None,
     gpu_util: Annotated[float, Opt(min=0.05, max=1.0, help="Usable memory fraction.")] = 0.90,
-    concurrency: Annotated[int, Opt(min=1, help="Requests in flight per replica.")] = 1,
-    context_tokens: Annotated[int, Opt(min=1, help="Prompt + output tokens per request.")] = 4096,
+    concurrency: Annotated[
+        int | None, Opt(min=1, help="Requests in flight per replica (default 1).")
+    ] = None,
+    context_tokens: Annotated[
+        int | None, Opt(min=1, help="Prompt + output tokens per request (default 4096).")
+    ] = None,
     output_tokens: Annotated[
         int | None,
         Opt(min=1, help="Output tokens per request: speeds then count the prompts' prefills."),
@@ -215,6 +228,8 @@ def fit(
         _applies(
             task,
             training={
+                "--seq-len": seq_len,
+                "--batch": batch,
                 "--recipe": recipe,
                 "--optimizer": optimizer,
                 "--zero": zero,
@@ -238,11 +253,18 @@ def fit(
                 "--lora-precision": lora_precision,
             },
             serving={
+                "--engine": engine,
+                "--concurrency": concurrency,
+                "--context-tokens": context_tokens,
                 "--output-tokens": output_tokens,
                 "--min-tokens-per-s": min_tokens_per_s,
                 "--kv-precision": kv_precision,
             },
+            gradients={"--optimizer": optimizer, "--optimizer-in-backward": optimizer_in_backward},
         )
+        seq_len, batch = seq_len or 2048, batch or 1
+        engine, concurrency = engine or Engine.vllm, concurrency or 1
+        context_tokens = context_tokens or 4096
         if kv_precision is not None and kv_precision.value == "nf4":
             message = "nf4 is a weights format (bitsandbytes); a KV cache is 16-bit, fp8 or int8"
             raise LoadError([Issue("--kv-precision", None, None, (), message)])
@@ -333,7 +355,10 @@ def fit(
     )
     rows = fit_rows(query, card_specs, list(loaded.offers))
     console = human(json_path)
-    console.print(_table(query, rows, loaded.currency))
+    everywhere = _everywhere(rows)
+    console.print(_table(query, [r for r in rows if r["cards"] not in everywhere], loaded.currency))
+    for count, reason in everywhere.items():
+        console.print(f"  {count} cards, on every card: {reason}", markup=False)
     _notes(console, rows)
     _basis(console, rows)
     _bands(console, rows)
@@ -364,6 +389,14 @@ def _coherent(
                 f"a QLoRA base is nf4 (bitsandbytes) or int4 (GPTQ/AWQ), not {precision.value}",
             )
         )
+    if task is Task.full and precision is not None and precision.value in ("int8", "int4", "nf4"):
+        problems.append(
+            (
+                "--precision",
+                f"full training updates every weight, so not in {precision.value} (a quantised "
+                "base is trained through adapters: --task lora or qlora)",
+            )
+        )
     if mean_seq_len is not None and packed is not False:
         problems.append(("--mean-seq-len", "applies to unpacked batches: add --unpacked"))
     if problems:
@@ -375,13 +408,15 @@ def _applies(
     training: dict[str, object],
     adapters: dict[str, object],
     serving: dict[str, object],
+    gradients: dict[str, object],
 ) -> None:
     """Flags given that the task does not use are bad input (each named), not ignored:
     training flags with --task serve, adapter flags but with lora or qlora, serving flags
-    but with serve."""
+    but with serve, optimizer flags with eval (no gradients)."""
     problems = []
     wrong: list[tuple[dict[str, object], bool, str]] = [
         (training, task is Task.serve, "applies to training, not --task serve"),
+        (gradients, task is Task.eval, "applies to training with an optimizer, not --task eval"),
         (adapters, task not in (Task.lora, Task.qlora), "applies to --task lora or qlora"),
         (serving, task is not Task.serve, "applies to --task serve"),
     ]
@@ -390,6 +425,19 @@ def _applies(
             problems += [(flag, why) for flag, value in flags.items() if value is not None]
     if problems:
         raise LoadError([Issue(flag, None, None, (), text) for flag, text in problems])
+
+
+def _everywhere(rows: list[dict[str, Any]]) -> dict[int, str]:
+    """Counts no card can run, for one reason that does not depend on the card (the model's
+    heads do not split over them): said once under the table, not in a row per card."""
+    reasons: dict[int, set[str]] = {}
+    for r in rows:
+        reasons.setdefault(r["cards"], set()).add(r.get("reason", ""))
+    return {
+        count: next(iter(found))
+        for count, found in reasons.items()
+        if len(found) == 1 and "" not in found and len({r["card"] for r in rows}) > 1
+    }
 
 
 def _table(query: FitQuery, rows: list[dict[str, Any]], currency: str) -> Table:

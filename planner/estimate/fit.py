@@ -129,9 +129,8 @@ def _cheapest_hourly(
 def counts_for(query: FitQuery, model: ModelCard) -> tuple[int, ...]:
     if query.counts:
         return query.counts
-    if query.task != "serve":
-        return TRAIN_COUNTS
-    return tuple(n for n in SERVE_COUNTS if unsupported(query, None, n) is None)
+    # every count, those that cannot run at all too (`fit_rows` gives them a reason)
+    return TRAIN_COUNTS if query.task != "serve" else SERVE_COUNTS
 
 
 def unsupported(query: FitQuery, card: CardType | None, count: int) -> str | None:
