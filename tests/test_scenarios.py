@@ -198,6 +198,28 @@ def test_every_shipped_file_meets_its_published_schema(cli: Any) -> None:
         assert not errors, (path.name, kind, [e.message for e in errors][:3])
 
 
+def test_the_schema_takes_what_validate_takes(cli: Any, write: Any) -> None:
+    # `catalogs` and `rates` (the other spellings of catalog and exchange_rates) load and
+    # meet the schema; `class_of` (set by request classes) is refused by both
+    import jsonschema
+
+    from planner.domain.load import load_scenario
+    from tests.conftest import minimal_scenario
+
+    scenario = json.loads(cli("schema", "scenario").stdout)
+    data = minimal_scenario()
+    data["catalogs"] = [data.pop("catalog")]
+    data["rates"] = {"USD": {"CNY": 7.1, "as_of": "2026-09-24"}}
+    load_scenario(write(data))
+    assert not list(jsonschema.Draft202012Validator(scenario).iter_errors(data))
+    del data["catalogs"]  # neither spelling: refused by both
+    assert list(jsonschema.Draft202012Validator(scenario).iter_errors(data))
+    data["catalog"] = "jizhisuan-2026-09"
+    serve = next(w for w in data["workloads"] if w["kind"] == "serve")
+    serve["class_of"] = "other"
+    assert list(jsonschema.Draft202012Validator(scenario).iter_errors(data))
+
+
 def test_schema_describes_the_files(cli: Any) -> None:
     result = cli("schema")
     assert result.exit_code == 0

@@ -35,8 +35,32 @@ def _optional_everywhere(schema: Any) -> Any:
     return schema
 
 
+def _other_spellings(schema: dict[str, Any]) -> dict[str, Any]:
+    """The scenario's schema with what its file may also write (`ScenarioFile`'s other
+    spellings): `catalogs` for `catalog`, `rates` for `exchange_rates`."""
+    properties = schema["properties"]
+    properties["catalogs"] = properties["catalog"]
+    properties["rates"] = {
+        "type": "object",
+        "description": "{USD: {CNY: 7.10, as_of: 2026-09-24}}: the scenario's currency per unit "
+        "of another, as of a date (the same as exchange_rates)",
+        "additionalProperties": {
+            "type": "object",
+            "properties": {
+                "as_of": {"type": "string", "format": "date"},
+                "source": {"type": "string"},
+            },
+            "required": ["as_of"],
+            "additionalProperties": {"type": "number", "exclusiveMinimum": 0},
+        },
+    }
+    schema["required"] = [r for r in schema["required"] if r != "catalog"]
+    schema["anyOf"] = [{"required": ["catalog"]}, {"required": ["catalogs"]}]
+    return schema
+
+
 def schemas() -> dict[str, Any]:
-    scenario = ScenarioFile.model_json_schema()
+    scenario = _other_spellings(ScenarioFile.model_json_schema())
     return {
         "scenario": scenario,
         "catalog": Catalog.model_json_schema(),

@@ -192,10 +192,12 @@ class RequestClass(Frozen):
 
 def _lengths_or_classes(schema: dict[str, Any]) -> None:
     """A serve workload's JSON Schema: its context and speed may come from its classes
-    instead (`ServeWorkload._defaults_from_classes`)."""
+    instead (`ServeWorkload._defaults_from_classes`), and what classes set is not written."""
     given = ("context_tokens", "min_tokens_per_s")
     schema["required"] = [r for r in schema.get("required", []) if r not in given]
     schema["anyOf"] = [{"required": list(given)}, {"required": ["classes"]}]
+    for key in ("demand_share", "class_of"):  # set by request classes, refused in files
+        schema["properties"].pop(key, None)
 
 
 class ServeWorkload(_Workload):
