@@ -122,6 +122,13 @@ def test_commitments_over_a_stock_are_refused_at_the_one_that_passes_it(write: A
     load_scenario(write(data))
 
 
+def test_fsdp_in_a_file_points_at_zero_3(write: Any) -> None:
+    [message] = problems(write(with_change({"fsdp": True}, workload=0)))
+    assert (
+        "workloads[0].fsdp: unknown field 'fsdp'; FSDP's full shard is written zero: 3" in message
+    )
+
+
 def test_python_object_tag(write: Any, cli: Any) -> None:
     path = write("name: !!python/object/apply:os.system ['touch /tmp/pwned']\n")
     assert_cli_rejects(cli, path, f"{path}:1:", "is not allowed")

@@ -119,6 +119,8 @@ def _message(err: Any, model: type[BaseModel] | None, path: tuple[str | int, ...
     if kind == "extra_forbidden":
         field = str(path[-1]) if path else "?"
         known = _fields_at(model, err["loc"]) if model else []
+        if field == "fsdp" and "zero" in known:  # `plan fit --fsdp` is ZeRO-3 in a file
+            return "unknown field 'fsdp'; FSDP's full shard is written zero: 3"
         return f"unknown field {field!r}{did_you_mean(field, known)}"
     if kind in ("value_error", "assertion_error"):
         msg = msg.removeprefix("Value error, ").removeprefix("Assertion failed, ")
