@@ -122,6 +122,14 @@ def test_commitments_over_a_stock_are_refused_at_the_one_that_passes_it(write: A
     load_scenario(write(data))
 
 
+def test_a_value_no_member_of_a_union_takes_is_one_problem_at_its_field(write: Any) -> None:
+    # memory_margin is a fraction or "band"/"-band": one problem, both reasons, no tags of
+    # the schema's internals (constrained-float, literal[...]) in the field's path
+    [message] = problems(write(with_change({"memory_margin": 2})))
+    assert ": memory_margin: Input should be less than or equal to 1, got 2; or Input " in message
+    assert "'band' or '-band'" in message and "constrained" not in message
+
+
 def test_fsdp_in_a_file_points_at_zero_3(write: Any) -> None:
     [message] = problems(write(with_change({"fsdp": True}, workload=0)))
     assert (

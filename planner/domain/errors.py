@@ -78,7 +78,13 @@ def pydantic_issues(
             if match is not None and (*path[:-1], match) in missing:
                 meant.add((*path[:-1], match))
                 message += f" ({match} is required)"
-        found.append((path, err["type"], message))
+        loc = tuple(err["loc"])
+        alternative = bool(loc) and (not path or path[-1] != loc[-1])  # a union member's tag
+        if alternative and found and found[-1][0] == path and found[-1][1] == "union":
+            # the union's members each refused the value: one issue, their reasons in turn
+            found[-1] = (path, "union", f"{found[-1][2]}; or {message}")
+            continue
+        found.append((path, "union" if alternative else err["type"], message))
     return [locate(p, m) for p, kind, m in found if not (kind == "missing" and p in meant)]
 
 
@@ -102,7 +108,9 @@ def _written_path(loc: Iterable[str | int], data: Any) -> tuple[str | int, ...]:
         if found:
             node = child
             path.append(part)
-        elif last or not isinstance(node, dict | list):
+        elif not isinstance(node, dict | list):
+            break  # a union member's tag under a written value: not a field
+        elif last:
             path.append(part)  # a missing field: report it where its parent is written
             break
         # else: a union tag such as 'train' or 'function-after[...]': not in the file
