@@ -130,6 +130,11 @@ def test_a_value_no_member_of_a_union_takes_is_one_problem_at_its_field(write: A
     assert "'band' or '-band'" in message and "constrained" not in message
 
 
+def test_a_catalog_listed_twice_is_refused(write: Any) -> None:
+    [message] = problems(write(with_change({"catalog": ["jizhisuan-2026-09"] * 2})))
+    assert "catalog[1]: catalog 'jizhisuan-2026-09' is listed twice" in message
+
+
 def test_fsdp_in_a_file_points_at_zero_3(write: Any) -> None:
     [message] = problems(write(with_change({"fsdp": True}, workload=0)))
     assert (
