@@ -104,6 +104,24 @@ def test_an_unknown_after_is_named_with_the_schema_errors(write: Any) -> None:
     assert any("workloads[3].tokens" in m for m in found), found
     assert any("workloads[3].after[0]" in m and "unknown workload 'ftt'" in m for m in found)
     assert any("did you mean ft?" in m for m in found), found
+    # and a name given twice, a reserved card no offer rents: the same run
+    data["workloads"][3]["name"] = "ft"
+    data["workloads"][2]["card"] = "rtx4090-48"
+    found = problems(write(data))
+    assert any("workloads[3].name: name 'ft' is used by workloads[0] too" in m for m in found)
+    assert any("workloads[2].card: no offer rents card 'rtx4090-48'" in m for m in found)
+
+
+def test_a_cycle_is_said_where_it_closes_when_a_name_is_given_twice(write: Any) -> None:
+    data = minimal_scenario()
+    first = data["workloads"][0]
+    data["workloads"] = [
+        {**first, "name": "a"},
+        {**first, "name": "a", "after": ["b"]},
+        {**first, "name": "b", "after": ["a"]},
+    ]
+    found = problems(write(data))
+    assert any("workloads[1].after: the after: lists form a cycle" in m for m in found), found
 
 
 def test_commitments_over_a_stock_are_refused_at_the_one_that_passes_it(write: Any) -> None:

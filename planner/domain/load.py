@@ -23,7 +23,7 @@ from planner.domain.merge import deep_merge
 from planner.domain.model_card import ModelCard, card_from_hf_config
 from planner.domain.patch import apply_patch
 from planner.domain.scenario import Scenario, ScenarioFile
-from planner.domain.semantics import catalog_issues, scenario_issues
+from planner.domain.semantics import catalog_issues, duplicates, scenario_issues
 from planner.domain.suggest import did_you_mean
 from planner.domain.workload import ReserveWorkload, ServeWorkload
 from planner.domain.yaml_source import PathKey, Source, read_text, read_yaml
@@ -421,14 +421,22 @@ def _per_class(spec: ScenarioFile, models: dict[str, ModelCard], source: Source)
     return spec.model_copy(update={"workloads": workloads})
 
 
-def _written_after_issues(data: dict[str, Any], source: Source) -> list[Issue]:
-    """`after` entries that name no workload of the file as written, for a file whose other
-    fields fail the schema (so they are reported together, not after a first fix)."""
+def _written_issues(
+    data: dict[str, Any], source: Source, catalogs: Sequence[Catalog]
+) -> list[Issue]:
+    """`after` entries that name no workload and reserved cards that no offer rents, in the
+    file as written, for a file whose other fields fail the schema (so they are reported
+    together, not after a first fix)."""
     written = data.get("workloads")
     raws = [w for w in written if isinstance(w, dict)] if isinstance(written, list) else []
     names = [str(w["name"]) for w in raws if isinstance(w.get("name"), str)]
+    offered = sorted({o.card for c in catalogs for o in c.offers})
     issues = []
     for i, raw in enumerate(written if isinstance(written, list) else []):
+        card = raw.get("card") if isinstance(raw, dict) and raw.get("kind") == "reserve" else None
+        if catalogs and isinstance(card, str) and card not in offered:
+            message = f"no offer rents card {card!r}{did_you_mean(card, offered)}"
+            issues.append(source.issue(("workloads", i, "card"), message))
         after = raw.get("after") if isinstance(raw, dict) else None
         for j, before in enumerate(after if isinstance(after, list) else []):
             if isinstance(before, str) and before not in names:
@@ -456,7 +464,7 @@ def validate_scenario(path: Path, source: Source) -> Scenario:
     refs = [written] if isinstance(written, str) else written
     if isinstance(refs, list) and refs and all(isinstance(r, str) for r in refs):
         try:
-            paths = []
+            paths: list[Path] = []
             for i, ref in enumerate(refs):
                 at: PathKey = (key,) if isinstance(written, str) else (key, i)
                 path = resolve_catalog_path(ref, source.folder(at), _at(source, at))
@@ -484,8 +492,9 @@ def validate_scenario(path: Path, source: Source) -> Scenario:
             else:
                 models[str(raw.get("name"))] = card
     calibrations = _calibrations(source, data.get("calibration"), collect)
-    if spec is None:  # the checks on a valid file cannot run: name bad `after` entries now
-        collect.issues.extend(_written_after_issues(data, source))
+    if spec is None:  # the checks on a valid file cannot run: those that can, on it as written
+        collect.issues.extend(duplicates(source, "workloads", "name"))
+        collect.issues.extend(_written_issues(data, source, catalogs))
     collect.raise_if_any()
     assert spec is not None
     if calibrations:

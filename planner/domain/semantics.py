@@ -17,7 +17,8 @@ from planner.domain.workload import ReserveWorkload, ServeWorkload, TrainWorkloa
 from planner.domain.yaml_source import Source
 
 
-def _duplicates(source: Source, key: str, id_key: str) -> list[Issue]:
+def duplicates(source: Source, key: str, id_key: str) -> list[Issue]:
+    """Items of list `key` whose `id_key` an earlier item has, as written."""
     items = source.data.get(key, []) if isinstance(source.data, dict) else []
     seen: dict[object, int] = {}
     issues = []
@@ -40,7 +41,7 @@ def catalog_issues(catalogs: Sequence[Catalog], sources: Sequence[Source]) -> li
     issues: list[Issue] = []
     owner: dict[str, str] = {}
     for catalog, source in zip(catalogs, sources, strict=True):
-        issues += _duplicates(source, "offers", "id") + _duplicates(source, "cards", "id")
+        issues += duplicates(source, "offers", "id") + duplicates(source, "cards", "id")
         for i, offer in enumerate(catalog.offers):
             if offer.id in owner and owner[offer.id] != catalog.name:
                 issues.append(
@@ -69,7 +70,7 @@ def scenario_issues(scenario: Scenario, source: Source) -> list[Issue]:
                     f"({spec.currency} per {catalog.currency})",
                 )
             )
-    issues += _duplicates(source, "workloads", "name")
+    issues += duplicates(source, "workloads", "name")
     issues += _horizon_issues(scenario, source)
     issues += _reference_issues(scenario, source)
     issues += _dependency_issues(scenario, source)
@@ -249,7 +250,14 @@ def _dependency_issues(scenario: Scenario, source: Source) -> list[Issue]:
     except nx.NetworkXNoCycle:
         return issues
     names = [edge[0] for edge in cycle] + [cycle[0][0]]
-    index = next(i for i, w in enumerate(workloads) if w.name == cycle[-1][1])
+    # where the cycle closes: the `after` list that names the last edge's start (a name
+    # given twice is found at the workload whose list holds it)
+    before, name = cycle[-1]
+    index = next(
+        i
+        for i, w in enumerate(workloads)
+        if w.name == name and isinstance(w, TrainWorkload) and before in w.after
+    )
     issues.append(
         source.issue(
             ("workloads", index, "after"), f"the after: lists form a cycle: {' → '.join(names)}"
