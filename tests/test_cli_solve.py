@@ -78,6 +78,12 @@ def test_output_files_in_missing_folders_are_refused_before_the_solve(
     assert not gone.exists()
     what = cli("whatif", SEED, "--price", "*.hourly=×2", "--json", gone / "w.json")
     assert what.exit_code == 1 and "--json: folder" in what.stderr
+    # --csv makes its folder, but not over a file
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    csv = cli("solve", SEED, "--csv", afile)
+    assert csv.exit_code == 1
+    assert f"--csv: '{afile}' is a file, not a folder" in " ".join(csv.stderr.split())
 
 
 def test_a_plan_made_with_margins_is_checked_and_replayed_with_them(

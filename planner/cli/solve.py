@@ -146,7 +146,10 @@ def solve_command(
     """Solve a scenario: the cheapest feasible plan, checked, with its costs and savings."""
     started = command_started()  # the time limit bounds the whole command
     with input_errors(json_path):
-        writable(json=json_path, report=report)  # --csv makes its folder
+        writable(json=json_path, report=report)
+        if csv_dir is not None and csv_dir.exists() and not csv_dir.is_dir():  # else: made
+            message = f"{str(csv_dir)!r} is a file, not a folder for the CSV files"
+            raise LoadError([Issue("--csv", None, None, (), message)])
         loaded = with_margin(
             load_planned(scenario), parse_margin(memory_margin), parse_speed_margin(speed_margin)
         )
