@@ -208,6 +208,20 @@ def test_quote_of_a_workload_nothing_runs_says_why_and_exits_2(cli: Any, tmp_pat
         assert f"[{kind}] {name}:" in result.stderr and "relax:" in result.stderr
 
 
+def test_check_rejects_an_attribution_its_lines_do_not_give(cli: Any, tmp_path: Path) -> None:
+    saved = tmp_path / "plan.json"
+    assert cli("solve", SEED, "--deterministic", "--json", saved).exit_code == 0
+    assert cli("check", SEED, saved).exit_code == 0
+    data = json.loads(saved.read_text())
+    [name] = data["attribution"]
+    data["attribution"][name] = 9999.0
+    saved.write_text(json.dumps(data))
+    result = cli("check", SEED, saved)
+    assert result.exit_code == 1
+    said = " ".join(result.stderr.split())
+    assert f"[cost] attribution {name}: attribution of {name} states 9999" in said
+
+
 def test_check_rejects_a_file_that_is_not_a_plan(cli: Any, tmp_path: Path) -> None:
     bad = tmp_path / "x.json"
     bad.write_text(json.dumps({"hello": 1}))

@@ -6,6 +6,7 @@ import typer
 from rich.markup import escape
 
 from planner.check import check_plan
+from planner.check.result import CheckResult
 from planner.cli.common import (
     JsonOption,
     MarginOption,
@@ -20,6 +21,8 @@ from planner.cli.common import (
     with_plan_margins,
     write_json,
 )
+from planner.domain.plan import Plan
+from planner.views import attribution
 
 
 def check_command(
@@ -35,6 +38,8 @@ def check_command(
         plan = read_plan(plan_file)
         loaded = with_plan_margins(load_planned(scenario), plan, memory_margin, speed_margin)
     result = check_plan(loaded, plan)  # needs no solvable scenario: it only reads the plan
+    if result.ok:
+        _check_attribution(plan, result)
     console = human(json_path)
     payload = {
         "scenario": loaded.name,
@@ -57,3 +62,22 @@ def check_command(
         err.print(f"  • {v}", markup=False)
     write_json(payload, json_path)
     raise typer.Exit(1)
+
+
+def _check_attribution(plan: Plan, result: CheckResult) -> None:
+    """The plan's `attribution` is each workload's cost as every view states it, worked out
+    from its lines (checked above) by the one attribution rule (planner.views): a figure
+    that differs is a `[cost]` violation, as a stated line would be."""
+    if not plan.attribution:
+        return
+    expected = attribution(plan)
+    for name in sorted(set(plan.attribution) | set(expected)):
+        stated, worked = plan.attribution.get(name), expected.get(name)
+        if stated != worked:
+            result.add(
+                "cost",
+                f"attribution {name}",
+                float((stated or 0) - (worked or 0)),
+                plan.currency,
+                f"attribution of {name} states {stated}, its lines give {worked}",
+            )
