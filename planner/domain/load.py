@@ -467,10 +467,10 @@ def validate_scenario(path: Path, source: Source) -> Scenario:
             paths: list[Path] = []
             for i, ref in enumerate(refs):
                 at: PathKey = (key,) if isinstance(written, str) else (key, i)
-                path = resolve_catalog_path(ref, source.folder(at), _at(source, at))
-                if path.resolve() in (p.resolve() for p in paths):
+                resolved = resolve_catalog_path(ref, source.folder(at), _at(source, at))
+                if resolved.resolve() in (p.resolve() for p in paths):
                     raise LoadError([source.issue(at, f"catalog {ref!r} is listed twice")])
-                paths.append(path)
+                paths.append(resolved)
             catalogs, cards = load_catalogs(paths, source)
         except LoadError as exc:
             collect.issues.extend(exc.issues)
