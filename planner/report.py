@@ -267,16 +267,11 @@ def decisions(problem: Problem, plan: Plan) -> list[str]:
     """One line per package option the plan had: bought or not, and why."""
     lines = []
     currency = plan.currency
-    rented_hours: dict[str, int] = {}
     axis = problem.axis
 
     def hours(a: Any, b: Any) -> int:  # on the axis: aware times of one zone subtract by wall clock
         return axis.hour(b) - axis.hour(a)
 
-    for r in plan.rentals:
-        if r.mode == "hourly":
-            span = hours(r.start, r.end)
-            rented_hours[r.offer] = rented_hours.get(r.offer, 0) + span * r.units
     bought = {(r.offer, r.mode): r for r in plan.rentals if r.mode in PACKAGE_DAYS}
     for (offer_id, mode), pool in sorted(problem.pools.items()):
         if not pool.days:
@@ -336,15 +331,51 @@ def decisions(problem: Problem, plan: Plan) -> list[str]:
                 f"{name} {reference}; {why}; they use {used:,} of {held:,} held card-hours"
             )
         elif hourly is not None and break_even is not None:
-            used = rented_hours.get(hourly[0], 0)
-            verdict = (
-                "it costs at least its whole length of hourly"
-                if break_even >= length
-                else f"hourly use of {hourly[0]} here is {used:,} unit-hours in all, and no "
-                f"job holds a unit for {break_even:,.0f} h in one package's {length} h"
-            )
+            if break_even >= length:
+                verdict = "it costs at least its whole length of hourly"
+            else:
+                verdict = _best_window(
+                    problem, plan, offer.card, mode, offer.unit_cards, break_even
+                )
             lines.append(f"{name} {reference}; not bought: {verdict}")
     return lines
+
+
+def _best_window(
+    problem: Problem, plan: Plan, card: str, mode: str, unit_cards: int, break_even: float
+) -> str:
+    """Why a package the plan does not buy would not pay, from the plan itself: the most
+    hourly use of the card, every workload's, that one unit could take over in one
+    package's days (up to its cards each hour), against the hours it must take to pay."""
+    axis = problem.axis
+    cards = [0] * axis.hours
+    for r in plan.rentals:
+        if r.mode == "hourly" and r.card == card and not r.committed:
+            for h in range(max(axis.hour(r.start), 0), min(axis.hour(r.end), axis.hours)):
+                cards[h] += r.cards
+    days = PACKAGE_DAYS[mode]
+    best, first = 0.0, 0
+    for day in range(axis.days):
+        a, b = axis.day_start(day), min(axis.after_days(day, days), axis.hours)
+        taken = sum(min(n, unit_cards) for n in cards[a:b]) / unit_cards
+        if taken > best:
+            best, first = taken, day
+    if best < break_even:
+        where = f"in its best {days} day(s), from {axis.date(first):%Y-%m-%d}, " if best else ""
+        return (
+            f"{where}one unit would take over {best:,.1f} h of the plan's hourly {card} use, "
+            f"under the {break_even:,.1f} h it needs to pay"
+        )
+    why = (
+        "so a rule the hours alone do not show keeps it out (stock, setups, a replica's "
+        "cards on one node, the idle hours it would add)"
+        if plan.status == "optimal"
+        else "so it may pay there: the plan is not proven optimal, and a longer solve may buy it"
+    )
+    return (
+        f"one unit from {axis.date(first):%Y-%m-%d} would take over {best:,.1f} h of the "
+        f"plan's hourly {card} use, past the {break_even:,.1f} h it needs to pay, {why}"
+    )
 
 
 ESTIMATE_FIGURES = ("memory_gib", "bandwidth_gbs", "bf16_tflops", "interconnect_gbs")

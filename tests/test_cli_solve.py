@@ -309,6 +309,24 @@ def test_plan_solve_says_what_packages_save(cli: Any, make_scenario: Any) -> Non
     ) in result.stdout
 
 
+def test_a_package_not_bought_is_explained_by_the_plans_own_hours(
+    cli: Any, make_scenario: Any
+) -> None:
+    # a desk 09:00-12:00 on 3 days: hourly at 10.00, a daily package at 40.00 = 4 h of it;
+    # one unit would take over 3 h of a day's hourly use: under the 4 h it needs to pay
+    offers = [
+        offer("o", hourly={"price": 10, "stock": 4}),
+        offer("p", daily={"price": 40, "stock": 1}),
+    ]
+    s = make_scenario(offers, [reserve("desk", 1, "09:00-12:00", days=3)], days=3)
+    result = cli("solve", s.path, "--workers", "1", "--deterministic")
+    assert result.exit_code == 0, result.output
+    assert (
+        "not bought: in its best 1 day(s), from 2026-07-01, one unit would take over 3.0 h of "
+        "the plan's hourly a100-80g use, under the 4.0 h it needs to pay"
+    ) in " ".join(result.stdout.split())
+
+
 def test_a_quarter_of_services_prints_no_empty_workloads_table(cli: Any) -> None:
     scenario = REPO / "scenarios" / "classes-chat-long.yaml"
     result = cli("solve", scenario, "--workers", "2", "--deterministic")
