@@ -59,6 +59,8 @@ def test_an_infeasible_example_exits_2_with_its_conflict_and_relaxation(
     text = " ".join(result.stderr.split())  # rich wraps long lines
     assert "infeasible: no plan exists; 1 conflict:" in text
     assert conflict_line in text and relax_line in text
+    # a workload's own conflict is found first: the joint ones are said to come after
+    assert "workloads are weighed together (a joint conflict) once none of these stands" in text
     data = json.loads(out.read_text())
     assert data["status"] == "infeasible"
     [conflict] = data["conflicts"]

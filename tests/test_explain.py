@@ -242,6 +242,19 @@ def test_after_that_leaves_no_window_is_a_dependency(make_scenario: Any) -> None
     assert feasible(s, a.relaxations[1]) and feasible(s, b.relaxations[1])
 
 
+def test_a_chain_that_opens_past_a_deadline_says_so_not_a_negative_window(
+    make_scenario: Any,
+) -> None:
+    # a takes 10 h; b, after a, is due 06:00: it may start at 10:00 at the earliest, 4 h
+    # past its deadline, so it has no window at all
+    jobs = [job("a", 10), job("b", 2, after=["a"], deadline="2026-07-01T06:00")]
+    s = make_scenario([offer("o", hourly=HOURLY)], jobs)
+    conflicts = {c.workloads[0]: c for c in solved(s).conflicts}
+    assert conflicts["b"].available.startswith(
+        "none: it may start at 2026-07-01 10:00, 4 h past its deadline 2026-07-01 06:00"
+    )
+
+
 # --- stock ------------------------------------------------------------------------------------
 
 

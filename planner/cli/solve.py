@@ -258,6 +258,12 @@ def print_no_plan(result: Result) -> None:
         err.print(f"  {conflict.line()}", markup=False, soft_wrap=True)
         relax = conflict.relaxation or "no relaxation computed"
         err.print(f"    relax: {relax}", markup=False, soft_wrap=True)
+    if all(c.kind != "joint" for c in result.conflicts):
+        err.print(
+            "  each stops every plan on its own; workloads are weighed together (a joint "
+            "conflict) once none of these stands",
+            markup=False,
+        )
 
 
 HEARTBEAT_SECONDS = 5.0  # a line at least this often while the solver searches

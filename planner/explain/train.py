@@ -178,9 +178,15 @@ def window(scenario: Scenario, jobs: Sequence[Job], job: Job) -> Conflict:
     w = job.workload
     kind: Kind = "dependency" if quote_job(scenario, w.name).configs else "deadline"
     fastest = _fastest(scenario, job)
-    available = f"{job.deadline - job.earliest:,} h from {when(axis, job.earliest)} to " + when(
-        axis, job.deadline
-    )
+    if job.deadline > job.earliest:
+        available = f"{job.deadline - job.earliest:,} h from {when(axis, job.earliest)} to "
+        available += when(axis, job.deadline)
+    else:  # what comes before leaves it no window at all
+        available = f"none: it may start at {when(axis, job.earliest)}, " + (
+            f"{job.earliest - job.deadline:,} h past its deadline {when(axis, job.deadline)}"
+            if job.earliest > job.deadline
+            else "its deadline"
+        )
     available += _tightened(scenario, jobs, job)
     if fastest is None:
         return _no_config(scenario, job, kind, available)
