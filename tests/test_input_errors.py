@@ -148,6 +148,22 @@ def test_a_value_no_member_of_a_union_takes_is_one_problem_at_its_field(write: A
     assert "'band' or '-band'" in message and "constrained" not in message
 
 
+def test_a_patch_that_misspells_a_workloads_name_is_told_the_name(
+    write: Any, tmp_path: Path
+) -> None:
+    base = write(minimal_scenario())
+    patch = tmp_path / "patch.yaml"
+    patch.write_text(yaml.safe_dump({"workloads": [{"name": "fft", "tokens": 5e8}]}))
+    with pytest.raises(LoadError) as caught:
+        load_scenario(base, [patch])
+    said = [str(i) for i in caught.value.issues]
+    assert any(
+        "patch.yaml" in m
+        and "no workload is named 'fft' (a new name adds a workload); did you mean ft?" in m
+        for m in said
+    ), said
+
+
 def test_a_catalog_listed_twice_is_refused(write: Any) -> None:
     [message] = problems(write(with_change({"catalog": ["jizhisuan-2026-09"] * 2})))
     assert "catalog[1]: catalog 'jizhisuan-2026-09' is listed twice" in message

@@ -399,6 +399,11 @@ def test_shift_over_the_file_loads(tiny: Path, tmp_path: Path) -> None:
         ("ft=-2d", "earliest_start held at the horizon's start, 2026-07-01, not 2026-06-30"),
         ("ft=+14d", "deadline held at the horizon's end, 2026-08-01, not 2026-08-03"),
         ("chat=+14d", ""),  # an end at the horizon's end stays there by rule, as documented
+        # ft-eval's window is the whole horizon: moved earlier, nothing moves
+        (
+            "ft-eval=-3d",
+            "nothing moves: earliest_start held at the horizon's start, 2026-07-01, not 2026-06-28",
+        ),
     ],
 )
 def test_a_shift_says_what_it_held_at_the_horizon(tiny: Path, text: str, note: str) -> None:

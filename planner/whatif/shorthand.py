@@ -294,13 +294,15 @@ def shift(scenario: Scenario, text: str) -> Patch:
 
 def clipped(scenario: Scenario, text: str) -> str:
     """What a --shift held at the horizon instead of moving as asked ("" where nothing):
-    its window is then shorter than before, not only moved."""
+    its window is then shorter than before, not only moved, or not moved at all."""
     s = _shift(scenario, text)
     held = [
         f"{f} held at the horizon's {edge}, {_instant_text(n)}, not {_instant_text(a)}"
         for f, edge, a, n in zip(s.fields, ("start", "end"), s.asked, s.news, strict=True)
         if a != n
     ]
+    if held and s.news == s.olds:
+        return f"nothing moves: {'; '.join(held)}"
     return "; ".join(held)
 
 
