@@ -319,6 +319,31 @@ def test_a_sweep_on_ray_equals_the_local_run(
     assert _timeless(report) == _timeless(json.loads(local.stdout))
 
 
+def test_a_sweep_with_a_level_without_a_plan_answers_and_says_why(
+    cli: Any, tmp_path: Path, make_scenario: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the last level found no plan (made so here): the sweep still answers (exit 0), says
+    # why under its table, once, and only a base without a plan fails the command
+    import planner.cli.whatif as cli_whatif
+    from planner.whatif.compare import Side
+
+    real = cli_whatif.solve_sides
+
+    def last_fails(recipes: Any, *args: Any) -> list[Side]:
+        sides = real(recipes, *args)
+        reasons = ["no plan at this level", "no plan at this level"]
+        return [*sides[:-1], Side(sides[-1].label, "infeasible", reasons=reasons)]
+
+    monkeypatch.setattr(cli_whatif, "solve_sides", last_fails)
+    path = _desk_scenario(tmp_path, make_scenario)
+    sweep = ("--commit", "o=1..2:daily", "--deterministic", "--workers", "1", "--time-limit", "5")
+    result = cli("whatif", path, *sweep, "--jobs", "1")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.count("2 units, infeasible: no plan at this level") == 1
+    report = json.loads(cli("whatif", path, *sweep, "--jobs", "1", "--json", "-").stdout)
+    assert report["levels"][-1]["summary"]["reasons"] == ["no plan at this level"]
+
+
 def test_an_address_without_ray_is_refused(cli: Any, tmp_path: Path, make_scenario: Any) -> None:
     path = _desk_scenario(tmp_path, make_scenario)
     result = cli("whatif", path, "--price", "o.daily=30", "--address", "auto", *FAST)

@@ -148,8 +148,10 @@ def whatif_command(
     for side in sides:
         if side.inconsistency:
             err.print(f"[bold red]{side.label}: {escape(side.inconsistency)}[/]")
-    if missing:
-        raise typer.Exit(2 if any(s.status == "infeasible" for s in missing) else 3)
+    # a sweep answers at every level it has a plan for: it fails only where its base has none
+    failed = [sides[0]] if ranges and sides[0].plan is None else [] if ranges else missing
+    if failed:
+        raise typer.Exit(2 if any(s.status == "infeasible" for s in failed) else 3)
 
 
 def _write_page(path: Path, report: dict[str, Any], sides: list[tuple[Scenario, Any]]) -> None:
@@ -451,3 +453,8 @@ def print_sweep(console: Console, report: dict[str, Any]) -> None:
             price,
         )
     console.print(t)
+    for row in report["levels"]:  # a level without a plan: why, under the table
+        for reason in row["summary"].get("reasons", []):
+            console.print(
+                f"  {row['units']} units, {row['summary']['status']}: {reason}", markup=False
+            )

@@ -35,7 +35,7 @@ def summary(side: Side, currency: str) -> dict[str, Any]:
         return {
             "status": side.status,
             "total_cost": None,
-            "reasons": side.reasons,
+            "reasons": list(dict.fromkeys(side.reasons)),  # each once
             "inconsistency": side.inconsistency,
         }
     return {
