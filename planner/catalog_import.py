@@ -109,6 +109,7 @@ class Row:
     vm_excluded: bool = False  # priced without the VM the GPUs attach to
     vm_where: str = ""  # file:line of the VM row priced into it (SkyPilot's GCP file)
     malformed: str = ""  # its cells do not match the header's columns
+    line: int = 0  # its line in its file
 
 
 @dataclass(frozen=True)
@@ -191,7 +192,7 @@ def _parse(fmt: str, name: str, text: str) -> list[Row]:
     rows, issues = [], []
     for line, r in records:
         try:
-            row = _row(fmt, provider or "skypilot", r, f"{name}:{line}", hosts)
+            row = replace(_row(fmt, provider or "skypilot", r, f"{name}:{line}", hosts), line=line)
         except ValueError as exc:  # every bad cell of the file at once
             issues.append(Issue(name, line, None, (), str(exc)))
             continue
@@ -344,7 +345,8 @@ def card_for(name: str, memory_gb: float | None) -> str | None:
 def by_name_alone(name: str, memory_gb: float | None) -> list[int]:
     """The memories (GB) a GPU name comes in where the row gives none and `card_for` took
     the name's default card: [] where the name or the memory decides."""
-    return _memories(_gpu_key(name)) if memory_gb is None else []
+    memories = _memories(_gpu_key(name)) if memory_gb is None else []
+    return memories if len(memories) > 1 else []
 
 
 def _gpu_key(name: str) -> str:
@@ -378,7 +380,7 @@ def import_catalog(
     priced_in: dict[str, str] = {}
     for row in rows:
         if row.vm_where:  # the first GPU row that names it
-            priced_in.setdefault(row.vm_where, row.where.split(" ")[0].rsplit(":", 1)[1])
+            priced_in.setdefault(row.vm_where, str(row.line))
     left_out = 0
     for row in rows:
         if (provider is not None and row.provider != provider) or (

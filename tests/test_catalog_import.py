@@ -243,6 +243,26 @@ def test_a_row_is_mapped_only_to_a_card_of_its_memory(cli: Any, tmp_path: Path) 
     assert "card assumed a100-40g" in offers["acme-a1-us"]["notes"]
 
 
+def test_gcp_vm_rows_are_read_from_a_folder_with_a_space(tmp_path: Path) -> None:
+    folder = tmp_path / "my prices" / "gcp"
+    folder.mkdir(parents=True)
+    (folder / "vms.csv").write_text(GCP_VMS.read_text())
+    spaced = import_catalog(read_rows("skypilot", [folder / "vms.csv"]), "gcp", "USD", "tests")
+    plain = import_catalog(read_rows("skypilot", [GCP_VMS]), "gcp", "USD", "tests")
+    assert _skipped(spaced)[2] == _skipped(plain)[2] == "a VM alone: priced into the GPUs of line 8"
+
+
+def test_a_name_of_one_memory_is_not_said_to_be_assumed(tmp_path: Path) -> None:
+    path = tmp_path / "prices.csv"
+    path.write_text(
+        "provider,instance,region,gpu_name,gpu_count,gpu_memory_gb,price\nacme,h,us,H100,1,,3\n"
+    )
+    result = import_catalog(read_rows("csv", [path]), "acme", "USD", "tests")
+    [offer] = result.catalog["offers"]
+    assert offer["card"] == "h100-80g" and "assumed" not in offer["notes"]
+    assert result.assumed == []
+
+
 def test_filters_say_what_they_left_out(cli: Any, tmp_path: Path) -> None:
     out = tmp_path / "aws.yaml"
     result = cli(

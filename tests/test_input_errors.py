@@ -164,6 +164,15 @@ def test_a_patch_that_misspells_a_workloads_name_is_told_the_name(
     ), said
 
 
+@pytest.mark.parametrize("name", [5, [], ["a"], {"a": 1}])
+def test_a_name_that_is_not_text_is_a_schema_error_not_a_crash(write: Any, name: Any) -> None:
+    data = minimal_scenario()
+    data["workloads"][0]["name"] = name
+    data["workloads"][0]["tokens"] = -5  # with another schema error, as a first try has
+    found = problems(write(data))
+    assert any("workloads[0].name" in m for m in found), found
+
+
 def test_a_catalog_listed_twice_is_refused(write: Any) -> None:
     [message] = problems(write(with_change({"catalog": ["jizhisuan-2026-09"] * 2})))
     assert "catalog[1]: catalog 'jizhisuan-2026-09' is listed twice" in message

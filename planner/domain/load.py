@@ -455,9 +455,10 @@ def validate_scenario(path: Path, source: Source) -> Scenario:
     names = [w.get("name") for w in raws if isinstance(w, dict) and "kind" in w]
     for i, raw in enumerate(raws):
         name = raw.get("name") if isinstance(raw, dict) else None
-        hint = did_you_mean(name, [n for n in names if isinstance(n, str)]) if name else ""
-        if isinstance(name, str) and "kind" not in raw and hint:  # a patch's misspelt name
-            message = f"no workload is named {name!r} (a new name adds a workload){hint}"
+        text = name if isinstance(name, str) and name else None  # the schema says what else
+        hint = did_you_mean(text, [n for n in names if isinstance(n, str)]) if text else ""
+        if text and "kind" not in raw and hint:  # a patch's misspelt name
+            message = f"no workload is named {text!r} (a new name adds a workload){hint}"
             collect.issues.append(source.issue(("workloads", i, "name"), message))
         for key in ("demand_share", "class_of"):  # set by request classes, not by files
             if isinstance(raw, dict) and key in raw:

@@ -24,7 +24,7 @@ def duplicates(source: Source, key: str, id_key: str) -> list[Issue]:
     issues = []
     for i, item in enumerate(items if isinstance(items, list) else []):
         ident = item.get(id_key) if isinstance(item, dict) else None
-        if ident is None:
+        if not isinstance(ident, str | int):  # none, or not a name: the schema says so
             continue
         if ident in seen:
             issues.append(
