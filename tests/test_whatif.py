@@ -212,10 +212,11 @@ def test_reprice_equals_the_checkers_recomputation(
     assert result.exit_code == 1  # a failed check, as plan check exits
     broken = json.loads(result.stdout)
     assert not broken["feasible"] and {v["rule"] for v in broken["violations"]} == {"stock"}
-    # a shift the horizon holds says so, in the JSON and the printed line
+    # a shift the horizon holds says so, in the JSON and the printed line (the desk starts
+    # with the horizon, so nothing moves)
     result = cli("reprice", path, saved, "--shift", "desk=-1d", "--no-replan")
     assert result.exit_code == 0, result.output
-    note = "start held at the horizon's start, 2026-07-01, not 2026-06-30"
+    note = "nothing moves: start held at the horizon's start, 2026-07-01, not 2026-06-30"
     assert f"(--shift desk=-1d ({note})): the plan costs" in " ".join(result.stdout.split())
 
 
