@@ -60,7 +60,6 @@ def reported_terms(
     def add(term: CostTerm, amount: Fraction, cost: Fraction = Fraction(0)) -> None:
         terms[term] = (terms[term][0] + amount, terms[term][1] + cost)
 
-    used = _held_use(problem, solution)
     for job in problem.jobs:
         c = solution.config(problem, job.index)
         add(CostTerm.SETUP, c.setup_hours * (1 if c.held else len(c.runs)) * c.cards)
@@ -94,14 +93,10 @@ def reported_terms(
                 CostTerm.ROUND_UP,
                 *round_up(offer, f.mode, f.billed_hours, f.end - f.start, f.units),
             )
-    for key, line in _held(problem, solution).items():
+    for key, (idle, beyond) in _unused_card_hours(problem, solution).items():
         offer = problem.offers[key[0]]
-        inside = {h: n for h, n in line.items() if 0 <= h < problem.hours}
-        idle = sum(max(0, n - used[key].get(h, 0)) for h, n in inside.items())
         add(CostTerm.IDLE, Fraction(idle), idle * card_hour_price(offer, key[1]))
-        add(
-            CostTerm.BEYOND_HORIZON, Fraction(sum(n for h, n in line.items() if h >= problem.hours))
-        )
+        add(CostTerm.BEYOND_HORIZON, Fraction(beyond))
     return terms
 
 
@@ -117,15 +112,27 @@ def _add(line: dict[int, int], start: int, end: int, cards: int) -> None:
 def unused_money(problem: Problem, solution: Solution) -> Fraction:
     """Held card-hours no workload uses, idle inside the horizon and past its end, at the
     card-hour price: what the money rule sets beside the package shares (docs/rules.md)."""
-    used = _held_use(problem, solution)
     return sum(
         (
-            card_hour_price(problem.offers[key[0]], key[1])
-            * sum(max(0, n - used[key].get(h, 0)) for h, n in line.items())
-            for key, line in _held(problem, solution).items()
+            card_hour_price(problem.offers[key[0]], key[1]) * (idle + beyond)
+            for key, (idle, beyond) in _unused_card_hours(problem, solution).items()
         ),
         Fraction(0),
     )
+
+
+def _unused_card_hours(
+    problem: Problem, solution: Solution
+) -> dict[tuple[str, str], tuple[int, int]]:
+    """Per pool, held card-hours no workload uses: idle inside the horizon, and past its end
+    (where nothing runs)."""
+    used = _held_use(problem, solution)
+    unused = {}
+    for key, line in _held(problem, solution).items():
+        inside = {h: n for h, n in line.items() if 0 <= h < problem.hours}
+        idle = sum(max(0, n - used[key].get(h, 0)) for h, n in inside.items())
+        unused[key] = (idle, sum(n for h, n in line.items() if h >= problem.hours))
+    return unused
 
 
 def _held_use(problem: Problem, solution: Solution) -> dict[tuple[str, str], dict[int, int]]:
