@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from decimal import Decimal
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from pydantic import ValidationError
@@ -23,6 +23,9 @@ from planner.domain.load import load_scenario
 from planner.domain.plan import Plan
 from planner.domain.scenario import Scenario
 from planner.domain.timeaxis import TimeAxisError
+
+if TYPE_CHECKING:
+    from planner.explain import Conflict
 
 # Tables are wide: when output is piped (no terminal width to respect), don't squeeze to 80.
 out = Console(highlight=False)
@@ -155,6 +158,15 @@ def output_errors() -> Iterator[None]:
     except OSError as exc:
         err.print(f"[bold red]error:[/] cannot write {escape(str(exc.filename))}: {exc.strerror}")
         raise typer.Exit(1) from None
+
+
+def print_conflicts(conflicts: list[Conflict]) -> None:
+    """Each conflict on stderr, on a line of its own (unwrapped: easy to grep), with its
+    smallest relaxation below it."""
+    for conflict in conflicts:
+        err.print(f"  {conflict.line()}", markup=False, soft_wrap=True)
+        relax = conflict.relaxation or "no relaxation computed"
+        err.print(f"    relax: {relax}", markup=False, soft_wrap=True)
 
 
 def write_text(path: Path, text: str) -> None:

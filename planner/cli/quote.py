@@ -15,6 +15,7 @@ from planner.cli.common import (
     human,
     input_errors,
     load_planned,
+    print_conflicts,
     write_json,
 )
 from planner.domain.errors import Issue, LoadError
@@ -142,10 +143,7 @@ def _refuse_if_empty(
         return
     conflicts = [c for c in _alone(loaded, workload) if workload in c.workloads]
     err.print(f"[bold red]infeasible:[/] no config can run {escape(workload)} even alone:")
-    for conflict in conflicts:
-        err.print(f"  {conflict.line()}", markup=False, soft_wrap=True)
-        relax = conflict.relaxation or "no relaxation computed"
-        err.print(f"    relax: {relax}", markup=False, soft_wrap=True)
+    print_conflicts(conflicts)
     write_json({**document, "conflicts": [c.as_dict() for c in conflicts]}, json_path)
     raise typer.Exit(2)
 

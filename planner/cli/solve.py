@@ -28,6 +28,7 @@ from planner.cli.common import (
     output_errors,
     parse_margin,
     parse_speed_margin,
+    print_conflicts,
     with_margin,
     writable,
     write_json,
@@ -254,10 +255,7 @@ def print_no_plan(result: Result) -> None:
     err.print(
         f"[bold red]infeasible:[/] no plan exists; {count} conflict{'s' if count > 1 else ''}:"
     )
-    for conflict in result.conflicts:  # one line each, unwrapped: easy to grep
-        err.print(f"  {conflict.line()}", markup=False, soft_wrap=True)
-        relax = conflict.relaxation or "no relaxation computed"
-        err.print(f"    relax: {relax}", markup=False, soft_wrap=True)
+    print_conflicts(result.conflicts)
     if all(c.kind != "joint" for c in result.conflicts):
         err.print(
             "  each stops every plan on its own; workloads are weighed together (a joint "
