@@ -196,9 +196,9 @@ def _parse(fmt: str, name: str, text: str) -> list[Row]:
         except ValueError as exc:  # every bad cell of the file at once
             issues.append(Issue(name, line, None, (), str(exc)))
             continue
-        extra: list[str] = r.get(None) or []  # type: ignore[assignment]
-        cells = len(r) - (None in r) + len(extra) - sum(v is None for v in r.values())
         if None in r or None in r.values():  # csv's marks of too many or too few cells
+            extra: list[str] = r.get(None) or []  # type: ignore[assignment]
+            cells = sum(v is not None for k, v in r.items() if k is not None) + len(extra)
             message = f"{cells} cells where the header has {len(reader.fieldnames)}"
             row = replace(row, malformed=message)
         rows.append(row)
