@@ -191,16 +191,18 @@ def test_gpu_info_picks_the_card_variant_and_is_never_run(tmp_path: Path) -> Non
     assert path.exists()
 
 
+def _prices(tmp_path: Path, *lines: str) -> Path:
+    """A plain CSV price list of these lines under its header (line 1)."""
+    path = tmp_path / "prices.csv"
+    header = "provider,instance,region,gpu_name,gpu_count,gpu_memory_gb,price"
+    path.write_text("\n".join([header, *lines]) + "\n")
+    return path
+
+
 def test_every_bad_number_is_refused_at_its_line_at_once(cli: Any, tmp_path: Path) -> None:
     # the lines as the file has them: a blank line and a quoted newline count
-    path = tmp_path / "prices.csv"
-    path.write_text(
-        "provider,instance,region,gpu_name,gpu_count,gpu_memory_gb,price\n"
-        "acme,a,us,A100,1,80,2.0\n"
-        "\n"
-        'acme,"b\nc",us,A100,1,80,abc\n'
-        "acme,d,us,A100,1,80,-1\n"
-    )
+    path = _prices(tmp_path, "acme,a,us,A100,1,80,2.0", "", 'acme,"b\nc",us,A100,1,80,abc',
+                   "acme,d,us,A100,1,80,-1")  # fmt: skip
     result = cli("catalog", "import", "csv", path, "--out", tmp_path / "x.yaml", *DATE)
     assert result.exit_code == 1
     text = " ".join(result.output.split())
@@ -213,16 +215,15 @@ def test_a_row_is_mapped_only_to_a_card_of_its_memory(cli: Any, tmp_path: Path) 
     # an A100 of 48 GB or an H100 of 94 GB is no shipped card: listed, not mapped to another
     # memory; an A100 without a memory takes the name's default card and says so; rows with
     # too few or too many cells are listed as such (lines after a blank line stay right)
-    path = tmp_path / "prices.csv"
-    path.write_text(
-        "provider,instance,region,gpu_name,gpu_count,gpu_memory_gb,price\n"
-        "acme,a1,us,A100,1,,2.0\n"
-        "\n"
-        "acme,a2,us,A100,1,48,2.0\n"
-        "acme,h1,us,H100,1,94,3\n"
-        "acme,short,us,A100\n"
-        "acme,long,us,A100,1,80,2.0,extra\n"
-        "acme,ok,us,A100,1,80,2.0\n"
+    path = _prices(
+        tmp_path,
+        "acme,a1,us,A100,1,,2.0",
+        "",
+        "acme,a2,us,A100,1,48,2.0",
+        "acme,h1,us,H100,1,94,3",
+        "acme,short,us,A100",
+        "acme,long,us,A100,1,80,2.0,extra",
+        "acme,ok,us,A100,1,80,2.0",
     )
     out = tmp_path / "acme.yaml"
     result = cli("catalog", "import", "csv", path, "--out", out, *DATE)
@@ -253,10 +254,7 @@ def test_gcp_vm_rows_are_read_from_a_folder_with_a_space(tmp_path: Path) -> None
 
 
 def test_a_name_of_one_memory_is_not_said_to_be_assumed(tmp_path: Path) -> None:
-    path = tmp_path / "prices.csv"
-    path.write_text(
-        "provider,instance,region,gpu_name,gpu_count,gpu_memory_gb,price\nacme,h,us,H100,1,,3\n"
-    )
+    path = _prices(tmp_path, "acme,h,us,H100,1,,3")
     result = import_catalog(read_rows("csv", [path]), "acme", "USD", "tests")
     [offer] = result.catalog["offers"]
     assert offer["card"] == "h100-80g" and "assumed" not in offer["notes"]

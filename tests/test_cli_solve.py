@@ -292,16 +292,23 @@ def test_utilisation_has_a_daily_series_of_cards_held_and_used(cli: Any) -> None
     }
 
 
-def test_plan_solve_says_what_packages_save(cli: Any, make_scenario: Any) -> None:
-    # a desk (1 card 09:00-12:00 on 3 days) on hourly cards (90 in all) or daily packages
-    # (60): the plan buys the packages, and no plan without them costs less than 90
+def _desk_solved(cli: Any, make_scenario: Any, daily: float) -> Any:
+    """`plan solve` of a desk (1 card 09:00-12:00 on 3 days) that may rent hourly at 10.00
+    (offer o) or buy daily packages at `daily` (offer p)."""
     offers = [
         offer("o", hourly={"price": 10, "stock": 4}),
-        offer("p", daily={"price": 20, "stock": 1}),
+        offer("p", daily={"price": daily, "stock": 1}),
     ]
     s = make_scenario(offers, [reserve("desk", 1, "09:00-12:00", days=3)], days=3)
     result = cli("solve", s.path, "--workers", "1", "--deterministic")
     assert result.exit_code == 0, result.output
+    return result
+
+
+def test_plan_solve_says_what_packages_save(cli: Any, make_scenario: Any) -> None:
+    # a desk (1 card 09:00-12:00 on 3 days) on hourly cards (90 in all) or daily packages
+    # (60): the plan buys the packages, and no plan without them costs less than 90
+    result = _desk_solved(cli, make_scenario, daily=20)
     assert "optimal, total CNY 60.00" in result.stdout
     assert (
         "  without packages: no plan that buys no package costs less than CNY 90.00, so the "
@@ -314,13 +321,7 @@ def test_a_package_not_bought_is_explained_by_the_plans_own_hours(
 ) -> None:
     # a desk 09:00-12:00 on 3 days: hourly at 10.00, a daily package at 40.00 = 4 h of it;
     # one unit would take over 3 h of a day's hourly use: under the 4 h it needs to pay
-    offers = [
-        offer("o", hourly={"price": 10, "stock": 4}),
-        offer("p", daily={"price": 40, "stock": 1}),
-    ]
-    s = make_scenario(offers, [reserve("desk", 1, "09:00-12:00", days=3)], days=3)
-    result = cli("solve", s.path, "--workers", "1", "--deterministic")
-    assert result.exit_code == 0, result.output
+    result = _desk_solved(cli, make_scenario, daily=40)
     assert (
         "not bought: in its best 1 day(s), from 2026-07-01, one unit would take over 3.0 h of "
         "the plan's hourly a100-80g use, under the 4.0 h it needs to pay"
