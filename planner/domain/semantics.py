@@ -79,6 +79,12 @@ def scenario_issues(scenario: Scenario, source: Source) -> list[Issue]:
     return issues
 
 
+def _packages_to(start: dt.date, end: dt.date, days: int) -> int:
+    """Packages of `days` days back to back from `start` that reach `end` (at least one): a
+    package commitment's default count, and the most that start before the horizon ends."""
+    return max(1, -(-(end - start).days // days))
+
+
 def _committed_stock_issues(scenario: Scenario, source: Source) -> list[Issue]:
     """Commitments count against stock (rules 7 and 8): the units they hold at once fit each
     mode's stock and each offer's cap; said at the commitment that first passes it."""
@@ -90,9 +96,9 @@ def _committed_stock_issues(scenario: Scenario, source: Source) -> list[Issue]:
             continue
         start = instant_datetime(c.start)
         if c.mode in PACKAGE_DAYS:
-            length = dt.timedelta(days=PACKAGE_DAYS[c.mode])
-            count = c.count or max(1, -(-(horizon_end - start) // length))
-            end = start + count * length
+            length = PACKAGE_DAYS[c.mode]
+            count = c.count or _packages_to(start, horizon_end, length)
+            end = start + dt.timedelta(days=count * length)
         else:
             end = instant_datetime(c.end) if c.end is not None else horizon_end
         for key in ((c.offer, c.mode), (c.offer, None)):
@@ -158,7 +164,7 @@ def _horizon_issues(scenario: Scenario, source: Source) -> list[Issue]:
             length = PACKAGE_DAYS[c.mode]
             last = c.start + dt.timedelta(days=length * (c.count - 1))
             if last >= horizon.end:
-                fit = max(1, -(-(horizon.end - c.start).days // length))
+                fit = _packages_to(c.start, horizon.end, length)
                 issues.append(
                     source.issue(
                         ("commitments", i, "count"),
