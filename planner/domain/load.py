@@ -424,15 +424,22 @@ def _per_class(spec: ScenarioFile, models: dict[str, ModelCard], source: Source)
 def _written_issues(
     data: dict[str, Any], source: Source, catalogs: Sequence[Catalog]
 ) -> list[Issue]:
-    """`after` entries that name no workload and reserved cards that no offer rents, in the
-    file as written, for a file whose other fields fail the schema (so they are reported
-    together, not after a first fix)."""
+    """`after` entries that name no workload, reserved cards that no offer rents, and a
+    workload without a kind whose name is close to another's (a patch's misspelt name adds
+    a workload), in the file as written, for a file whose other fields fail the schema (so
+    they are reported together, not after a first fix)."""
     written = data.get("workloads")
     raws = [w for w in written if isinstance(w, dict)] if isinstance(written, list) else []
     names = [str(w["name"]) for w in raws if isinstance(w.get("name"), str)]
+    kinds = [str(w["name"]) for w in raws if isinstance(w.get("name"), str) and "kind" in w]
     offered = sorted({o.card for c in catalogs for o in c.offers})
     issues = []
     for i, raw in enumerate(written if isinstance(written, list) else []):
+        name = raw.get("name") if isinstance(raw, dict) else None
+        hint = did_you_mean(name, kinds) if isinstance(name, str) and name else ""
+        if hint and "kind" not in raw:
+            message = f"no workload is named {name!r} (a new name adds a workload){hint}"
+            issues.append(source.issue(("workloads", i, "name"), message))
         card = raw.get("card") if isinstance(raw, dict) and raw.get("kind") == "reserve" else None
         if catalogs and isinstance(card, str) and card not in offered:
             message = f"no offer rents card {card!r}{did_you_mean(card, offered)}"
@@ -451,15 +458,7 @@ def validate_scenario(path: Path, source: Source) -> Scenario:
     data = _mapping(source, "scenario")
     collect = Collector()
     given = data.get("workloads")  # the schema says what else it may be, located
-    raws = given if isinstance(given, list) else []
-    names = [w.get("name") for w in raws if isinstance(w, dict) and "kind" in w]
-    for i, raw in enumerate(raws):
-        name = raw.get("name") if isinstance(raw, dict) else None
-        text = name if isinstance(name, str) and name else None  # the schema says what else
-        hint = did_you_mean(text, [n for n in names if isinstance(n, str)]) if text else ""
-        if text and "kind" not in raw and hint:  # a patch's misspelt name
-            message = f"no workload is named {text!r} (a new name adds a workload){hint}"
-            collect.issues.append(source.issue(("workloads", i, "name"), message))
+    for i, raw in enumerate(given if isinstance(given, list) else []):
         for key in ("demand_share", "class_of"):  # set by request classes, not by files
             if isinstance(raw, dict) and key in raw:
                 message = f"{key} is set by request classes (classes: [{{name, share}}])"
