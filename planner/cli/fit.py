@@ -87,6 +87,11 @@ Opt = typer.Option
 VERDICTS = {"fits": "[green]yes[/]", "marginal": "[yellow]marginal[/]", "no": "[red]no[/]"}
 
 
+# Defaults of the flags a task may refuse (given to another task, each is named): None in
+# the signature, so that a flag given can be told from one left out.
+SEQ_LEN, BATCH, ENGINE, CONCURRENCY, CONTEXT_TOKENS = 2048, 1, Engine.vllm, 1, 4096
+
+
 def fit(
     model: Annotated[
         str,
@@ -99,10 +104,10 @@ def fit(
         Precision | None, Opt(help="Weights (default bf16; qlora: nf4 base).")
     ] = None,
     seq_len: Annotated[
-        int | None, Opt(min=1, help="Training sequence length (default 2048).")
+        int | None, Opt(min=1, help=f"Training sequence length (default {SEQ_LEN}).")
     ] = None,
     batch: Annotated[
-        int | None, Opt(min=1, help="Training micro-batch per card (default 1).")
+        int | None, Opt(min=1, help=f"Training micro-batch per card (default {BATCH}).")
     ] = None,
     recipe: Annotated[str | None, Opt(help=f"Named recipe: {', '.join(RECIPES)}.")] = None,
     optimizer: Annotated[Optimizer | None, Opt(help="Optimizer.")] = None,
@@ -182,13 +187,14 @@ def fit(
         ),
     ] = None,
     mfu: Annotated[float | None, Opt(min=0.01, max=1.0, help="MFU override.")] = None,
-    engine: Annotated[Engine | None, Opt(help="Serving engine (default vllm).")] = None,
+    engine: Annotated[Engine | None, Opt(help=f"Serving engine (default {ENGINE.value}).")] = None,
     gpu_util: Annotated[float, Opt(min=0.05, max=1.0, help="Usable memory fraction.")] = 0.90,
     concurrency: Annotated[
-        int | None, Opt(min=1, help="Requests in flight per replica (default 1).")
+        int | None, Opt(min=1, help=f"Requests in flight per replica (default {CONCURRENCY}).")
     ] = None,
     context_tokens: Annotated[
-        int | None, Opt(min=1, help="Prompt + output tokens per request (default 4096).")
+        int | None,
+        Opt(min=1, help=f"Prompt + output tokens per request (default {CONTEXT_TOKENS})."),
     ] = None,
     output_tokens: Annotated[
         int | None,
@@ -262,9 +268,9 @@ def fit(
             },
             gradients={"--optimizer": optimizer, "--optimizer-in-backward": optimizer_in_backward},
         )
-        seq_len, batch = seq_len or 2048, batch or 1
-        engine, concurrency = engine or Engine.vllm, concurrency or 1
-        context_tokens = context_tokens or 4096
+        seq_len, batch = seq_len or SEQ_LEN, batch or BATCH
+        engine, concurrency = engine or ENGINE, concurrency or CONCURRENCY
+        context_tokens = context_tokens or CONTEXT_TOKENS
         if kv_precision is not None and kv_precision.value == "nf4":
             message = "nf4 is a weights format (bitsandbytes); a KV cache is 16-bit, fp8 or int8"
             raise LoadError([Issue("--kv-precision", None, None, (), message)])
