@@ -9,6 +9,7 @@ one. Hours are real hours on the scenario's time axis; demand follows local wall
 
 from __future__ import annotations
 
+import datetime as dt
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -195,15 +196,22 @@ def _disks(scenario: Scenario, w: ServeWorkload) -> bool:
 
 def reserve_hours(scenario: Scenario, workload: ReserveWorkload) -> list[int]:
     """Cards needed at every hour: `cards` inside its hours on its days, from start to end.
-    A window that crosses midnight belongs to the day it opens."""
+    A window that crosses midnight belongs to the day it opens: the tail of one opened the
+    day before `start` is not needed, and the one opened on the last day ends at `end`."""
     axis = scenario.axis
     first, last = axis.hour_of_local(workload.start), axis.hour_of_local(workload.end)
+    first_day = _date(workload.start)
     levels = []
     for h in range(axis.hours):
         opened = axis.in_window(h, workload.hours)  # the local day its window opened
-        inside = opened is not None and axis.date(opened).weekday() in workload.days
+        inside = opened is not None and axis.date(opened) >= first_day
+        inside = inside and axis.date(opened).weekday() in workload.days
         levels.append(workload.cards if inside and first <= h < last else 0)
     return levels
+
+
+def _date(when: dt.date | dt.datetime) -> dt.date:
+    return when.date() if isinstance(when, dt.datetime) else when
 
 
 def segments_of(axis: TimeAxis, series: list[list[int]]) -> list[tuple[int, int]]:

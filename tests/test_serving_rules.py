@@ -13,8 +13,10 @@ from planner.check import check_plan
 from planner.configs import replica_configs
 from planner.domain.costs import CostTerm
 from planner.domain.errors import LoadError
-from planner.domain.workload import ServeWorkload
+from planner.domain.workload import ReserveWorkload, ServeWorkload
+from planner.check.contract import reserve_demand
 from planner.problem import build_problem
+from planner.serving import reserve_hours
 from planner.solve import SolveParams, solve
 from tests.planning import job, offer, reserve, service, solved
 
@@ -316,3 +318,27 @@ def test_the_heuristic_serves_nights_on_a_small_replica_and_days_on_a_large_one(
     plan = solved(s).plan
     assert plan is not None
     assert plan.heuristic_cost == Decimal("360.00") == plan.total_cost
+
+
+def test_a_window_opened_before_the_reserves_start_is_not_needed(make_scenario: Any) -> None:
+    # From Wed 07-01, a 22:00-06:00 window on Wednesdays and Fridays, the reserve from Thu 07-02
+    # to Sat 07-04. Wednesday's window opened the day before the start: its tail 07-02
+    # 00:00-06:00 is Wednesday's, so not needed. Friday's opens 07-03 22:00 and the reserve
+    # ends at 07-04 00:00: 2 h × 10 = 20.00, in the model and in the checker.
+    night = {
+        **_reserve(1, "22:00-06:00"),
+        "days": ["wed", "fri"],
+        "start": "2026-07-02",
+        "end": "2026-07-04",
+    }
+    s = make_scenario([offer("o", hourly={"price": 10})], [night], days=5)
+    workload = s.spec.workloads[0]
+    assert isinstance(workload, ReserveWorkload)
+    needed = [h for h, n in enumerate(reserve_hours(s, workload)) if n]
+    assert [s.axis.text(h)[:16] for h in (needed[0], needed[-1])] == [
+        "2026-07-03 22:00",
+        "2026-07-03 23:00",
+    ]
+    assert reserve_demand(s, workload) == reserve_hours(s, workload)
+    plan = solved(s).plan
+    assert plan is not None and plan.total_cost == Decimal("20.00")

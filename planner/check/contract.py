@@ -7,6 +7,7 @@ memory, speed, replica capacity), which are the inputs both sides plan on.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from fractions import Fraction
 
@@ -152,13 +153,17 @@ def serve_demand(scenario: Scenario, w: ServeWorkload) -> tuple[list[int], list[
 
 def reserve_demand(scenario: Scenario, w: ReserveWorkload) -> list[int]:
     """Per hour: the cards a reserve needs (its window on its days, from start to end; a
-    window that crosses midnight belongs to the day it opens)."""
+    window that crosses midnight belongs to the day it opens, so one opened before the
+    start's date is not needed at all)."""
     axis = scenario.axis
     first, last = axis.hour_of_local(w.start), axis.hour_of_local(w.end)
+    start_date = w.start.date() if isinstance(w.start, dt.datetime) else w.start
     need = [0] * axis.hours
     for h in range(max(first, 0), min(last, axis.hours)):
         day = axis.in_window(h, w.hours)
-        if day is not None and axis.date(day).weekday() in w.days:
+        if day is None or axis.date(day) < start_date:
+            continue
+        if axis.date(day).weekday() in w.days:
             need[h] = w.cards
     return need
 
