@@ -211,16 +211,23 @@ def _margins_of(plan: Plan, memory: str | None, speed: str | None) -> tuple[str 
     """The margins to check or replay `plan` with: those it was made with (`plan solve`
     records them), which flags given here must repeat."""
     issues = []
-    for flag, given, made in (
-        ("--memory-margin", memory, plan.memory_margin),
-        ("--speed-margin", speed, plan.speed_margin),
+    for flag, given, made, parse in (
+        ("--memory-margin", memory, plan.memory_margin, parse_margin),
+        ("--speed-margin", speed, plan.speed_margin, parse_speed_margin),
     ):
-        if given is not None and given != made:
+        if given is not None and not _same_margin(parse(given), made and parse(made)):
             said = f"was made with {flag} {made}" if made else f"was made without {flag}"
             issues.append(Issue(flag, None, None, (), f"the plan {said}; give the same or none"))
     if issues:
         raise LoadError(issues)
     return plan.memory_margin, plan.speed_margin
+
+
+def _same_margin(given: float | str | None, made: float | str | None) -> bool:
+    """The same margin however written: 10%, 0.1 and 0.10 are one share; "band" is itself."""
+    if isinstance(given, float) and isinstance(made, float):
+        return math.isclose(given, made, rel_tol=1e-9, abs_tol=1e-12)
+    return given == made
 
 
 def write_json(data: Any, json_path: str | None) -> None:
