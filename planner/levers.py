@@ -153,30 +153,21 @@ def levers(scenario: Scenario) -> list[Lever]:
     return out
 
 
-def _in_stock(scenario: Scenario, offer: str, mode: str, units: int) -> bool:
-    """Whether `units` units of an offer's mode fit its stock and its offer-wide cap."""
-    most = scenario.offers[offer].most_units(mode)
-    return most is None or units <= most
-
-
 def cheapest(scenario: Scenario, workload: str, avoid: tuple[str, str] | None) -> Option | None:
-    """The workload alone at its cheapest within stock, off the pool `avoid` and off
-    committed units (paid already, and perhaps busy with other work); None if nothing runs
-    it."""
+    """The workload alone at its cheapest within stock (the quotes' own rule), off the pool
+    `avoid` and off committed units (paid already, and perhaps busy with other work); None
+    if nothing runs it."""
     if scenario.workload(workload).kind == "train":
         for q in train_quotes(scenario, workload):
             c = q.config
-            if (c.offer, c.mode) == avoid or q.committed:
-                continue
-            if _in_stock(scenario, c.offer, c.mode, c.units):
+            if (c.offer, c.mode) != avoid and not q.committed:
                 return Option(c.cards, c.card, c.offer, c.mode, q.cost)
         return None
     rows = sorted(
         (
             r
             for r in quote_replicas(scenario, workload)
-            if (r["offer"], r["mode"]) != avoid
-            and _in_stock(scenario, r["offer"], r["mode"], _replica_units(scenario, r))
+            if (r["offer"], r["mode"]) != avoid and r["within_stock"]
         ),
         key=lambda r: (r["exact_cost"], r["cards"], r["offer"], r["mode"]),
     )
@@ -184,16 +175,6 @@ def cheapest(scenario: Scenario, workload: str, avoid: tuple[str, str] | None) -
         return None
     r = rows[0]
     return Option(r["cards"], r["card"], r["offer"], r["mode"], r["exact_cost"])
-
-
-def _replica_units(scenario: Scenario, row: dict[str, object]) -> int:
-    """Units a quoted replica config holds at its peak."""
-    units = row.get("package_units")
-    if isinstance(units, int):
-        return units
-    peak, cards = row["peak"], row["cards"]
-    assert isinstance(peak, int) and isinstance(cards, int)
-    return peak * -(-cards // scenario.offers[str(row["offer"])].unit_cards)
 
 
 def lifted(scenario: Scenario, plan: Plan) -> list[Lifted]:

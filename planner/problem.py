@@ -314,7 +314,9 @@ def quote_job(scenario: Scenario, name: str) -> Job:
 def quote_replicas(scenario: Scenario, name: str) -> list[dict[str, Any]]:
     """Every config of a serve or reserve workload carrying its whole curve alone: hourly
     replicas follow the demand (held hours + ceil(setup) per start); packages hold the peak
-    count from the first active day to the last. Exact money, unsorted."""
+    count from the first active day to the last. Exact money, unsorted. `within_stock`: the
+    peak's units at once are within the mode's stock and the offer's `max_units` (a row
+    beyond them is priced all the same: a plan can carry the rest of the peak elsewhere)."""
     segments, jobs = replica_jobs(scenario, only=name)
     (job,) = jobs
     active = [s for s in range(len(segments)) if job.active(s)]
@@ -325,6 +327,10 @@ def quote_replicas(scenario: Scenario, name: str) -> list[dict[str, Any]]:
         offer = scenario.offers[c.offer]
         need = [max(job.minimum[s], -(-job.demand[s] // c.capacity)) for s in range(len(segments))]
         need = job.kept(tuple(segments), need)  # under a min hold, replicas stay held
+        # held machines' cards are shared by replicas (rule 5): whole machines for the peak
+        peak_units = (
+            max(need) * c.units if c.rented else -(-max(need) * c.cards // offer.unit_cards)
+        )
         rate = _replica_rate(scenario, job, c, _replica_setup(scenario, job, c.offer), segments)
         # rented: the replicas' rentals and disks; held: their disks (packages below)
         cost = rate.series(need, segments)
@@ -342,10 +348,8 @@ def quote_replicas(scenario: Scenario, name: str) -> list[dict[str, Any]]:
             count = packages_until(
                 scenario.axis, first, PACKAGE_DAYS[c.mode], segments[active[-1]][1]
             )
-            # held machines' cards are shared by replicas (rule 5): whole machines for the peak
-            units = -(-max(need) * c.cards // offer.unit_cards)
-            cost += prices.unit_price(offer, c.mode) * units * count
-            billed = {"billed_unit_hours": None, "packages": count, "package_units": units}
+            cost += prices.unit_price(offer, c.mode) * peak_units * count
+            billed = {"billed_unit_hours": None, "packages": count, "package_units": peak_units}
         rows.append(
             {
                 "card": c.card,
@@ -356,6 +360,7 @@ def quote_replicas(scenario: Scenario, name: str) -> list[dict[str, Any]]:
                 "capacity": c.capacity,
                 "peak": max(need),
                 **billed,
+                "within_stock": (most := offer.most_units(c.mode)) is None or peak_units <= most,
                 "exact_cost": cost,
             }
         )

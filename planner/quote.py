@@ -33,10 +33,15 @@ class Quote:
 
 
 def train_quotes(scenario: Scenario, name: str) -> list[Quote]:
-    """Every feasible config of train workload `name` on its own, cheapest first."""
+    """Every feasible config of train workload `name` on its own, cheapest first: within its
+    window and within stock (units at once up to the mode's stock and the offer's
+    `max_units`)."""
     job = quote_job(scenario, name)
     quotes = []
     for c in job.configs:
+        most = scenario.offers[c.offer].most_units(c.mode)
+        if most is not None and c.units > most:
+            continue  # more units at once than the offer sells on this mode
         if c.held and c.mode in PACKAGE_MODES:
             packages = _packages(scenario, job, c)
             price = unit_price(scenario.offers[c.offer], c.mode) * c.units * packages

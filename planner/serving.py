@@ -204,8 +204,8 @@ def reserve_hours(scenario: Scenario, workload: ReserveWorkload) -> list[int]:
     levels = []
     for h in range(axis.hours):
         opened = axis.in_window(h, workload.hours)  # the local day its window opened
-        inside = opened is not None and axis.date(opened) >= first_day
-        inside = inside and axis.date(opened).weekday() in workload.days
+        day = None if opened is None else axis.date(opened)
+        inside = day is not None and day >= first_day and day.weekday() in workload.days
         levels.append(workload.cards if inside and first <= h < last else 0)
     return levels
 

@@ -164,10 +164,10 @@ def q3_plan() -> tuple[Scenario, Any]:
     """The shipped quarter and the heuristic's plan of it, checked by the independent checker
     and annotated as `plan solve` shows a plan (no search: the reports' invariants hold for
     any checked plan, and a search of q3 takes half a minute on 2 cores)."""
+    from planner.baseline import heuristic_solution
     from planner.domain.load import load_scenario
     from planner.problem import build_problem
     from planner.report import annotate
-    from planner.baseline import heuristic_solution
     from planner.solve import checked_solution
 
     scenario = load_scenario(REPO / "scenarios" / "q3.yaml")

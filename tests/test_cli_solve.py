@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
+from planner.quote import train_quotes
 from tests.conftest import REPO
 from tests.planning import job, offer, priced_train, reserve
 
@@ -167,6 +168,39 @@ def test_quote_lists_configs_cheapest_first(cli: Any) -> None:
     assert rows[0]["offer"] == "jz-910b-83" and rows[0]["cards"] == 1
     missing = cli("quote", SEED, "legal-13b")
     assert missing.exit_code == 1 and "did you mean legal-13b-finetune?" in missing.stderr
+
+
+def test_quote_lists_only_configs_within_stock(cli: Any, make_scenario: Any) -> None:
+    # 2 hourly units, 1 spot, 1 weekly; a 1-card offer. A job that fits 1 to 8 cards is
+    # quoted on 1-2 hourly cards, 1 spot card and 1 weekly card only: 4 or 8 cards of any
+    # mode, 2 spot or 2 weekly units need more than the offer sells.
+    o = offer(
+        "o",
+        hourly={"price": 10, "stock": 2},
+        spot={"price": 5, "preemptions_per_hour": 0.05, "stock": 1},
+        weekly={"price": 1200, "stock": 1},
+    )
+    s = make_scenario([o], [job("j", 16, max_cards=8, checkpoint_every="30m")], days=14)
+    rows = json.loads(cli("quote", s.path, "j", "--json", "-").stdout)["rows"]
+    assert {(r["mode"], r["units"]) for r in rows} == {
+        ("hourly", 1),
+        ("hourly", 2),
+        ("spot", 1),
+        ("weekly", 1),
+    }
+    # a reserve of 3 cards runs on 2 hourly and 1 weekly unit together (plan solve mixes
+    # them), so its quote lists every mode, each marked beyond the stock it passes
+    three = make_scenario([o], [reserve("desk", cards=3), reserve("pair", cards=2)], days=14)
+    desk = cli("quote", three.path, "desk")
+    assert desk.exit_code == 0 and "^ its peak needs more units at once" in desk.stdout
+    desk_rows = json.loads(cli("quote", three.path, "desk", "--json", "-").stdout)["rows"]
+    assert {r["mode"]: r["within_stock"] for r in desk_rows} == {"hourly": False, "weekly": False}
+    pair = json.loads(cli("quote", three.path, "pair", "--json", "-").stdout)["rows"]
+    assert {r["mode"]: r["within_stock"] for r in pair} == {"hourly": True, "weekly": False}
+    quoted = train_quotes(s, "j")
+    assert all(
+        q.config.units <= {"hourly": 2, "spot": 1, "weekly": 1}[q.config.mode] for q in quoted
+    )
 
 
 def test_quote_shows_configs_alike_in_every_figure_once(cli: Any) -> None:

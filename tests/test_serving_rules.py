@@ -10,11 +10,11 @@ import pytest
 
 from planner import baseline
 from planner.check import check_plan
+from planner.check.contract import reserve_demand
 from planner.configs import replica_configs
 from planner.domain.costs import CostTerm
 from planner.domain.errors import LoadError
 from planner.domain.workload import ReserveWorkload, ServeWorkload
-from planner.check.contract import reserve_demand
 from planner.problem import build_problem
 from planner.serving import reserve_hours
 from planner.solve import SolveParams, solve

@@ -129,6 +129,7 @@ REPLICA_UNITS = {
     "billed_unit_hours": "unit-hours billed (hourly)",
     "packages": "packages per unit (package modes)",
     "package_units": "units held (package modes)",
+    "within_stock": "whether the peak's units at once are within the mode's stock",
     "cost": "currency",
 }
 
@@ -232,10 +233,15 @@ def _quote_replicas(loaded: Any, workload: str, json_path: str | None) -> dict[s
             str(r["capacity"]),
             str(r["peak"]),
             _billed(r),
-            f"{r['cost']:,.2f}",
+            f"{r['cost']:,.2f}" + ("" if r["within_stock"] else "^"),
         )
     if rows:  # none: the caller says why (`_refuse_if_empty`)
         human(json_path).print(table)
+    if not all(r["within_stock"] for r in rows):
+        human(json_path).print(
+            "^ its peak needs more units at once than the offer sells on this mode: priced as "
+            "if it did; a plan carries the rest of the peak on other configs"
+        )
     return _document(loaded, workload, rows, REPLICA_UNITS)
 
 
