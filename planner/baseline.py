@@ -148,7 +148,7 @@ def _greedy(
         configs[job.index], starts[job.index] = k, start
         ends[job.index] = start + config.span
     if trains_first:
-        served, why = _replicas(problem, ledger, careful, reuse=True)
+        served, why = _replicas(problem, ledger, careful)
         if served is None:
             return None, why
         replicas = served
@@ -157,11 +157,13 @@ def _greedy(
 
 
 def _replicas(
-    problem: Problem, ledger: Ledger, careful: bool, reuse: bool = False
+    problem: Problem, ledger: Ledger, careful: bool
 ) -> tuple[dict[tuple[int, int, int], int] | None, str]:
     """Serve and reserve first. Naive: every segment on the hourly config that costs least
     over the workload's own series (alone; infeasible where its stock runs out). Heuristic:
-    the base load — the level held in most hours — on the package config with the lowest
+    package units already held and idle (commitments, pinned packages, train jobs' packages
+    when train jobs went first) carry what they can, free but for disks; then the base load
+    of the rest — the level held in most hours — on the package config with the lowest
     price per unit of capacity, when that is cheaper than renting it hourly, and the rest on
     the hourly config that costs least for that series, or the next where its stock runs
     out."""
@@ -170,19 +172,20 @@ def _replicas(
         hourly = [k for k, c in enumerate(job.configs) if c.rented]
         if not hourly:
             return None, f"{job.name} has no hourly config"
-        base = _base_load(problem, job) if careful else 0
         covered = [0] * len(problem.segments)  # capacity carried by package replicas
         held_replicas = [0] * len(problem.segments)
+        if careful and not job.hold:  # units held already: commitments, pinned or bought
+            _reuse_idle(problem, ledger, j, replicas, covered, held_replicas)
+        base = _base_load(problem, job, covered) if careful else 0
         plan = _package_base(problem, ledger, j, base) if base else None
         if plan is not None:
-            k, held_replicas = plan
+            k, bought = plan
             capacity = job.configs[k].capacity
-            for s, count in enumerate(held_replicas):
+            for s, count in enumerate(bought):
                 if count:
-                    replicas[(j, k, s)] = count
-                    covered[s] = count * capacity
-        if reuse and not job.hold:
-            _reuse_idle(problem, ledger, j, replicas, covered, held_replicas)
+                    replicas[(j, k, s)] = replicas.get((j, k, s), 0) + count
+                    covered[s] += count * capacity
+                    held_replicas[s] += count
         # the hourly config that costs least over this job's own series (rule 11); careful:
         # and the next one where stock runs out
         candidates = list(hourly)
@@ -329,12 +332,13 @@ def _take_hourly(
     return ""
 
 
-def _base_load(problem: Problem, job: ReplicaJob) -> int:
-    """The demand level held in most hours while the job is active."""
+def _base_load(problem: Problem, job: ReplicaJob, covered: list[int]) -> int:
+    """The level of demand left by `covered` held in most hours while the job is active."""
     hours: dict[int, int] = {}
     for s, (a, b) in enumerate(problem.segments):
         if job.active(s):
-            hours[job.demand[s]] = hours.get(job.demand[s], 0) + (b - a)
+            left = max(0, job.demand[s] - covered[s])
+            hours[left] = hours.get(left, 0) + (b - a)
     return max(hours, key=lambda level: (hours[level], -level)) if hours else 0
 
 

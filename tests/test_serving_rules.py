@@ -141,6 +141,28 @@ def test_two_reserved_cards_with_one_committed_are_feasible(make_scenario: Any) 
     assert solved(s).status == "infeasible"
 
 
+def test_the_heuristic_serves_on_committed_package_cards(make_scenario: Any) -> None:
+    # 1 weekly unit committed for two weeks (2 × 1,000.00) and a reserve of 1 card all
+    # day for 10 days: the committed card carries it, so the heuristic plan costs the
+    # commitment alone, 2,000.00, as the optimum does (it bought 10 daily packages on top,
+    # 4,000.00, and the plan showed a saving of 2,000.00 against it)
+    o = offer(
+        "o",
+        hourly={"price": 10, "stock": 4},
+        daily={"price": 200, "stock": 4},
+        weekly={"price": 1000, "stock": 4},
+    )
+    committed = [{"offer": "o", "mode": "weekly", "units": 1, "start": "2026-07-01"}]
+    s = make_scenario([o], [_reserve(1, "00:00-24:00", days=10)], days=10, commitments=committed)
+    problem = build_problem(s, serving=True)
+    heuristic, _ = baseline.greedy(problem, careful=True)
+    assert heuristic is not None and heuristic.cost(problem) == 2000 * problem.money_scale
+    naive, _ = baseline.greedy(problem, careful=False)
+    assert naive is not None and naive.cost(problem) > heuristic.cost(problem)
+    result = solved(s)
+    assert result.plan is not None and result.plan.total_cost == Decimal("2000.00")
+
+
 def _curve(levels: dict[str, int]) -> dict[str, Any]:
     """`service()` for one day, no replica required where its demand is 0."""
     return service(concurrency=levels, min_replicas=0, max_cards_per_replica=1)
