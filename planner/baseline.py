@@ -382,6 +382,8 @@ def _package_base(
     span = range(axis.day_start(first), axis.after_days(first, packages * pool.days))
     if pool.stock is not None and any(held[h] + count * config.units > pool.stock for h in span):
         return None
+    if not ledger.cap_allows(config.offer, span.start, span.stop, count * config.units):
+        return None
     ledger.buy((config.offer, config.mode), first, packages, count * config.units)
     for s in kept:
         a, b = problem.segments[s]

@@ -131,6 +131,8 @@ class Ledger:
             return True
         if stock is not None and any(level(x) + units > stock for x in range(a, b)):
             return False
+        if not self.cap_allows(offer, a, b, units):
+            return False
         for x in range(a, b):
             if x >= 0:
                 line[x] += units
@@ -141,6 +143,17 @@ class Ledger:
     def offer_units(self, offer: str, hour: int) -> int:
         return sum(
             line[hour] for (o, _), line in [*self.rented.items(), *self.held.items()] if o == offer
+        )
+
+    def cap_allows(self, offer: str, a: int, b: int, units: int) -> bool:
+        """Whether `units` more units of `offer`, on any mode, stay within its `max_units`
+        over its modes at every hour of [a, b) the lines keep."""
+        cap = self.problem.offers[offer].max_units
+        if cap is None:
+            return True
+        last = self.problem.axis.after_days(self.problem.axis.days, 31)
+        return all(
+            self.offer_units(offer, h) + units <= cap for h in range(max(a, 0), min(b, last))
         )
 
     def rental_fits(self, config: Config, start: int) -> bool:
@@ -182,6 +195,8 @@ class Ledger:
         count = packages_until(axis, first, pool.days, runs[-1][1])
         begin, end = axis.day_start(first), axis.after_days(first, count * pool.days)
         if pool.stock is not None and max(held[begin:end]) + short > pool.stock:
+            return None
+        if not self.cap_allows(config.offer, begin, end, short):
             return None
         return (short, first, count)
 
