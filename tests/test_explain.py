@@ -323,6 +323,24 @@ def test_two_jobs_on_one_unit_name_both_and_the_smallest_fixes(make_scenario: An
     assert solved(relaxed(s, short, "short.yaml")).status == "infeasible"
 
 
+def test_a_cap_that_binds_is_raised_alone(make_scenario: Any) -> None:
+    # An offer capped at 2 units over its modes, 4 hourly and 4 daily in stock: people hold
+    # 2 cards all day and a 1 h job needs a third the same day. The cap binds, not the
+    # stock: the fix raises the cap alone (it also added a daily unit nobody needs). And the
+    # heuristic keeps to the cap (it rented past it, and the checker refused its plan: `only`
+    # asserts the conflict is the only reason given).
+    o = {
+        **offer("o", hourly={"price": 10, "stock": 4}, daily={"price": 200, "stock": 4}),
+        "max_units": 2,
+    }
+    jobs = [reserve("desk", 2, "00:00-24:00"), job("j", 1, deadline="2026-07-02T00:00")]
+    s = make_scenario([o], jobs, days=1)
+    conflict = only(s)
+    assert (conflict.kind, conflict.workloads) == ("joint", ("j", "desk"))
+    assert [r.text for r in conflict.relaxations] == ["raise the max_units of o from 2 to 3"]
+    assert feasible(s, conflict.relaxations[0])
+
+
 def test_a_reserve_in_the_core_is_named_and_others_are_not(make_scenario: Any) -> None:
     # One unit: people hold it 09:00-12:00, and a 10 h job due 12:00 needs 00:00-10:00.
     # A second reserve in the evening conflicts with nothing and is left out of the core.

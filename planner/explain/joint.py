@@ -261,11 +261,29 @@ def _later_deadline(probes: Probes, scenario: Scenario, core: list[str]) -> tupl
     return () if best is None else (Relaxation(best[1], best[2]),)
 
 
+def _patches(
+    offer: str, mode: str | None, stock: int | None, cap: int | None
+) -> Callable[[int], dict[str, Any]]:
+    """k → the patch adding k units to the stock of `offer`'s `mode` and/or to its cap (each
+    where given)."""
+
+    def patch(k: int) -> dict[str, Any]:
+        return stock_patch(
+            offer,
+            mode or "",
+            None if stock is None else stock + k,
+            None if cap is None else cap + k,
+        )
+
+    return patch
+
+
 def _more_stock(
     probes: Probes, scenario: Scenario, problem: Problem, core: list[str], replicas: list[str]
 ) -> tuple[Relaxation, ...]:
-    """The fewest units added to one stock its configs use (the offer's cap raised alike)
-    that let the core run together."""
+    """The fewest units that let the core run together: added to an offer's `max_units`
+    alone, to one stock its configs use, or to both; on a tie the change of fewer figures
+    (the cap alone, then the stock alone), then offer and mode."""
     usable: dict[tuple[str, str], int] = {}  # pool → most units the core could hold there
     for job in (j for j in problem.jobs if j.name in core):
         for c in job.configs:
@@ -274,26 +292,47 @@ def _more_stock(
         for rc in r.configs:
             peak = max(replica_bound(r, rc, s) for s in range(len(r.demand))) * rc.units
             usable[(rc.offer, rc.mode)] = usable.get((rc.offer, rc.mode), 0) + peak
-    best: tuple[int, str, dict[str, Any]] | None = None
-    for (offer_id, mode), most in sorted(usable.items()):
-        offer = scenario.offers[offer_id]
-        stock = offer.billing(mode).stock
-        if stock is None:
-            continue
-        room = most if best is None else min(most, best[0] - 1)
+    # (units added, figures changed, text, patch); each candidate searched below the best
+    best: tuple[int, int, str, dict[str, Any]] | None = None
 
-        def fits(k: int, offer_id: str = offer_id, mode: str = mode, stock: int = stock) -> bool:
-            cap = scenario.offers[offer_id].max_units
-            patch = stock_patch(offer_id, mode, stock + k, None if cap is None else cap + k)
-            changed = within_limits(scenario, patch)
+    def smallest(room: int, patch_of: Callable[[int], dict[str, Any]]) -> int | None:
+        room = room if best is None else min(room, best[0])
+
+        def fits(k: int) -> bool:
+            changed = within_limits(scenario, patch_of(k))
             return probes.ok() and changed is not None and probes.fits(changed, core)
 
-        k = _smallest(fits, room)
+        return _smallest(fits, room)
+
+    def consider(k: int | None, figures: int, text: str, patch: dict[str, Any]) -> None:
+        nonlocal best
+        if k is not None and (best is None or (k, figures) < best[:2]):
+            best = (k, figures, text, patch)
+
+    for offer_id in sorted({offer_id for offer_id, _ in usable}):  # the cap alone
+        cap = scenario.offers[offer_id].max_units
+        if cap is None:
+            continue
+        room = sum(units for (o, _), units in usable.items() if o == offer_id)
+        raised = _patches(offer_id, None, None, cap)
+        k = smallest(room, raised)
         if k is not None:
-            cap = offer.max_units
-            text = f"add {plural(k, 'unit')} of {offer_id} {mode} stock (stock {stock})"
-            if cap is not None:
-                text += f" and raise its max_units from {cap} to {cap + k}"
-            patch = stock_patch(offer_id, mode, stock + k, None if cap is None else cap + k)
-            best = (k, text, patch)
-    return () if best is None else (Relaxation(best[1], best[2]),)
+            consider(k, 1, f"raise the max_units of {offer_id} from {cap} to {cap + k}", raised(k))
+    for (offer_id, mode), most in sorted(usable.items()):
+        offer = scenario.offers[offer_id]
+        stock, cap = offer.billing(mode).stock, offer.max_units
+        if stock is None:
+            continue
+        added = _patches(offer_id, mode, stock, None)
+        k = smallest(most, added)
+        text = f"of {offer_id} {mode} stock (stock {stock})"
+        if k is not None:
+            consider(k, 1, f"add {plural(k, 'unit')} {text}", added(k))
+        if cap is None:
+            continue
+        both = _patches(offer_id, mode, stock, cap)
+        k = smallest(most, both)
+        if k is not None:
+            said = f"add {plural(k, 'unit')} {text} and raise its max_units from {cap} to {cap + k}"
+            consider(k, 2, said, both(k))
+    return () if best is None else (Relaxation(best[2], best[3]),)

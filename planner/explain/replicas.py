@@ -359,4 +359,6 @@ def _more_stock(scenario: Scenario, job: ReplicaJob) -> tuple[Relaxation, ...]:
         f"add {plural(k, 'unit')} of {offer.id} {cheapest.mode} stock "
         f"(peak needs {stock + k}, stock {stock})"
     )
+    if cap is not None:  # the cap over its modes rises alike, as the patch says
+        text += f" and raise its max_units from {offer.max_units} to {cap}"
     return (Relaxation(text, stock_patch(offer.id, cheapest.mode, stock + k, cap)),)
