@@ -160,3 +160,26 @@ def test_unknown_catalog_suggests(cli: Any) -> None:
     result = cli("catalog", "jizhisuan")
     assert result.exit_code == 1
     assert "did you mean jizhisuan-2026-09?" in result.stderr
+
+
+def test_a_spot_mode_without_its_risk_figures_is_planned_on_an_assumption(
+    make_scenario: Any, tmp_path: Any, cli: Any
+) -> None:
+    # A spot mode that states no preemption rate or restart time is planned with neither
+    # (its rework factor is 1): that is an assumption, marked as one in the catalog and in
+    # the plan's assumptions. One that states both is not marked.
+    from planner.domain.catalog import SpotBilling
+    from tests.planning import job, offer, solved
+
+    assert SpotBilling(price=Decimal(5)).assumed == {"preemptions_per_hour", "restart_minutes"}
+    stated = SpotBilling(price=Decimal(5), preemptions_per_hour=0.05, restart_minutes=10)
+    assert stated.assumed == frozenset()
+    s = make_scenario([offer("o", spot={"price": 5})], [job("j", 4, checkpoint_every="30m")])
+    plan = solved(s).plan
+    assert plan is not None and {r.mode for r in plan.rentals} == {"spot"}
+    assert "o spot: preemptions_per_hour, restart_minutes assumed (not on the price list)" in (
+        plan.assumptions
+    )
+    assert s.path is not None
+    shown = cli("catalog", s.path.parent / "catalog.yaml")
+    assert next(line for line in shown.stdout.splitlines() if " o " in line).count("spot*") == 1

@@ -97,7 +97,7 @@ def _table(name: str, currency: str, rows: list[dict[str, Any]]) -> Table:
             r["card"],
             f"{r['memory_gib']:g}{low}",
             f"{r['unit_cards']}",
-            r["mode"],
+            r["mode"] + ("*" if assumed & SPOT_RISK else ""),
             mark("price", _amount(r["price"])),
             r["price_per"],
             mark("price", f"{r['card_hour_price']:.4f}"),
@@ -106,5 +106,8 @@ def _table(name: str, currency: str, rows: list[dict[str, Any]]) -> Table:
         )
     return table
 
+
+# a spot mode's own figures: marked on its mode where assumed
+SPOT_RISK = {"preemptions_per_hour", "restart_minutes"}
 
 catalog_app.command("import")(import_catalog_command)

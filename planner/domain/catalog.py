@@ -125,6 +125,15 @@ class SpotBilling(HourlyBilling):
     preemptions_per_hour: Annotated[float, Field(ge=0)] = 0.0
     restart_minutes: WholeMinutes = 0
 
+    @model_validator(mode="after")
+    def _unstated_risk_is_assumed(self) -> SpotBilling:
+        """A spot mode that states no preemption rate or restart time is planned with none,
+        an assumption: marked as one, so the catalog and every plan that rests on it say so."""
+        unstated = {"preemptions_per_hour", "restart_minutes"} - self.model_fields_set
+        if unstated - self.assumed:
+            object.__setattr__(self, "assumed", self.assumed | unstated)
+        return self
+
 
 class PackageBilling(_Billing):
     """Paid in full for its length (1, 7 or 30 days) from 00:00 of its first day."""
