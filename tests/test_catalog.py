@@ -163,7 +163,7 @@ def test_unknown_catalog_suggests(cli: Any) -> None:
 
 
 def test_a_spot_mode_without_its_risk_figures_is_planned_on_an_assumption(
-    make_scenario: Any, tmp_path: Any, cli: Any
+    make_scenario: Any, cli: Any
 ) -> None:
     # A spot mode that states no preemption rate or restart time is planned with neither
     # (its rework factor is 1): that is an assumption, marked as one in the catalog and in
