@@ -243,10 +243,10 @@ def test_an_overfilled_card_inside_the_lower_band_is_marginal_not_no() -> None:
     setup = TrainSetup("qlora", recipe_knobs("qlora", None), "nf4", seq_len=512)
     tight = train_memory(model("llama-33b"), card("rtx3090"), 1, setup)
     low = LOWER["memory:qlora"][0]
-    assert not tight.fits and tight.total * (1 - low) <= tight.usable
+    assert not tight.fits and tight.need_at(-low) <= tight.usable
     assert verdict(tight) == "marginal"
     huge = train_memory(model("llama-2-70b"), card("rtx3090"), 1, setup)
-    assert huge.total * (1 - low) > huge.usable and verdict(huge) == "no"
+    assert huge.need_at(-low) > huge.usable and verdict(huge) == "no"
     # a safety margin asked for is never answered with the low end
     banded = train_memory(model("llama-33b"), card("rtx3090"), 1, replace(setup, margin=0.1))
     assert verdict(banded) == "no"
@@ -286,6 +286,93 @@ def test_margin_flag_refuses_a_margin_past_minus_90_percent() -> None:
 
     with pytest.raises(LoadError, match="from -90% to 100%"):
         parse_margin("-95%")
+
+
+# llama-2-7b: 6,738,415,616 parameters, 32 layers of 32 KV heads × 128, hidden 4096, FFN
+# 11008, vocabulary 32000; an a100-80g's usable memory is 80 GiB × 90% = 72 GiB.
+P7B = 6_738_415_616
+GIB = 2.0**30
+
+
+def test_a_negative_margin_never_shrinks_the_kv_cache(cli: Any) -> None:
+    """Served at 40 requests of 4,096 tokens on one a100-80g, 50% below the estimate: the KV
+    cache (40 × 4,096 tokens × 2 × 32 layers × 32 heads × 128 × 2 B = 80 GiB) is exact and
+    stays whole; only weights (P × 2 B), the profiling pass (8,192 tokens × 2(3 × 11008 +
+    3 × 4096) B + 256 rows × 32000 × 4 B) and the 0.4 GiB overhead halve. So the card needs
+    80 + 6.84 GiB of its 72: no, headroom −14.84 GiB (halving the KV too read +25.16);
+    and the KV budget left beside them holds (72 − 6.84) ÷ 2 GiB = 32 requests, the
+    concurrency at which the same row fits."""
+    args = ("llama-2-7b", "--task", "serve", "--context-tokens", "4096", "--card", "a100-80g")
+    args += ("--cards", "1", "--memory-margin=-50%")
+    estimated = P7B * 2 + (8192 * 2 * (3 * 11008 + 3 * 4096) + 256 * 32000 * 4) + 0.4 * GIB
+    kv = 40 * 4096 * (2 * 32 * 32 * 128 * 2)
+    assert kv == 80 * GIB
+    need = kv + 0.5 * estimated
+    assert round(need / GIB, 2) == 86.84
+
+    def row(concurrency: int) -> dict[str, Any]:
+        return rows_of(cli, *args, "--concurrency", str(concurrency))[0]
+
+    forty = row(40)
+    assert forty["breakdown_gib"]["kv_cache"] == 80.0
+    assert forty["headroom_gib"] == round(72 - need / GIB, 2) == -14.84
+    assert (forty["fits"], forty["verdict"]) == (False, "no")
+    assert forty["max_concurrency_per_replica"] == (72 * GIB - 0.5 * estimated) // (2 * GIB) == 32
+    # the KV budget and the verdict agree: 32 requests fit, 33 do not
+    fits, over = row(32), row(33)
+    assert fits["fits"] and fits["headroom_gib"] == round(8 - 0.5 * estimated / GIB, 2) == 1.16
+    assert not over["fits"] and over["max_concurrency_per_replica"] == 32
+
+
+def test_a_negative_margin_never_shrinks_gradients_or_optimizer_states(
+    cli: Any, make_scenario: Any
+) -> None:
+    """A full fine-tune of llama-2-7b on one a100-80g, 90% below the estimate: gradients
+    (P × 2 B = 12.55 GiB) and mixed-precision AdamW's states (P × 12 B = 75.31 GiB) are
+    counts of bytes, not estimates, and stay whole; weights (P × 2 B), activations (32 layers
+    × 2,048 tokens × 8,192 B + 2,048 × 153,600 B), logits (2,048 × 32,000 × 8 B) and the
+    1 GiB overhead shrink to a tenth. 87.86 + 1.48 = 89.34 GiB of 72: no, headroom −17.34
+    (shrinking everything read +61.73). Nor does the solver place it there, nor the checker
+    accept it."""
+    from planner.check import check_plan
+    from planner.check.result import CheckResult
+    from planner.check.train import legal
+    from tests.planning import job, offer, solved
+
+    exact = P7B * 2 + P7B * 12
+    estimated = P7B * 2 + (32 * 2048 * 8192 + 2048 * 153_600) + 2048 * 32000 * 8 + GIB
+    need = exact + 0.1 * estimated
+    assert round(need / GIB, 2) == 89.34
+    [one] = rows_of(
+        cli,
+        "llama-2-7b",
+        "--task",
+        "full",
+        "--card",
+        "a100-80g",
+        "--cards",
+        "1",
+        "--memory-margin=-90%",
+    )
+    assert (one["breakdown_gib"]["gradients"], one["breakdown_gib"]["optimizer"]) == (12.55, 75.31)
+    assert one["headroom_gib"] == round(72 - need / GIB, 2) == -17.34
+    assert (one["fits"], one["verdict"]) == (False, "no")
+
+    offers = [
+        offer("a100", card="a100-80g", hourly={"price": 2}),
+        offer("h200", card="h200-141g", hourly={"price": 10}),
+    ]
+    measured = {"card": "h200-141g", "cards": 1, "tokens_per_s": 1000}
+    jobs = [job("tune", 3, method="full", measured=measured)]
+    low = make_scenario(offers, jobs, days=1, memory_margin=-0.9)
+    result = solved(low)
+    assert result.plan is not None and [a.card for a in result.plan.train] == ["h200-141g"]
+    assert check_plan(low, result.plan).ok
+    [placed] = result.plan.train
+    on_a100 = placed.model_copy(update={"card": "a100-80g", "offer": "a100"})
+    found = CheckResult()
+    assert not legal(low, on_a100, low.workload("tune"), found)
+    assert [v.rule for v in found.violations] == ["memory"]
 
 
 def test_replicas_planned_at_the_low_end_are_named() -> None:

@@ -625,8 +625,9 @@ def _bands(console: Any, rows: list[dict[str, Any]]) -> None:
         return
     console.print(
         "'marginal': it fits, but would not if the estimate were its band too low; or it "
-        "overfills the card, but estimates of this kind have run up to "
-        f"{band['lower_fraction']:.0%} high (the lower band)."
+        "overfills the card, but its low end fits (the estimated terms shrunk by the lower "
+        "band, the exact ones kept whole): estimates of this kind have run up to "
+        f"{band['lower_fraction']:.0%} high."
         + (
             ""
             if any(r.get("memory_margin") for r in rows)

@@ -11,10 +11,10 @@ evaluation set disagree.
 
 A lower band (LOWER) says how far below an estimate the truth has lain: the 90th percentile
 over the kind's figures of max(0, (estimate − measured) ÷ estimate), each figure measured
-at or above the estimate counting 0. estimate × (1 − lower band) is the low end a user may
-plan at (`--memory-margin -band`): a card the estimate overfills but the low end fits is
-"marginal", never a silent "no".
-"""
+at or above the estimate counting 0. The low end a user may plan at (`--memory-margin
+-band`) shrinks a memory estimate's estimated terms by it, never its exact ones (the KV
+cache, gradients, optimizer states: MemoryEstimate.need_at): a card the estimate overfills
+but the low end fits is "marginal", never a silent "no"."""
 
 from __future__ import annotations
 
@@ -139,9 +139,10 @@ def speed_margin(setting: float | str, kind: str) -> float:
 
 
 def memory_margin(setting: float | str, kind: str) -> float:
-    """The margin a memory verdict applies (it fits when estimate × (1 + margin) is usable): a
-    stated fraction; with "band" the error band of the estimate's kind; with "-band" minus its
-    lower band, the low end of what was measured (0 where no band is known)."""
+    """The margin a memory verdict applies (MemoryEstimate.need_at: above 0 the whole
+    estimate grows by it, below 0 only its estimated terms shrink): a stated fraction; with
+    "band" the error band of the estimate's kind; with "-band" minus its lower band, the low
+    end of what was measured (0 where no band is known)."""
     if setting not in ("band", "-band"):
         return float(setting)
     found = band_for(kind) if setting == "band" else lower_band_for(kind)

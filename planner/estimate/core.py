@@ -50,13 +50,21 @@ class Assumptions:
         return tuple(self.items)
 
 
+# Terms counted exactly, not estimated: the KV cache (layers × KV heads × head dim × bytes
+# per token), gradients and optimizer states (bytes per trained parameter), and a measured
+# correction. A negative memory margin (planning at the low end of the band) shrinks every
+# other term (weights, activations, logits, workspace and overhead), never these.
+EXACT_TERMS = frozenset({"kv_cache", "gradients", "optimizer", "calibration"})
+
+
 @dataclass(frozen=True)
 class MemoryEstimate:
     """Memory per card by term (bytes), against what the card may use.
 
     `formulas` says each term's arithmetic with the numbers put in (`plan fit --explain`);
-    `margin` is the safety margin the verdict applies: it fits when total × (1 + margin)
-    is within `usable`."""
+    `margin` is the safety margin the verdict applies: it fits when the `need` it sets is
+    within `usable`. A margin above 0 grows the whole total; one below 0 shrinks only the
+    estimated terms (every term but EXACT_TERMS)."""
 
     breakdown: dict[str, float]
     usable: float
@@ -73,6 +81,11 @@ class MemoryEstimate:
         return sum(self.breakdown.values())
 
     @property
+    def estimated(self) -> float:
+        """The terms a negative margin shrinks: all but the exact ones (EXACT_TERMS)."""
+        return sum(v for term, v in self.breakdown.items() if term not in EXACT_TERMS)
+
+    @property
     def allocated(self) -> float:
         """What a peak of allocated bytes (torch.cuda.max_memory_allocated) counts: the total
         without its `overhead` term (CUDA context, workspace slack), which no tensor holds."""
@@ -87,14 +100,37 @@ class MemoryEstimate:
         term is kept (RESULTS, "What each memory figure counts")."""
         return self.total + self.cached
 
+    def need_at(self, margin: float) -> float:
+        """What the card must hold under `margin`: above 0 the whole total grows by it (a
+        safety margin); below 0 only the estimated terms shrink by it (the low end of the
+        band), the exact ones (KV cache, gradients, optimizer states) stay whole."""
+        if margin >= 0:
+            return self.total * (1.0 + margin)
+        return self.total + margin * self.estimated
+
+    @property
+    def need(self) -> float:
+        """What the card must hold under this estimate's margin."""
+        return self.need_at(self.margin)
+
     @property
     def fits(self) -> bool:
-        return self.total * (1.0 + self.margin) <= self.usable
+        return self.need <= self.usable
 
     @property
     def headroom(self) -> float:
         """What the card has left beyond the estimate and its margin."""
-        return self.usable - self.total * (1.0 + self.margin)
+        return self.usable - self.need
+
+    def room_for(self, term: str) -> float:
+        """Bytes the exact `term` (the KV cache) may take beside the others with the card
+        still fitting under the margin: above 0 the whole, the term included, must fit
+        usable ÷ (1 + margin); below 0 the others shrink and the term does not."""
+        assert term in EXACT_TERMS, term
+        held = self.breakdown.get(term, 0.0)
+        if self.margin >= 0:
+            return self.usable / (1.0 + self.margin) - (self.total - held)
+        return self.usable - (self.need - held)
 
 
 def gib(value: float) -> str:

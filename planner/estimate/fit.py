@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
@@ -47,32 +48,34 @@ def _gb(value: float) -> float:
 
 def verdict(estimate: MemoryEstimate) -> str:
     """fits; marginal (it fits, but not once the estimate grows by its error band; or, with
-    no safety margin asked for, it overfills the card but the low end of its lower band fits);
+    no safety margin asked for, it overfills the card but the low end of its lower band fits:
+    the estimated terms shrunk by it, the exact ones whole, as `--memory-margin -band` plans);
     or no."""
     if estimate.fits:
         found = band_for(estimate.kind)
-        if found is not None and estimate.total * (1.0 + found[0]) > estimate.usable:
+        if found is not None and estimate.need_at(found[0]) > estimate.usable:
             return "marginal"
         return "fits"
     low = lower_band_for(estimate.kind)
-    if (
-        estimate.margin <= 0
-        and low is not None
-        and estimate.total * (1 - low[0]) <= estimate.usable
-    ):
+    if estimate.margin <= 0 and low is not None and estimate.need_at(-low[0]) <= estimate.usable:
         return "marginal"
     return "no"
 
 
-def band_fields(kind: str, value: float, name: str) -> dict[str, Any]:
+def band_fields(
+    kind: str, value: float, name: str, low_end: Callable[[float], float] | None = None
+) -> dict[str, Any]:
     """`name`'s error band (from the evaluation set) and the range it spans, where known: up
-    by the band, down by the lower band (how far below its estimates the truth has lain)."""
+    by the band, down by the lower band (how far below its estimates the truth has lain):
+    value × (1 − lower band), or `low_end(lower band)` where only part of the value is an
+    estimate (memory: the exact terms do not shrink)."""
     found = band_for(kind)
     if found is None:
         return {f"{name}_band": None}
     band, used = found
     low = lower_band_for(kind)
     down = band if low is None else low[0]
+    bottom = value * (1 - down) if low_end is None else low_end(down)
     return {
         f"{name}_band": {
             "fraction": band,
@@ -80,7 +83,7 @@ def band_fields(kind: str, value: float, name: str) -> dict[str, Any]:
             "kind": used,
             "figures": BANDS[used][1],
         },
-        f"{name}_range": [round(max(value * (1 - down), 0.0), 2), round(value * (1 + band), 2)],
+        f"{name}_range": [round(max(bottom, 0.0), 2), round(value * (1 + band), 2)],
     }
 
 
@@ -89,7 +92,12 @@ def _memory_fields(estimate: MemoryEstimate) -> dict[str, Any]:
         "fits": estimate.fits,
         "verdict": verdict(estimate),
         "memory_margin": estimate.margin,
-        **band_fields(estimate.kind, estimate.total / GIB, "memory_per_card_gib"),
+        **band_fields(
+            estimate.kind,
+            estimate.total / GIB,
+            "memory_per_card_gib",
+            lambda down: estimate.need_at(-down) / GIB,
+        ),
         "memory_per_card_gb": _gb(estimate.total),
         "memory_per_card_gib": round(estimate.total / GIB, 2),
         "allocated_per_card_gib": round(estimate.allocated / GIB, 2),

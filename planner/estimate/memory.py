@@ -162,18 +162,7 @@ def serve_memory(
     kind = kind_of("serve_memory", "serve", setup.engine, False)
     margin = memory_margin(setup.margin, kind)
     estimate = MemoryEstimate(breakdown, usable, notes.frozen(), formulas, margin, kind)
-    return estimate, kv_budget(usable, margin, weights + activations + overhead, breakdown)
-
-
-def kv_budget(usable: float, margin: float, others: float, breakdown: dict[str, float]) -> float:
-    """Bytes the KV cache may take beside the other terms. A safety margin (> 0) asks the
-    whole, KV included, to fit usable ÷ (1 + margin); a negative one (planning at the low
-    end of the band) shrinks only the estimated terms, never the exact KV cache, and never
-    lends more than the card has."""
-    measured = breakdown.get("calibration", 0.0)
-    if margin >= 0:
-        return usable / (1.0 + margin) - others - measured
-    return usable - others * (1.0 + margin) - measured
+    return estimate, estimate.room_for("kv_cache")
 
 
 def _calibration_term(

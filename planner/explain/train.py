@@ -73,7 +73,7 @@ def memory(scenario: Scenario, w: TrainWorkload) -> Conflict | None:
     most = max(n for _, n in options)
     card = max((scenario.cards[o.card] for o in offers), key=lambda c: c.memory_gib.value)
     estimate = train_memory(model, card, most, for_card(setup, scenario, model, card.id, w.method))
-    need = estimate.total * (1 + estimate.margin)  # what the margin asks for
+    need = estimate.need  # what the margin asks for
     above = next((n for n in COUNTS if n > most), None)
     if above is None:
         why = "the most any job may use"
