@@ -250,3 +250,72 @@ def test_zero3_gathers_each_layer_a_pass_beside_the_bytes() -> None:
     exposed = max(0.0, seconds - 0.5 * compute)
     efficiency, _ = scaling_efficiency(m, c, 2, setup, one_card=one)
     assert efficiency == pytest.approx(compute / (compute + exposed))
+
+
+def _model_flops(name: str, task: str, seq_len: int) -> float:
+    """Model FLOPs per token as the docs define MFU's: 6P (full) or 4P (LoRA, QLoRA) with
+    P the active parameters, plus attention's 12·L·h·s."""
+    m = model(name)
+    factor = {"full": 6, "lora": 4, "qlora": 4}[task]
+    return factor * m.active_params + 12 * m.layers * m.hidden * seq_len
+
+
+def test_the_mfu_stated_is_the_one_the_tokens_per_s_shown_implies(cli: Any) -> None:
+    """A 13B LoRA of 256-token micro-batches on an RTX 4090 48G: 1,215.1 tokens/s of 4 ×
+    13.0B + 12 × 40 × 5120 × 256 = 52.7 GFLOPs each on a 165 TFLOPS peak is MFU 38.8%; the
+    eager adapters' 58 ms a micro-batch are out of it, so the 53.4% of the compute alone is
+    said beside it, not as the MFU (it was: "MFU 53%")."""
+    import json
+    import re
+
+    args = ("llama-2-13b", "--task", "lora", "--card", "rtx4090-48g", "--cards", "1")
+    result = cli("fit", *args, "--seq-len", "256", "--json", "-")
+    assert result.exit_code == 0, result.output
+    [row] = json.loads(result.stdout)
+    flops = _model_flops("llama-2-13b", "lora", 256)
+    assert card("rtx4090-48g").bf16_tflops.value == 165
+    assert row["tokens_per_s"] == 1215.1
+    assert round(1215.1 * flops / 165e12, 3) == row["mfu"] == 0.388
+    [note] = [a for a in row["assumptions"] if "MFU" in a]
+    assert re.search(r": MFU 38\.8% at the tokens/s shown \(53\.4% in the compute alone", note)
+
+
+@pytest.mark.parametrize(
+    ("name", "task", "card_id", "cards", "flags"),
+    [
+        ("llama-2-7b", "full", "a100-80g", 1, ()),
+        ("llama-2-7b", "full", "h100-80g", 16, ("--fsdp",)),  # across nodes: efficiency < 1
+        ("llama-2-13b", "lora", "rtx4090-48g", 2, ("--seq-len", "256")),
+        ("llama-3.1-8b", "lora", "h100-80g", 1, ("--mfu", "0.4", "--seq-len", "512")),
+        ("llama-3.1-8b", "qlora", "a100-80g", 1, ("--precision", "nf4")),
+        ("llama-3.1-8b", "qlora", "rtx4090", 1, ("--precision", "nf4", "--seq-len", "512")),
+        ("llama-3.1-8b", "qlora", "l40s", 1, ("--unpacked", "--mean-seq-len", "700")),
+        ("llama-2-7b", "full", "a100-80g", 4, ("--zero", "3", "--offload", "optimizer")),
+    ],
+)
+def test_mfu_times_the_peak_over_the_model_flops_is_the_tokens_per_s(
+    cli: Any, name: str, task: str, card_id: str, cards: int, flags: tuple[str, ...]
+) -> None:
+    """tokens/s = cards × peak × MFU × scaling efficiency ÷ model FLOPs per token, within the
+    rounding of the figures shown, for the JSON's `mfu` and the assumption's percentage."""
+    import json
+    import re
+
+    args = ("fit", name, "--task", task, "--card", card_id, "--cards", str(cards), *flags)
+    result = cli(*args, "--json", "-")
+    assert result.exit_code == 0, result.output
+    [row] = json.loads(result.stdout)
+    seq_len = int(flags[flags.index("--seq-len") + 1]) if "--seq-len" in flags else 2048
+    flops = _model_flops(name, task, seq_len)
+    peak = card(card_id).bf16_tflops.value * 1e12
+    efficiency = row["scaling_efficiency"]
+    per_card = row["tokens_per_s"] / (cards * efficiency)
+    # the JSON's mfu: 4 decimals; tokens/s: 1 decimal; efficiency: 3 decimals
+    rounding = 0.00005 / row["mfu"] + 0.0005 / efficiency + 0.05 / row["tokens_per_s"]
+    assert row["mfu"] * peak / flops == pytest.approx(per_card, rel=rounding)
+    [note] = [a for a in row["assumptions"] if "MFU" in a]
+    found = re.search(r"MFU (\d+\.\d)% at the tokens/s shown", note)
+    assert found is not None, note
+    stated = float(found.group(1)) / 100
+    assert stated == pytest.approx(row["mfu"], abs=0.0005 + 1e-9)
+    assert stated * peak / flops == pytest.approx(per_card, rel=rounding + 0.0005 / stated)

@@ -528,8 +528,9 @@ BASIS = {
     ),
     "tokens_per_s": (
         "tok/s",
-        "training FLOPs per token ÷ (cards × the card's dense peak × MFU × scaling "
-        "efficiency over the cards and the network between nodes)",
+        "cards × the card's dense peak × MFU × scaling efficiency over the cards and the "
+        "network between nodes ÷ the model FLOPs per token (6P or 4P + attention; the MFU "
+        "stated is the one the tokens/s shown implies, per card computing)",
     ),
     "tokens_per_s_per_request": (
         "tok/s/req",

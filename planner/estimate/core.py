@@ -35,6 +35,13 @@ class Assumptions:
         if all(a.name != name for a in self.items):
             self.items.append(Assumption(name, text, low_confidence))
 
+    def amend(self, name: str, text: str) -> None:
+        """Add `text` to the end of the named assumption's, where it is listed."""
+        self.items = [
+            Assumption(a.name, a.text + text, a.low_confidence) if a.name == name else a
+            for a in self.items
+        ]
+
     def card(self, card: CardType, *figures: str) -> None:
         """Note each named card figure that is low confidence."""
         for figure in figures:

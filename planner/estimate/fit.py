@@ -261,6 +261,7 @@ def _train_row(query: FitQuery, card: CardType, count: int, offers: list[Offer])
             kind_of("train_tok_s", query.task, "", False), row["tokens_per_s"], "tokens_per_s"
         )
     )
+    row["mfu"] = round(speed.mfu, 4)
     row["scaling_efficiency"] = round(speed.efficiency, 3)
     hours = 1e9 / speed.tokens_per_s / 3600
     row["hours_per_billion_tokens"] = round(hours, 2)

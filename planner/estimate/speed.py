@@ -249,6 +249,9 @@ class TrainSpeed:
     tokens_per_s: float  # total over all cards
     efficiency: float
     assumptions: tuple[str, ...]
+    # Model FLOPs utilisation of the tokens/s itself, per card computing, before the scaling
+    # efficiency: tokens_per_s = cards × peak × mfu × efficiency ÷ model FLOPs per token.
+    mfu: float = 0.0
 
 
 def single_card_speed(
@@ -257,9 +260,11 @@ def single_card_speed(
     setup: TrainSetup,
     notes: Assumptions | None = None,
 ) -> tuple[float, float]:
-    """Tokens/s of one card running the job (and its model FLOPs utilisation): peak × the
-    family's utilisation ÷ the FLOPs executed per token (recompute included), less QLoRA's
-    dequantisation and CPU offload. A stated MFU counts model FLOPs, recompute inside it."""
+    """Tokens/s of one card running the job (and its model FLOPs utilisation at that speed):
+    peak × the family's utilisation ÷ the FLOPs executed per token (recompute included), less
+    QLoRA's dequantisation, eager adapters' latency and CPU offload. A stated MFU counts model
+    FLOPs, recompute inside it, and pays the same. The "mfu" note states the share of the
+    peak; `train_speed` ends it with the MFU of the speed it returns."""
     notes = notes if notes is not None else Assumptions()
     peak = peak_flops(card, setup.precision)
     model_work, _ = flops_per_token(model, setup)
@@ -267,7 +272,7 @@ def single_card_speed(
     if setup.knobs.mfu:
         speed = peak * setup.knobs.mfu / model_work
         notes.add("flops", f"{model_work / 1e9:.0f} GFLOPs of model work per token")
-        notes.add("mfu", f"MFU {setup.knobs.mfu:.0%} of {card.id}'s dense peak (stated)")
+        notes.add("mfu", f"{setup.knobs.mfu:.0%} of {card.id}'s dense peak on model FLOPs (stated)")
     else:
         work, work_text = executed_flops_per_token(model, setup)
         share, source = mfu_default(card)
@@ -277,8 +282,7 @@ def single_card_speed(
         computes = "16-bit" if setup.precision in QUANTISED_BASES else setup.precision
         notes.add(
             "mfu",
-            f"{share:.0%} of {card.id}'s dense {computes} peak on the executed FLOPs "
-            f"({source}): MFU {speed * model_work / peak:.0%}",
+            f"{share:.0%} of {card.id}'s dense {computes} peak on the executed FLOPs ({source})",
         )
     fmt = base_format(setup)
     if setup.method in ("lora", "qlora") and fmt in QUANTISED_BASES:
@@ -299,6 +303,23 @@ def single_card_speed(
         speed *= offload
         notes.add("offload_speed", f"CPU offload: {offload:.0%} of on-card speed")
     return speed, speed * model_work / peak
+
+
+def mfu_of(model: ModelCard, card: CardType, setup: TrainSetup, tokens_per_s: float) -> float:
+    """Model FLOPs utilisation of one card at `tokens_per_s` (docs/estimates.md): model FLOPs
+    per token (6P or 4P + attention) × tokens/s ÷ the dense peak."""
+    return tokens_per_s * flops_per_token(model, setup)[0] / peak_flops(card, setup.precision)
+
+
+# What a job's speed pays beyond its compute, by the note that states it: the MFU stated
+# beside the compute's share of the peak is what remains after them.
+SPEED_COSTS = {
+    "qlora": "dequantisation",
+    "latency": "fixed latency",
+    "offload_speed": "offload",
+    "padding": "padding",
+    "speed_margin": "speed margin",
+}
 
 
 # base formats a LoRA trains over by dequantising each matrix for its 16-bit GEMMs
@@ -385,7 +406,27 @@ def train_speed(
                 else ")"
             ),
         )
-    return TrainSpeed(speed, efficiency, tuple(str(a) for a in notes.frozen()))
+    # The MFU the tokens/s shown implies, per card computing and before the scaling
+    # efficiency (stated beside it): what each micro-batch's fixed costs, padding and a speed
+    # margin take is out of it, as the docs define MFU.
+    mfu = mfu_of(model, card, setup, speed / (parallel * efficiency))
+    compute = mfu_of(model, card, setup, one_compute(model, card, setup))
+    text = f": MFU {mfu:.1%} at the tokens/s shown"
+    costs = [what for name, what in SPEED_COSTS.items() if any(a.name == name for a in notes.items)]
+    if costs and round(compute, 3) != round(mfu, 3):
+        listed = " and ".join([", ".join(costs[:-1]), costs[-1]] if len(costs) > 1 else costs)
+        text += f" ({compute:.1%} in the compute alone, less the {listed} below)"
+    notes.amend("mfu", text)
+    return TrainSpeed(speed, efficiency, tuple(str(a) for a in notes.frozen()), mfu)
+
+
+def one_compute(model: ModelCard, card: CardType, setup: TrainSetup) -> float:
+    """One card's tokens/s from the compute alone: the peak × the family's share (or the
+    stated MFU) ÷ the FLOPs per token, before dequantisation, latency and offload."""
+    peak = peak_flops(card, setup.precision)
+    if setup.knobs.mfu:
+        return peak * setup.knobs.mfu / flops_per_token(model, setup)[0]
+    return peak * mfu_default(card)[0] / executed_flops_per_token(model, setup)[0]
 
 
 def scale_measured(
