@@ -23,7 +23,12 @@ from planner.domain.merge import deep_merge
 from planner.domain.model_card import ModelCard, card_from_hf_config
 from planner.domain.patch import apply_patch
 from planner.domain.scenario import Scenario, ScenarioFile
-from planner.domain.semantics import catalog_issues, duplicates, scenario_issues
+from planner.domain.semantics import (
+    catalog_issues,
+    dependency_issues,
+    duplicates,
+    scenario_issues,
+)
 from planner.domain.suggest import did_you_mean
 from planner.domain.workload import ReserveWorkload, ServeWorkload
 from planner.domain.yaml_source import PathKey, Source, read_text, read_yaml
@@ -424,13 +429,12 @@ def _per_class(spec: ScenarioFile, models: dict[str, ModelCard], source: Source)
 def _written_issues(
     data: dict[str, Any], source: Source, catalogs: Sequence[Catalog]
 ) -> list[Issue]:
-    """`after` entries that name no workload, reserved cards that no offer rents, and a
-    workload without a kind whose name is close to another's (a patch's misspelt name adds
-    a workload), in the file as written, for a file whose other fields fail the schema (so
-    they are reported together, not after a first fix)."""
+    """`after` entries that name no train workload or close a cycle, reserved cards that no
+    offer rents, and a workload without a kind whose name is close to another's (a patch's
+    misspelt name adds a workload), in the file as written, for a file whose other fields
+    fail the schema (so they are reported together, not after a first fix)."""
     written = data.get("workloads")
     raws = [w for w in written if isinstance(w, dict)] if isinstance(written, list) else []
-    names = [str(w["name"]) for w in raws if isinstance(w.get("name"), str)]
     kinds = [str(w["name"]) for w in raws if isinstance(w.get("name"), str) and "kind" in w]
     offered = sorted({o.card for c in catalogs for o in c.offers})
     issues = []
@@ -444,12 +448,17 @@ def _written_issues(
         if catalogs and isinstance(card, str) and card not in offered:
             message = f"no offer rents card {card!r}{did_you_mean(card, offered)}"
             issues.append(source.issue(("workloads", i, "card"), message))
-        after = raw.get("after") if isinstance(raw, dict) else None
-        for j, before in enumerate(after if isinstance(after, list) else []):
-            if isinstance(before, str) and before not in names:
-                message = f"unknown workload {before!r}{did_you_mean(before, names)}"
-                issues.append(source.issue(("workloads", i, "after", j), message))
-    return issues
+    dependents = [
+        (i, str(raw["name"]), raw.get("kind"), _names(raw.get("after")))
+        for i, raw in enumerate(written if isinstance(written, list) else [])
+        if isinstance(raw, dict) and isinstance(raw.get("name"), str)
+    ]
+    return issues + dependency_issues(dependents, source)
+
+
+def _names(written: Any) -> list[str]:
+    """The names in a list as written (nothing else)."""
+    return [n for n in written if isinstance(n, str)] if isinstance(written, list) else []
 
 
 def validate_scenario(path: Path, source: Source) -> Scenario:

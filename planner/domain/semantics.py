@@ -224,21 +224,37 @@ def _reference_issues(scenario: Scenario, source: Source) -> list[Issue]:
 
 def _dependency_issues(scenario: Scenario, source: Source) -> list[Issue]:
     """`after` names existing train workloads and the graph has no cycle."""
-    workloads = scenario.spec.workloads
-    kinds = {w.name: w.kind for w in workloads}
+    return dependency_issues(
+        [
+            (i, w.name, w.kind, w.after if isinstance(w, TrainWorkload) else ())
+            for i, w in enumerate(scenario.spec.workloads)
+        ],
+        source,
+    )
+
+
+# a workload as `after` sees it: its index in the file, name, kind (None where not written)
+# and the names its `after` lists
+Dependent = tuple[int, str, str | None, Sequence[str]]
+
+
+def dependency_issues(workloads: Sequence[Dependent], source: Source) -> list[Issue]:
+    """Each `after` names an existing train workload other than its own, and the lists form
+    no cycle. On a valid file and on one as written (a workload whose kind is not written
+    is taken for one that can wait)."""
+    kinds = {name: kind for _, name, kind, _ in workloads}
+    waits = [w for w in workloads if w[2] in ("train", None)]
     graph = nx.DiGraph()
     issues = []
-    for i, w in enumerate(workloads):
-        if not isinstance(w, TrainWorkload):
-            continue
-        graph.add_node(w.name)
-        for j, before in enumerate(w.after):
+    for i, name, _, after in waits:
+        graph.add_node(name)
+        for j, before in enumerate(after):
             path = ("workloads", i, "after", j)
             if before not in kinds:
                 issues.append(
                     source.issue(path, f"unknown workload {before!r}{did_you_mean(before, kinds)}")
                 )
-            elif kinds[before] != "train":
+            elif kinds[before] not in ("train", None):
                 issues.append(
                     source.issue(
                         path,
@@ -247,10 +263,10 @@ def _dependency_issues(scenario: Scenario, source: Source) -> list[Issue]:
                         "come before another",
                     )
                 )
-            elif before == w.name:
-                issues.append(source.issue(path, f"{w.name!r} cannot come after itself"))
+            elif before == name:
+                issues.append(source.issue(path, f"{name!r} cannot come after itself"))
             else:
-                graph.add_edge(before, w.name)
+                graph.add_edge(before, name)
     try:
         cycle = nx.find_cycle(graph)
     except nx.NetworkXNoCycle:
@@ -258,12 +274,8 @@ def _dependency_issues(scenario: Scenario, source: Source) -> list[Issue]:
     names = [edge[0] for edge in cycle] + [cycle[0][0]]
     # where the cycle closes: the `after` list that names the last edge's start (a name
     # given twice is found at the workload whose list holds it)
-    before, name = cycle[-1]
-    index = next(
-        i
-        for i, w in enumerate(workloads)
-        if w.name == name and isinstance(w, TrainWorkload) and before in w.after
-    )
+    before, last = cycle[-1]
+    index = next(i for i, name, _, after in waits if name == last and before in after)
     issues.append(
         source.issue(
             ("workloads", index, "after"), f"the after: lists form a cycle: {' → '.join(names)}"
