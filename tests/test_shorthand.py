@@ -672,3 +672,119 @@ def test_combine_merges_flags_in_order_and_keeps_nulls(tmp_path: Path) -> None:
         assert "legal-13b-lora" not in [w.name for w in variant.spec.workloads]
         assert [c.name for c in variant.spec.commitments] == ["whatif-jz-h200-8-monthly"]
     assert combine([]) == {}
+
+
+# --- a service with request classes -----------------------------------------------------------
+# Flags name workloads as the file does: the service, whose classes the planner expands into
+# workloads of their own (`assistant.chat`, ...). Each flag equals a patch written by hand.
+
+SPLIT = REPO / "scenarios" / "classes-chat-long.yaml"  # classes take shares of one curve
+NIGHT = REPO / "scenarios" / "classes-night-batch.yaml"  # each class brings its own curve
+
+
+def by_flag(path: Path, flag: str, text: str, patches: tuple[Path, ...] = ()) -> Scenario:
+    """The variant as `plan whatif` builds it: the patch files, then the flag."""
+    base = load_scenario(path)
+    return Change.of(list(patches), **{flag.replace("-", "_"): [text]}).apply(path, base)
+
+
+def by_hand(path: Path, patch: dict[str, Any], tmp_path: Path) -> Scenario:
+    return Change.of([write_patch(patch, tmp_path)]).apply(path, load_scenario(path))
+
+
+def write_patch(patch: dict[str, Any], tmp_path: Path, name: str = "patch.yaml") -> Path:
+    out = tmp_path / name
+    out.write_text(yaml.safe_dump(patch, sort_keys=False), encoding="utf-8")
+    return out
+
+
+def night_classes(factor: float) -> list[dict[str, Any]]:
+    data = yaml.safe_load(NIGHT.read_text(encoding="utf-8"))
+    classes: list[dict[str, Any]] = data["workloads"][0]["classes"]
+    for c in classes:
+        c["concurrency"] = {k: v * factor for k, v in c["concurrency"].items()}
+    return classes
+
+
+@pytest.mark.parametrize(
+    ("path", "flag", "text", "patch"),
+    [
+        (SPLIT, "scale-demand", "2", {"name": "assistant", "concurrency": 400}),
+        (SPLIT, "scale-demand", "assistant=2", {"name": "assistant", "concurrency": 400}),
+        (NIGHT, "scale-demand", "2", {"name": "assistant", "classes": night_classes(2)}),
+        (NIGHT, "scale-demand", "assistant=0.5",
+         {"name": "assistant", "classes": night_classes(0.5)}),
+        (SPLIT, "shift", "assistant=+1h", {"name": "assistant", "start": "2026-10-01T01:00"}),
+        (NIGHT, "shift", "assistant=+1d", {"name": "assistant", "start": "2026-10-02"}),
+        (SPLIT, "set", "workloads.assistant.concurrency=300",
+         {"name": "assistant", "concurrency": 300}),
+        (NIGHT, "set", "workloads.assistant.min_replicas=1",
+         {"name": "assistant", "min_replicas": 1}),
+    ],
+)  # fmt: skip
+def test_a_flag_on_a_classed_service_equals_its_patch_file(
+    path: Path, flag: str, text: str, patch: dict[str, Any], tmp_path: Path
+) -> None:
+    flagged = by_flag(path, flag, text)
+    assert flagged.spec == by_hand(path, {"workloads": [patch]}, tmp_path).spec
+    assert flagged.spec != load_scenario(path).spec
+    assert [w.name for w in flagged.written_workloads()] == ["assistant"]
+
+
+def class_levels(s: Scenario) -> dict[str, float]:
+    """Each class's peak requests in flight: its curve times its share."""
+    out = {}
+    for w in s.spec.workloads:
+        assert isinstance(w, ServeWorkload) and w.class_of == "assistant"
+        out[w.name] = (w.concurrency or w.requests_per_s).peak * w.demand_share  # type: ignore[union-attr]
+    return out
+
+
+@pytest.mark.parametrize("path", [SPLIT, NIGHT])
+def test_scaling_demand_scales_every_class_share_or_own_curve(path: Path) -> None:
+    base, doubled = load_scenario(path), by_flag(path, "scale-demand", "2")
+    assert class_levels(doubled) == {k: 2 * v for k, v in class_levels(base).items()}
+    lengths = {"concurrency", "requests_per_s"}
+    for old, new in zip(base.spec.workloads, doubled.spec.workloads, strict=True):
+        assert old.model_dump(exclude=lengths) == new.model_dump(exclude=lengths)
+
+
+def test_scaling_keeps_a_class_an_earlier_patch_changed(tmp_path: Path) -> None:
+    # the file's classes are written again whole (a patch replaces a list): one a patch
+    # changed before the flag is taken as changed, not as the file wrote it
+    classes = night_classes(1)
+    classes[1]["context_tokens"] = 8192
+    earlier = write_patch({"workloads": [{"name": "assistant", "classes": classes}]}, tmp_path)
+    variant = by_flag(NIGHT, "scale-demand", "2", (earlier,))
+    batch = variant.workload("assistant.batch")
+    assert isinstance(batch, ServeWorkload) and batch.context_tokens == 8192
+    assert batch.concurrency is not None and batch.concurrency.peak == 200
+
+
+def test_drop_of_a_classed_service_removes_every_class(write: Callable[..., Path]) -> None:
+    data = yaml.safe_load(SPLIT.read_text(encoding="utf-8"))
+    data["workloads"].append(
+        {"name": "desk", "kind": "reserve", "card": "rtx4090", "cards": 1,
+         "start": "2026-10-01", "end": "2026-10-02"}
+    )  # fmt: skip
+    path = write(data)
+    s = load_scenario(path)
+    assert drop(s, "assistant") == {"workloads": [{"name": "assistant", "delete": True}]}
+    variant = by_flag(path, "drop", "assistant")
+    assert [w.name for w in variant.spec.workloads] == ["desk"]
+    fails(drop, load_scenario(SPLIT), "assistant", "only workload")
+
+
+@pytest.mark.parametrize(
+    ("flag", "text", "fragments"),
+    [
+        (drop, "assistant.chat", ["request class of assistant", "name the service"]),
+        (shift, "assistant.long=+1h", ["request class of assistant"]),
+        (scale_demand, "assistant.long=2", ["request class of assistant"]),
+        (scale_demand, "assistent=2", ["unknown workload 'assistent'", "did you mean assistant?"]),
+        (set_value, "workloads.assistant.chat.concurrency=3",
+         ["chat is a request class", "classes"]),
+    ],
+)  # fmt: skip
+def test_a_class_is_not_named_as_a_workload(flag: Flag, text: str, fragments: list[str]) -> None:
+    fails(flag, load_scenario(SPLIT), text, *fragments)

@@ -262,6 +262,23 @@ def test_a_flag_and_its_patch_give_the_same_whatif(
     assert flag["break_even"] == by_file["break_even"] != []
 
 
+def test_a_flag_and_its_patch_give_the_same_whatif_on_a_classed_service(
+    cli: Any, tmp_path: Path
+) -> None:
+    # the flag names the service as the file does; scaling its demand scales both classes
+    # (their shares of its curve): the same what-if as the patch doubling its concurrency
+    split = REPO / "scenarios" / "classes-chat-long.yaml"
+    patch = _patch(tmp_path, {"workloads": [{"name": "assistant", "concurrency": 400}]})
+    by_file = _whatif(cli, split, "--patch", patch)
+    for flag in ("2", "assistant=2"):
+        report = _whatif(cli, split, "--scale-demand", flag)
+        for r in (report, by_file):
+            r["variant"].pop("solve_seconds", None), r["base"].pop("solve_seconds", None)
+        assert report["variant"] == by_file["variant"] and report["delta"] == by_file["delta"]
+        assert report["changes"] == by_file["changes"]
+    assert by_file["delta"]["found"] == 842.88 and by_file["delta"]["exact"]
+
+
 def test_an_untouched_workload_keeps_its_base_place_where_that_costs_nothing(
     cli: Any, tmp_path: Path, make_scenario: Any
 ) -> None:

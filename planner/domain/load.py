@@ -539,4 +539,6 @@ def validate_scenario(path: Path, source: Source) -> Scenario:
     per_class = _per_class(spec, models, source)  # after the checks, which read the file
     if per_class is spec:
         return scenario
-    return scenario.model_copy(update={"spec": per_class, "models": dict(models)})
+    services = {w.name: w for w in spec.workloads if isinstance(w, ServeWorkload) and w.classes}
+    update = {"spec": per_class, "models": dict(models), "services": services}
+    return scenario.model_copy(update=update)

@@ -18,7 +18,13 @@ from planner.domain.model_card import ModelCard
 from planner.domain.money import MINOR_DIGITS
 from planner.domain.timeaxis import TimeAxis
 from planner.domain.values import Name, Slug, one_or_list
-from planner.domain.workload import Commitment, Measured, TrainWorkload, Workload
+from planner.domain.workload import (
+    Commitment,
+    Measured,
+    ServeWorkload,
+    TrainWorkload,
+    Workload,
+)
 
 
 class Horizon(Frozen):
@@ -185,6 +191,9 @@ class Scenario(Frozen):
     cards: dict[str, CardType]
     models: dict[str, ModelCard]  # by workload name, for train and serve workloads
     calibrations: tuple[Entry, ...] = ()  # from the files in spec.calibration
+    # each serve workload with request classes as the file writes it, by name: `spec`
+    # holds one workload per class in its place (`<name>.<class>`, `class_of` its name)
+    services: dict[str, ServeWorkload] = {}
 
     def memory_offset_gib(self, model: str, card: str, task: str) -> float:
         """Measured − estimated peak for this model card, card and task (0 if not measured)."""
@@ -223,6 +232,21 @@ class Scenario(Frozen):
             if workload.name == name:
                 return workload
         raise KeyError(name)
+
+    def written_workloads(self) -> list[Workload]:
+        """The workloads as the scenario file names them: a service with request classes
+        once, as written, where `spec.workloads` holds one workload per class (what a patch
+        or a what-if flag names)."""
+        out: list[Workload] = []
+        seen: set[str] = set()
+        for w in self.spec.workloads:
+            parent = w.class_of if isinstance(w, ServeWorkload) else None
+            if parent is None or parent not in self.services:  # not built by loading a file
+                out.append(w)
+            elif parent not in seen:
+                seen.add(parent)
+                out.append(self.services[parent])
+        return out
 
 
 __all__ = ["Horizon", "OfferPatch", "Scenario", "ScenarioFile", "Slug"]

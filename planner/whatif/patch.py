@@ -47,6 +47,11 @@ def old_values(scenario: Scenario, path: FieldPath) -> tuple[Any, Any]:
         written = None
     if path[0] == "offers" and len(path) > 1 and path[1] in scenario.offers:
         return written, value_at(scenario.offers[path[1]].model_dump(mode="json"), path[2:])
+    if path[0] == "workloads":  # as the file names them: a service with classes whole
+        dumps = [
+            w.model_dump(mode="json", exclude_unset=True) for w in scenario.written_workloads()
+        ]
+        return written, value_at({"workloads": dumps}, path)
     return written, value_at(scenario.spec.model_dump(mode="json", exclude_unset=True), path)
 
 

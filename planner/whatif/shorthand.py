@@ -19,10 +19,14 @@ file (maps merge, workloads by name, offers by id, `null` deletes, other lists r
         workload moves (not those `after` it).
     --drop WORKLOAD                  removes it, and removes it from every other `after` list
     --scale-demand K | WORKLOAD=K    multiplies every serve workload's demand curve (or the
-        named one's), concurrency or requests_per_s, by K > 0; min_replicas stays
+        named one's), concurrency or requests_per_s, by K > 0, and each of its request
+        classes' own curves (in its whole `classes` list); min_replicas stays
     --set PATH=VALUE                 PATH dotted (`workloads.NAME.field`, `offers.ID.hourly.
         stock`, `usable_memory_fraction`); VALUE one YAML value; `null` deletes; a map
         replaces the map at PATH (a whole workload or offer cannot be set: name a field)
+
+WORKLOAD is a name as the scenario file writes it: a service with request classes whole (its
+classes' names, `<name>.<class>`, are the planner's, and refused with the service's name).
 
 OFFER and MODE in --price and --stock may be fnmatch globs ('*.spot=×1.3', 'jz-h*.hourly=20');
 every offer mode that matches and exists is changed. A map a patch replaces (a demand curve,
@@ -54,9 +58,23 @@ from planner.domain.errors import Issue, LoadError
 from planner.domain.money import Price
 from planner.domain.scenario import Scenario, ScenarioFile
 from planner.domain.suggest import did_you_mean
-from planner.domain.values import BILLING_MODES, PACKAGE_DAYS, BillingMode, Instant, parse_minutes
+from planner.domain.values import (
+    BILLING_MODES,
+    PACKAGE_DAYS,
+    BillingMode,
+    Curve,
+    Instant,
+    WeekCurve,
+    parse_minutes,
+)
 from planner.domain.values import instant_datetime as moment
-from planner.domain.workload import Commitment, ServeWorkload, TrainWorkload, Workload
+from planner.domain.workload import (
+    Commitment,
+    RequestClass,
+    ServeWorkload,
+    TrainWorkload,
+    Workload,
+)
 from planner.domain.yaml_source import parse_yaml
 from planner.whatif.patch import Patch, combine, nest, old_values, plain, replacing
 
@@ -74,6 +92,7 @@ __all__ = [
 _PRICE: TypeAdapter[Decimal] = TypeAdapter(Price)
 _UNITS: TypeAdapter[int] = TypeAdapter(Units)
 _INSTANT: TypeAdapter[dt.date] = TypeAdapter(Instant)
+_CURVE: TypeAdapter[WeekCurve] = TypeAdapter(Curve)
 _COMMIT = re.compile(
     r"(?P<offer>[^=]+)=(?P<units>\d+):(?P<mode>[a-z]+)(?:@(?P<price>[^/x]+))?"
     r"(?:/(?P<start>[^x]+))?(?:x(?P<count>\d+))?"
@@ -236,11 +255,27 @@ def commit(scenario: Scenario, text: str) -> Patch:
 
 
 def _workload(scenario: Scenario, flag: _Flag, name: str) -> Workload:
-    try:
-        return scenario.workload(name)
-    except KeyError:
-        names = [w.name for w in scenario.spec.workloads]
-        raise flag.error(f"unknown workload {name!r}{did_you_mean(name, names)}") from None
+    """The workload the scenario file names `name`: a service with request classes is
+    named as a whole, never by its classes' names (`<name>.<class>`), which no file writes."""
+    written = scenario.written_workloads()
+    for w in written:
+        if w.name == name:
+            return w
+    parent = next(
+        (
+            w.class_of
+            for w in scenario.spec.workloads
+            if isinstance(w, ServeWorkload) and w.name == name
+        ),
+        None,
+    )
+    if parent is not None:
+        raise flag.error(
+            f"{name} is a request class of {parent}; name the service, {parent} (its "
+            "classes are its field `classes`)"
+        )
+    names = [w.name for w in written]
+    raise flag.error(f"unknown workload {name!r}{did_you_mean(name, names)}")
 
 
 @dataclass(frozen=True)
@@ -310,7 +345,7 @@ def drop(scenario: Scenario, text: str) -> Patch:
     """`WORKLOAD`: `{workloads: [{name, delete: true}, {name: other, after: [...]}, ...]}`."""
     flag = _Flag("drop", text)
     name = _workload(scenario, flag, text.strip()).name
-    if len(scenario.spec.workloads) == 1:
+    if len(scenario.written_workloads()) == 1:
         raise flag.error(f"{name} is the scenario's only workload; a scenario needs one")
     items: list[Patch] = [{"name": name, "delete": True}]
     for w in scenario.spec.workloads:
@@ -328,7 +363,9 @@ def _scaled(value: Any, factor: float) -> Any:
 
 def scale_demand(scenario: Scenario, text: str) -> Patch:
     """`K` or `WORKLOAD=K`: `{workloads: [{name, concurrency|requests_per_s: curve × K}]}`;
-    the curve keeps its written shape (see the module's note on replaced maps)."""
+    the curve keeps its written shape (see the module's note on replaced maps). A service
+    with request classes: its curve, where a class takes a share of it, and each class's
+    own curve, in `classes: [...]` (the whole list, which a patch replaces)."""
     flag = _Flag("scale-demand", text)
     if "=" in text:
         name, value = flag.split("WORKLOAD=FACTOR or FACTOR, e.g. chat-70b=1.5")
@@ -338,7 +375,7 @@ def scale_demand(scenario: Scenario, text: str) -> Patch:
         targets = [workload]
     else:
         value = text.strip()
-        targets = [w for w in scenario.spec.workloads if isinstance(w, ServeWorkload)]
+        targets = [w for w in scenario.written_workloads() if isinstance(w, ServeWorkload)]
         if not targets:
             raise flag.error("the scenario has no serve workload to scale")
     try:
@@ -349,14 +386,63 @@ def scale_demand(scenario: Scenario, text: str) -> Patch:
         raise flag.error(f"expected a factor above 0 such as 1.5, got {value!r}")
     items = []
     for w in targets:
-        field = "concurrency" if w.concurrency is not None else "requests_per_s"
-        curve = w.concurrency or w.requests_per_s
-        if curve is None or not math.isfinite(curve.peak * factor):
-            raise flag.error(f"{w.name}: {field} × {factor} is not a finite number")
-        olds = old_values(scenario, ("workloads", w.name, field))
-        new = _scaled(olds[1] if olds[0] is None else olds[0], factor)
-        items.append({"name": w.name, field: replacing(olds, new)})
+        item: Patch = {"name": w.name}
+        # with classes that each bring a curve, the service's own (0) serves no one
+        if not w.classes or any(c.share is not None for c in w.classes):
+            field, curve = _demand(flag, w, w.name, factor)
+            olds = old_values(scenario, ("workloads", w.name, field))
+            new = _scaled(_as_written(olds, curve), factor)
+            item[field] = replacing(olds, new)
+        if any(c.share is None for c in w.classes):
+            item["classes"] = _scaled_classes(scenario, flag, w, factor)
+        items.append(item)
     return {"workloads": items}
+
+
+def _demand(
+    flag: _Flag, owner: ServeWorkload | RequestClass, name: str, factor: float
+) -> tuple[str, WeekCurve]:
+    """The demand field a service or class gives, and its curve, checked finite × factor."""
+    field = "concurrency" if owner.concurrency is not None else "requests_per_s"
+    curve = owner.concurrency or owner.requests_per_s
+    if curve is None or not math.isfinite(curve.peak * factor):
+        raise flag.error(f"{name}: {field} × {factor} is not a finite number")
+    return field, curve
+
+
+def _as_written(olds: tuple[Any, Any], curve: WeekCurve) -> Any:
+    """A curve as the scenario file writes it, where that still reads as `curve` (a patch
+    applied before the flag may have changed it), else as validated and dumped."""
+    written, dumped = olds
+    try:
+        same = written is not None and _CURVE.validate_python(written) == curve
+    except ValidationError:
+        same = False
+    return written if same else dumped
+
+
+def _scaled_classes(
+    scenario: Scenario, flag: _Flag, w: ServeWorkload, factor: float
+) -> list[Patch]:
+    """The service's request classes, each with a curve of its own × factor (those with a
+    share follow the service's curve): each class as the file writes it where that still
+    reads as the scenario's class, else as validated and dumped."""
+    written = old_values(scenario, ("workloads", w.name, "classes"))[0]
+    listed = written if isinstance(written, list) else []
+    by_name = {c.get("name"): c for c in listed if isinstance(c, dict)}
+    out = []
+    for c in w.classes:
+        raw = by_name.get(c.name)
+        try:
+            same = raw is not None and RequestClass.model_validate(raw) == c
+        except ValidationError:
+            same = False
+        data: Patch = plain(raw) if same else _dump(c)
+        if c.share is None:
+            field, _ = _demand(flag, c, f"{w.name}.{c.name}", factor)
+            data[field] = _scaled(data[field], factor)
+        out.append(data)
+    return out
 
 
 def _path(scenario: Scenario, flag: _Flag, text: str) -> tuple[str, ...]:
@@ -367,7 +453,7 @@ def _path(scenario: Scenario, flag: _Flag, text: str) -> tuple[str, ...]:
     if head not in ("workloads", "offers") or not rest:
         return (head, *rest.split(".")) if rest else (head,)
     models: dict[str, Any] = (
-        {w.name: type(w) for w in scenario.spec.workloads}
+        {w.name: type(w) for w in scenario.written_workloads()}
         if head == "workloads"
         else {o: Offer for o in scenario.offers}
     )
@@ -378,6 +464,12 @@ def _path(scenario: Scenario, flag: _Flag, text: str) -> tuple[str, ...]:
         raise flag.error(f"unknown {what} {guess!r}{did_you_mean(guess, models)}")
     name, fields = names[-1], rest[len(names[-1]) + 1 :].split(".")
     known = models[name].model_fields
+    service = scenario.services.get(name) if head == "workloads" else None
+    if service is not None and fields[0] in {c.name for c in service.classes}:
+        raise flag.error(
+            f"{fields[0]} is a request class of {name}; its fields are set with the whole "
+            f"list, workloads.{name}.classes=[...], or in a patch file"
+        )
     if fields[0] and fields[0] not in known:
         raise flag.error(f"{name} has no field {fields[0]!r}{did_you_mean(fields[0], known)}")
     return (head, name, *fields) if fields[0] else (head, name)
