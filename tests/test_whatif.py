@@ -498,3 +498,109 @@ def test_the_base_plan_repriced_is_exact_and_ties_are_not_listed_as_moves(
     assert "keeping the base plan: it costs CNY 45.00 under the change, exactly CNY -5.00" in (
         " ".join(text.split())
     )
+
+
+# --- a dropped workload: the base plan kept without its work ---------------------------------
+# docs/whatif.md: a dropped workload relaxes the problem, every base plan stays a plan at no
+# higher cost; keeping the base plan is always one answer. The plan kept loses the dropped
+# workload's assignments and the hourly and spot rentals that carried them (each a
+# workload's own); its packages and committed rentals stay, paid in full.
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "chat-70b",  # a service on hourly replicas
+        "dev-boxes",  # a reserve
+        "legal-13b-lora",  # a train job another job runs `after`
+        "support-qwen14b-lora",  # a train job on package cards
+    ],
+)
+def test_reprice_keeps_the_q3_plan_without_a_dropped_workload(
+    name: str, q3_plan: Any, cli: Any, tmp_path: Path
+) -> None:
+    _, plan = q3_plan
+    saved = tmp_path / "plan.json"
+    saved.write_text(plan.model_dump_json(), encoding="utf-8")
+    result = cli("reprice", Q3, saved, "--drop", name, "--no-replan", "--json", "-")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["feasible"] and report["violations"] == []
+    assert report["repriced_total"] <= report["stated_total"]
+    assert report["dropped"]["workloads"] == [name]
+    own = {r.id for r in plan.rentals if r.workload == name}
+    assert set(report["dropped"]["rentals"]) == own  # the hourly or spot ones it ran on
+    ordered = [r.id for r in plan.rentals if r.mode in ("daily", "weekly", "monthly")]
+    assert ordered and not set(ordered) & set(report["dropped"]["rentals"])
+    printed = cli("reprice", Q3, saved, "--drop", name, "--no-replan")
+    assert "it still works" in printed.stdout
+
+
+def _desk_and_job(make_scenario: Any, hours: str, job_hours: int) -> Path:
+    """A card for people each of 10 days in `hours`, and a job, on one offer sold hourly at
+    10.00 and daily at 40.00."""
+    s = make_scenario(
+        [offer("o", hourly={"price": 10, "stock": 4}, daily={"price": 40, "stock": 4})],
+        [reserve("desk", cards=1, hours=hours, days=10), job("j", job_hours)],
+    )
+    assert s.path is not None
+    return s.path
+
+
+def test_whatif_drop_has_the_base_plan_kept_as_an_answer(cli: Any, make_scenario: Any) -> None:
+    # the desk 1 h a day by the hour, 100.00; the 2 h job 20.00 (a day's package, 40.00,
+    # would cost more than the desk's and the job's hours that day, 30.00)
+    path = _desk_and_job(make_scenario, "09:00-10:00", 2)
+    report = _whatif(cli, path, "--drop", "desk")
+    assert report["direction"] == -1
+    # the desk's 10 hourly rentals leave with it: the job's 20.00 is left, exactly the
+    # variant's optimum, so what the variant moved is a tie
+    assert report["repriced"] == {
+        "base_plan": 120.0,
+        "repriced": 20.0,
+        "change": -100.0,
+        "ties": True,
+    }
+    assert report["delta"]["found"] == -100.0 and report["delta"]["exact"]
+    assert [row["workload"] for row in report["moved"]] == ["desk"]  # the change's own
+
+
+def test_a_dropped_workloads_packages_stay_in_the_plan_kept(
+    cli: Any, make_scenario: Any, tmp_path: Path
+) -> None:
+    # the desk all day holds a daily package each day (400.00, against 2,400.00 by the hour)
+    # and the 3 h job is 30.00 by the hour; dropped, the desk's packages stay, paid in full
+    # and idle: keeping the plan costs what it did, re-planning saves 400.00
+    path = _desk_and_job(make_scenario, "00:00-24:00", 3)
+    report = _whatif(cli, path, "--drop", "desk")
+    assert report["repriced"] == {
+        "base_plan": 430.0,
+        "repriced": 430.0,
+        "change": 0.0,
+        "ties": False,
+    }
+    assert report["delta"]["found"] == -400.0
+    saved = tmp_path / "plan.json"
+    assert cli("solve", path, *FAST[:5], "--json", saved).exit_code == 0
+    result = cli("reprice", path, saved, "--drop", "desk", *FAST[:5], "--json", "-")
+    assert result.exit_code == 0, result.output
+    kept = json.loads(result.stdout)
+    assert kept["feasible"] and kept["repriced_total"] == kept["stated_total"] == 430.0
+    assert kept["dropped"] == {"workloads": ["desk"], "rentals": []}
+    assert kept["saving"] == {"found": 400.0, "at_most": 400.0, "exact": True}
+
+
+def test_reprice_drops_every_class_of_a_dropped_service(cli: Any, write: Any) -> None:
+    data = yaml.safe_load((REPO / "scenarios" / "classes-chat-long.yaml").read_text())
+    data["workloads"].append(
+        {"name": "desk", "kind": "reserve", "card": "rtx4090", "cards": 1,
+         "hours": "09:00-12:00", "start": "2026-10-01", "end": "2026-10-02"}
+    )  # fmt: skip
+    path = write(data)
+    saved = path.parent / "plan.json"
+    assert cli("solve", path, *FAST[:5], "--json", saved).exit_code == 0
+    result = cli("reprice", path, saved, "--drop", "assistant", "--no-replan", "--json", "-")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["feasible"] and report["repriced_total"] < report["stated_total"]
+    assert report["dropped"]["workloads"] == ["assistant.chat", "assistant.long"]

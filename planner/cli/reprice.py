@@ -38,6 +38,7 @@ from planner.cli.variant import (
 )
 from planner.domain.errors import Issue, LoadError
 from planner.whatif.compare import Side, money
+from planner.whatif.kept import kept_plan
 from planner.whatif.report import summary
 
 
@@ -94,7 +95,9 @@ def reprice_command(
             )
         # checked, and re-planned, with the margins the plan was made with
         variant = with_plan_margins(variant, plan)
-    check = check_plan(variant, plan)
+    # the plan kept: without the work of a workload the change drops (its packages stay)
+    kept = kept_plan(base, variant, plan)
+    check = check_plan(variant, kept.plan)
     currency = variant.spec.currency
     breaks = [v for v in check.violations if v.rule != "cost"]
     report: dict[str, Any] = {
@@ -105,6 +108,8 @@ def reprice_command(
         "repriced_total": money(check.total, currency),
         "feasible": not breaks,
         "violations": [vars(v) for v in breaks],
+        # what left the plan with the workloads the change drops
+        "dropped": {"workloads": kept.workloads, "rentals": kept.rentals},
     }
     if replan:
         side = solve_side(
@@ -144,6 +149,17 @@ def print_reprice(console: Console, report: dict[str, Any]) -> None:
         f"[bold]{report['scenario']}[/] ({change}): the plan costs {c} {repriced:,.2f} "
         f"(it states {stated:,.2f}; {repriced - stated:+,.2f})"
     )
+    dropped = report["dropped"]
+    if dropped["workloads"]:
+        n = len(dropped["rentals"])
+        left = (
+            f"the {n} hourly or spot rental(s) that carried it leave" if n else "no rental leaves"
+        )
+        console.print(
+            f"  kept without the work the change drops ({', '.join(dropped['workloads'])}): "
+            f"{left}; packages and committed rentals stay, paid in full",
+            markup=False,
+        )
     if report["feasible"]:
         console.print("  ✓ it still works: every rule holds under the changed scenario")
     else:

@@ -27,6 +27,7 @@ from planner.whatif.compare import (
     table,
     terms,
 )
+from planner.whatif.kept import kept_plan
 
 
 def summary(side: Side, currency: str) -> dict[str, Any]:
@@ -118,7 +119,7 @@ def compare(
     if base.plan is None or variant.plan is None:
         return report
     term_rows = terms(base.plan), terms(variant.plan)
-    kept = repriced(variant_s, base)
+    kept = repriced(base_s, variant_s, base)
     ties = kept is not None and variant.total == kept
     report |= {
         "repriced": None
@@ -141,8 +142,13 @@ def compare(
             for k in term_rows[0]
         },
         # where the variant's plan costs what the base plan re-priced costs, its moves are
-        # ties (the same money either way), not what the change decided
-        "moved": [] if ties else moved(base.plan, variant.plan),
+        # ties (the same money either way), not what the change decided; a workload only
+        # one side has (the change dropped or added it) is the change's own
+        "moved": [
+            row
+            for row in moved(base.plan, variant.plan)
+            if not ties or row["base"] is None or row["variant"] is None
+        ],
         "committed": [
             {
                 "offer": offer,
@@ -160,13 +166,14 @@ def compare(
     return report
 
 
-def repriced(variant_s: Scenario, base: Side) -> Fraction | None:
+def repriced(base_s: Scenario, variant_s: Scenario, base: Side) -> Fraction | None:
     """The base plan's exact cost under the variant (the independent checker's pricing),
-    where it breaks none of the variant's rules; else None. The variant's optimum is at most
-    this: keeping the base plan is one of the variant's plans."""
+    kept as the variant keeps it (without the work of a dropped workload, planner.whatif.
+    kept), where it breaks none of the variant's rules; else None. The variant's optimum is
+    at most this: keeping the base plan is one of the variant's plans."""
     if base.plan is None:
         return None
-    check = check_plan(variant_s, base.plan)
+    check = check_plan(variant_s, kept_plan(base_s, variant_s, base.plan).plan)
     if any(v.rule != "cost" for v in check.violations):
         return None
     return check.total
