@@ -112,6 +112,22 @@ def test_an_unknown_after_is_named_with_the_schema_errors(write: Any) -> None:
     assert any("workloads[2].card: no offer rents card 'rtx4090-48'" in m for m in found)
 
 
+def test_an_after_on_a_service_and_a_cycle_are_named_with_the_schema_errors(write: Any) -> None:
+    # a field the schema refuses, an `after` naming the reserve (workloads[2]) and a cycle:
+    # one run of validate names all three (the last two came only after a first fix)
+    data = minimal_scenario()
+    first = data["workloads"][0]
+    reserve_name = data["workloads"][2]["name"]
+    data["workloads"] += [
+        {**first, "name": "a", "after": ["b", reserve_name], "tokens": -5},
+        {**first, "name": "b", "after": ["a"]},
+    ]
+    found = problems(write(data))
+    assert any("workloads[3].tokens" in m for m in found), found
+    assert any("workloads[3].after[1]" in m and "is a reserve workload" in m for m in found), found
+    assert any("form a cycle: " in m for m in found), found
+
+
 def test_a_cycle_is_said_where_it_closes_when_a_name_is_given_twice(write: Any) -> None:
     data = minimal_scenario()
     first = data["workloads"][0]
