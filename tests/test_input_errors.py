@@ -385,3 +385,30 @@ def test_an_offer_with_a_bad_price_and_an_unknown_card_gets_both_said(
 def test_missing_file(cli: Any, tmp_path: Path) -> None:
     result = cli("validate", tmp_path / "nope.yaml")
     assert result.exit_code == 1 and "file not found" in result.stderr
+
+
+def test_an_offer_id_given_twice_is_said_with_each_offers_own_problems(write: Any) -> None:
+    # Two offers `p` in one catalog: the second was merged over the first before either was
+    # checked, so the first's negative price and unknown card vanished behind the second's
+    # good ones until the duplicate was fixed. Now all of them at once, each at its line.
+    catalog = {
+        "name": "twice",
+        "currency": "CNY",
+        "date": "2026-07-01",
+        "source": "tests",
+        "offers": [
+            {"id": "p", "card": "a100-80gg", "hourly": {"price": -10, "increment_hours": 0}},
+            {"id": "p", "card": "a100-80g", "hourly": {"price": 10}},
+        ],
+    }
+    write(catalog, "twice.yaml")
+    data = minimal_scenario()
+    data["catalog"] = "twice.yaml"
+    found = problems(write(data))
+    for expected in (
+        "offers[1].id: id 'p' is used by offers[0] too",
+        "offers[0].hourly.price: Input should be greater than or equal to 0",
+        "offers[0].hourly.increment_hours: Input should be greater than 0",
+        "offers[0].card: unknown card 'a100-80gg'",
+    ):
+        assert any(expected in m for m in found), (expected, found)

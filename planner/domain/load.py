@@ -139,8 +139,11 @@ def _merged_items(
     `check`: references in each merged item, checked whether or not the rest of it is valid
     (every problem at once)."""
     items: dict[Any, Layers] = {}
-    for origin in [*base, *patches]:
-        items.setdefault(_ident(origin[2], key), []).append(origin)
+    for n, origin in enumerate([*base, *patches]):
+        ident = _ident(origin[2], key)
+        if n < len(base) and any(layer[0] is origin[0] for layer in items.get(ident, [])):
+            ident = (ident, n)  # an id given twice in one file: each validated alone
+        items.setdefault(ident, []).append(origin)
     result = []
     for layers in items.values():
         merged: dict[str, Any] = {}
@@ -203,6 +206,8 @@ def load_catalogs(
         except LoadError as exc:
             collect.issues.extend(exc.issues)
     collect.raise_if_any()
+    for source in sources:  # with every other problem (each such item is validated alone)
+        collect.issues += duplicates(source, "offers", "id") + duplicates(source, "cards", "id")
     card_layers = _items(_card_source(), "cards")
     for source in sources:
         _mapping(source, "catalog")
