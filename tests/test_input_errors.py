@@ -412,3 +412,23 @@ def test_an_offer_id_given_twice_is_said_with_each_offers_own_problems(write: An
         "offers[0].card: unknown card 'a100-80gg'",
     ):
         assert any(expected in m for m in found), (expected, found)
+
+
+@pytest.mark.parametrize(
+    ("where", "name", "said"),
+    [
+        ("workloads", "微调 job", "letters (a-z, A-Z), digits, '.', '_' and '-'"),
+        ("scenario", "Q3 plan", "letters (a-z, A-Z), digits, '.', '_' and '-'"),
+    ],
+)
+def test_a_name_the_pattern_refuses_says_what_names_are_and_what_was_given(
+    write: Any, where: str, name: str, said: str
+) -> None:
+    data = minimal_scenario()
+    if where == "workloads":
+        data["workloads"][0]["name"] = name
+    else:
+        data["name"] = name
+    found = problems(write(data))
+    assert any(said in m and f"got {name!r}" in m for m in found), found
+    assert not any("should match" in m for m in found), found  # no raw regex

@@ -10,6 +10,7 @@ from typing import Any, get_args
 from pydantic import BaseModel, ValidationError
 
 from planner.domain.suggest import closest, did_you_mean
+from planner.domain.values import NAME_PATTERN, SLUG_PATTERN
 
 
 @dataclass(frozen=True)
@@ -120,6 +121,15 @@ def _written_path(loc: Iterable[str | int], data: Any) -> tuple[str | int, ...]:
 _QUOTED = re.compile(r"'([^']*)'")
 
 
+# the name patterns (planner.domain.values) as people read them
+_PATTERNS = {
+    SLUG_PATTERN: "lower-case letters, digits, '.', '_' and '-', starting with "
+    "a letter or digit (an id: h200-141g, llama-3.1-70b)",
+    NAME_PATTERN: "letters (a-z, A-Z), digits, '.', '_' and '-', starting "
+    "with a letter or digit (no spaces)",
+}
+
+
 def _message(err: Any, model: type[BaseModel] | None, path: tuple[str | int, ...]) -> str:
     kind, msg = err["type"], err["msg"]
     if kind == "missing":
@@ -145,6 +155,10 @@ def _message(err: Any, model: type[BaseModel] | None, path: tuple[str | int, ...
         return f"expected kind one of {', '.join(tags)}, got {given!r}{hint}"
     if kind == "union_tag_not_found":
         return "required field 'kind' is missing (train, serve or reserve)"
+    if kind == "string_pattern_mismatch":
+        said = _PATTERNS.get(str(err.get("ctx", {}).get("pattern", "")))
+        if said is not None:
+            return f"expected {said}, got {err.get('input')!r}"
     given = err.get("input")
     scalar = isinstance(given, str | int | float) and not isinstance(given, bool)
     if scalar and msg.startswith("Input should") and repr(given) not in msg:
