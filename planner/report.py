@@ -196,8 +196,8 @@ def next_best(
     with why the plan does not use it."""
     job = next(j for j in problem.jobs if j.name == workload)
     chosen = job.configs[solution.configs[job.index]]
-    others = sorted(
-        (c for c in job.configs if c is not chosen and not c.held),
+    others = sorted(  # another config, not the chosen one at another start hour
+        (c for c in job.configs if c.label() != chosen.label() and not c.held),
         key=lambda c: (c.cost, c.cards, c.span, c.offer),
     )
     currency = problem.scenario.spec.currency

@@ -74,3 +74,14 @@ def test_the_cli_says_what_each_figure_is_measured_against(make_scenario: Any, c
     assert "next best (+ over by use)" in result.stdout
     # the job on dear spends 80; cheap costs 50 alone, 30 less
     assert "costs 50.00 on its own, 30.00 less than this job's spend by use;" in result.stdout
+
+
+def test_the_next_best_is_another_config_not_the_same_at_another_hour(make_scenario: Any) -> None:
+    # A night job (22:00-06:00 windows) on one offer: its configs differ only in the hour
+    # its runs start at. None of them is a next best of the one chosen (it was named as
+    # its own next best, "a tie").
+    night = job("night", 8, daily_hours="22:00-06:00")
+    result = solved(make_scenario([offer("o", hourly={"price": 10})], [night], days=3))
+    assert result.plan is not None
+    [a] = result.plan.train
+    assert a.next_best is None and a.cheaper_alone is None
