@@ -212,6 +212,10 @@ def test_reprice_equals_the_checkers_recomputation(
     assert result.exit_code == 1  # a failed check, as plan check exits
     broken = json.loads(result.stdout)
     assert not broken["feasible"] and {v["rule"] for v in broken["violations"]} == {"stock"}
+    printed = " ".join(
+        cli("reprice", path, saved, "--stock", "o.hourly=0", "--no-replan").stdout.split()
+    )
+    assert "the plan breaks (it states" in printed and "the plan costs" not in printed
     # a shift the horizon holds says so, in the JSON and the printed line (the desk starts
     # with the horizon, so nothing moves)
     result = cli("reprice", path, saved, "--shift", "desk=-1d", "--no-replan")

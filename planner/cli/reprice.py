@@ -145,10 +145,13 @@ def print_reprice(console: Console, report: dict[str, Any]) -> None:
     c = report["currency"]
     change = escape(" ".join(report["change"]) or "no change")
     stated, repriced = report["stated_total"], report["repriced_total"]
-    console.print(
-        f"[bold]{report['scenario']}[/] ({change}): the plan costs {c} {repriced:,.2f} "
-        f"(it states {stated:,.2f}; {repriced - stated:+,.2f})"
-    )
+    if report["feasible"]:
+        said = f"the plan costs {c} {repriced:,.2f} (it states {stated:,.2f}; "
+        said += f"{repriced - stated:+,.2f})"
+    else:  # its lines priced where they still can be: no price of a plan that breaks
+        said = f"the plan breaks (it states {c} {stated:,.2f}; its lines that can still "
+        said += f"be priced come to {repriced:,.2f})"
+    console.print(f"[bold]{report['scenario']}[/] ({change}): {said}")
     dropped = report["dropped"]
     if dropped["workloads"]:
         n = len(dropped["rentals"])
