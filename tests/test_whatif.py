@@ -608,3 +608,25 @@ def test_reprice_drops_every_class_of_a_dropped_service(cli: Any, write: Any) ->
     report = json.loads(result.stdout)
     assert report["feasible"] and report["repriced_total"] < report["stated_total"]
     assert report["dropped"]["workloads"] == ["assistant.chat", "assistant.long"]
+
+
+def test_a_package_the_base_holds_on_other_days_is_said_as_moved(
+    cli: Any, tmp_path: Path, make_scenario: Any
+) -> None:
+    # base: 1 weekly unit committed from 07-01; the variant commits it from 07-03 instead.
+    # The variant's packages are new on their days, and the base held the same offer and
+    # mode on others: said beside them, not as one more package
+    s = _weekly_desk(
+        make_scenario,
+        commitments=[{"offer": "o", "mode": "weekly", "units": 1, "start": "2026-07-01"}],
+    )
+    assert s.path is not None
+    later = {"offer": "o", "mode": "weekly", "units": 1, "start": "2026-07-03"}
+    patch = _patch(tmp_path, {"commitments": [later]})
+    report = _whatif(cli, s.path, "--patch", patch)
+    (b,) = report["bought"]
+    assert b["first_start"].startswith("2026-07-03")
+    assert b["base_elsewhere"] is not None and b["base_elsewhere"]["rentals"] == 2
+    assert b["base_elsewhere"]["first_start"].startswith("2026-07-01")
+    printed = " ".join(cli("whatif", s.path, "--patch", patch, *FAST).stdout.split())
+    assert "the base holds 2 such rentals on other days, 07-01 to" in printed

@@ -336,6 +336,13 @@ def _bought_text(b: dict[str, Any], currency: str) -> str:
         else ""
     )
     kind = "committed" if b["committed"] else "bought"
+    moved = b.get("base_elsewhere")
+    if moved:
+        n = moved["rentals"]
+        tail += (
+            f"; the base holds {n} such {'rental' if n == 1 else 'rentals'} on other days, "
+            f"{moved['first_start']:%m-%d} to {moved['last_end']:%m-%d}"
+        )
     return (
         f"The variant holds {what} of {units} unit(s) on {b['offer']} ({kind}), "
         f"{b['first_start']:%m-%d} to {b['last_end']:%m-%d}, {currency} {b['cost']:,.2f}{tail}"

@@ -258,7 +258,8 @@ def _short(value: Any) -> str:
 def bought(variant_s: Scenario, base: Plan, variant: Plan) -> list[dict[str, Any]]:
     """Packages and commitments the variant holds that the base does not: one entry per
     offer and mode, with the rentals' count, units, first start, last end, the days the
-    last runs past the horizon's end, and their money."""
+    last runs past the horizon's end, their money, and the same offer and mode the base holds
+    on other days (`base_elsewhere`: a package moved, not one more)."""
 
     def key(r: Rental) -> tuple[Any, ...]:
         return (r.offer, r.mode, r.start, r.committed)
@@ -283,6 +284,12 @@ def bought(variant_s: Scenario, base: Plan, variant: Plan) -> list[dict[str, Any
     for (offer, mode, committed), rentals in sorted(groups.items()):
         last = max(r.end for r in rentals)
         past = max((last - horizon_end).total_seconds() / 86400, 0.0)
+        starts = {r.start for r in rentals}
+        elsewhere = [  # the same offer and mode the base holds on other days: moved, not new
+            r
+            for r in base.rentals
+            if (r.offer, r.mode, r.committed) == (offer, mode, committed) and r.start not in starts
+        ]
         out.append(
             {
                 "offer": offer,
@@ -294,6 +301,13 @@ def bought(variant_s: Scenario, base: Plan, variant: Plan) -> list[dict[str, Any
                 "last_end": last,
                 "days_past_horizon": round(past, 2),
                 "cost": sum((r.cost for r in rentals), Decimal(0)),  # money lines, exact
+                "base_elsewhere": {
+                    "rentals": len(elsewhere),
+                    "first_start": min(r.start for r in elsewhere),
+                    "last_end": max(r.end for r in elsewhere),
+                }
+                if elsewhere
+                else None,
             }
         )
     return out
