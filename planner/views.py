@@ -379,13 +379,12 @@ def spend_by_workload(plan: Plan) -> list[WorkloadSpend]:
     idle part stays in the last row, as does a package nothing runs on. The exact parts are
     apportioned (`apportion`) to the minor unit over the held rentals' stated money, so the
     rows add up to the total exactly."""
+    c = plan.currency
+    none = from_minor(0, c)  # a workload without a package share: 0.00 like every amount
     rows = [
-        WorkloadSpend(
-            a.workload, a.kind, a.cost - a.storage, a.storage, a.package_share or Decimal(0)
-        )
+        WorkloadSpend(a.workload, a.kind, a.cost - a.storage, a.storage, a.package_share or none)
         for a in plan.assignments
     ]
-    c = plan.currency
     held_money = plan.total_cost - sum((r.rentals + r.storage for r in rows), Decimal(0))
     exact = _held(plan)
     weights = [exact.get(r.workload, Fraction(0)) for r in rows] + [exact.get(UNUSED, Fraction(0))]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import json
+import re
 import shutil
 import struct
 import subprocess
@@ -78,6 +79,10 @@ def test_the_q3_csv_totals_equal_the_plan(q3_plan: Any, tmp_path: Path) -> None:
     assert sum(int(r["held_cards"]) for r in capacity) == sum(
         u.held_card_hours for u in plan.utilisation.values()
     )
+    # every amount in fen, a workload without a package share too (it was written "0")
+    money_cells = ("rentals", "storage", "held", "cost", "package_share", "by_use")
+    for row in _rows(tmp_path / "workloads.csv"):
+        assert all(re.fullmatch(r"-?\d+\.\d\d", row[k]) for k in money_cells), row
 
 
 def _fetched(page: str) -> list[str]:
