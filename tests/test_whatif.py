@@ -4,6 +4,7 @@ totals cross, and re-pricing equals the checker's recomputation."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 from dataclasses import replace
@@ -630,3 +631,31 @@ def test_a_package_the_base_holds_on_other_days_is_said_as_moved(
     assert b["base_elsewhere"]["first_start"].startswith("2026-07-01")
     printed = " ".join(cli("whatif", s.path, "--patch", patch, *FAST).stdout.split())
     assert "the base holds 2 such rentals on other days, 07-01 to" in printed
+
+
+def test_one_more_package_is_not_said_as_moved(make_scenario: Any) -> None:
+    # the variant holds the base's weekly packages and one more starting a day later: that
+    # one is new, and nothing the base holds is elsewhere (it read as "moved")
+    from planner.whatif.report import bought
+
+    s = _weekly_desk(
+        make_scenario,
+        commitments=[{"offer": "o", "mode": "weekly", "units": 1, "start": "2026-07-01"}],
+    )
+    plan = solved(s).plan
+    assert plan is not None
+    packages = [r for r in plan.rentals if r.mode == "weekly"]
+    day = dt.timedelta(days=1)
+    extra = packages[0].model_copy(
+        update={"id": "extra", "start": packages[0].start + day, "end": packages[0].end + day}
+    )
+    more = plan.model_copy(update={"rentals": [*plan.rentals, extra]})
+    (b,) = bought(s, plan, more)
+    assert (b["rentals"], b["base_elsewhere"]) == (1, None)
+    # and the base's packages moved a day later are said as moved
+    moved = [r.model_copy(update={"start": r.start + day, "end": r.end + day}) for r in packages]
+    later = plan.model_copy(
+        update={"rentals": [r for r in plan.rentals if r.mode != "weekly"] + moved}
+    )
+    (b,) = bought(s, plan, later)
+    assert b["base_elsewhere"] is not None and b["base_elsewhere"]["rentals"] == len(packages)

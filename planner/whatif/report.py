@@ -285,10 +285,12 @@ def bought(variant_s: Scenario, base: Plan, variant: Plan) -> list[dict[str, Any
         last = max(r.end for r in rentals)
         past = max((last - horizon_end).total_seconds() / 86400, 0.0)
         starts = {r.start for r in rentals}
-        elsewhere = [  # the same offer and mode the base holds on other days: moved, not new
+        elsewhere = [  # the base's on other days that the variant does not hold: moved
             r
             for r in base.rentals
-            if (r.offer, r.mode, r.committed) == (offer, mode, committed) and r.start not in starts
+            if (r.offer, r.mode, r.committed) == (offer, mode, committed)
+            and r.start not in starts
+            and held.get(key(r), 0) > 0
         ]
         out.append(
             {
