@@ -528,7 +528,8 @@ BASIS = {
     ),
     "tokens_per_s": (
         "tok/s",
-        "cards × the card's dense peak × MFU × scaling efficiency over the cards and the "
+        "cards computing (1 with --pipeline) × the card's dense peak × MFU × scaling "
+        "efficiency over the cards and the "
         "network between nodes ÷ the model FLOPs per token (6P or 4P + attention; the MFU "
         "stated is the one the tokens/s shown implies, per card computing)",
     ),

@@ -260,9 +260,9 @@ def single_card_speed(
     setup: TrainSetup,
     notes: Assumptions | None = None,
 ) -> tuple[float, float]:
-    """Tokens/s of one card running the job (and its model FLOPs utilisation at that speed):
-    peak × the family's utilisation ÷ the FLOPs executed per token (recompute included), less
-    QLoRA's dequantisation, eager adapters' latency and CPU offload. A stated MFU counts model
+    """Tokens/s of one card running the job, and of its compute alone: peak × the family's
+    utilisation ÷ the FLOPs executed per token (recompute included), then less QLoRA's
+    dequantisation, eager adapters' latency and CPU offload. A stated MFU counts model
     FLOPs, recompute inside it, and pays the same. The "mfu" note states the share of the
     peak; `train_speed` ends it with the MFU of the speed it returns."""
     notes = notes if notes is not None else Assumptions()
@@ -284,6 +284,7 @@ def single_card_speed(
             "mfu",
             f"{share:.0%} of {card.id}'s dense {computes} peak on the executed FLOPs ({source})",
         )
+    compute = speed
     fmt = base_format(setup)
     if setup.method in ("lora", "qlora") and fmt in QUANTISED_BASES:
         seconds = dequantise_seconds(model, card, setup)
@@ -302,7 +303,7 @@ def single_card_speed(
     if offload < 1:
         speed *= offload
         notes.add("offload_speed", f"CPU offload: {offload:.0%} of on-card speed")
-    return speed, speed * model_work / peak
+    return speed, compute
 
 
 def mfu_of(model: ModelCard, card: CardType, setup: TrainSetup, tokens_per_s: float) -> float:
@@ -374,7 +375,7 @@ def train_speed(
 ) -> TrainSpeed:
     """Estimated tokens/s of the whole job: one card's speed × cards × scaling efficiency."""
     notes = Assumptions()
-    one, _ = single_card_speed(model, card, setup, notes)
+    one, one_compute = single_card_speed(model, card, setup, notes)
     # A sequential layer split (pipeline) computes on one card at a time.
     parallel = 1 if setup.knobs.pipeline else cards
     efficiency, eff_text = scaling_efficiency(
@@ -410,7 +411,7 @@ def train_speed(
     # efficiency (stated beside it): what each micro-batch's fixed costs, padding and a speed
     # margin take is out of it, as the docs define MFU.
     mfu = mfu_of(model, card, setup, speed / (parallel * efficiency))
-    compute = mfu_of(model, card, setup, one_compute(model, card, setup))
+    compute = mfu_of(model, card, setup, one_compute)
     text = f": MFU {mfu:.1%} at the tokens/s shown"
     costs = [what for name, what in SPEED_COSTS.items() if any(a.name == name for a in notes.items)]
     if costs and round(compute, 3) != round(mfu, 3):
@@ -418,15 +419,6 @@ def train_speed(
         text += f" ({compute:.1%} in the compute alone, less the {listed} below)"
     notes.amend("mfu", text)
     return TrainSpeed(speed, efficiency, tuple(str(a) for a in notes.frozen()), mfu)
-
-
-def one_compute(model: ModelCard, card: CardType, setup: TrainSetup) -> float:
-    """One card's tokens/s from the compute alone: the peak × the family's share (or the
-    stated MFU) ÷ the FLOPs per token, before dequantisation, latency and offload."""
-    peak = peak_flops(card, setup.precision)
-    if setup.knobs.mfu:
-        return peak * setup.knobs.mfu / flops_per_token(model, setup)[0]
-    return peak * mfu_default(card)[0] / executed_flops_per_token(model, setup)[0]
 
 
 def scale_measured(
