@@ -292,6 +292,24 @@ def test_reserved_cards_beyond_all_stock_add_units_on_the_cheapest_offer(
     assert feasible(s, more)
 
 
+def test_a_stock_fix_raises_the_cap_only_where_it_binds(make_scenario: Any) -> None:
+    # 5 reserved cards on an offer of stock 2: add 3. A cap of 100 over its modes leaves room
+    # (it was raised to 103 all the same); a cap of 2 must rise with the stock, and says so.
+    for cap, text in (
+        (100, "add 3 units of o hourly stock (peak needs 5, stock 2)"),
+        (
+            2,
+            "add 3 units of o hourly stock (peak needs 5, stock 2) and raise its max_units "
+            "from 2 to 5",
+        ),
+    ):
+        o = {**offer("o", hourly={"price": 10, "stock": 2}), "max_units": cap}
+        s = make_scenario([o], [reserve("desk", 5)], days=1)
+        [more] = only(s).relaxations
+        assert more.text == text
+        assert feasible(s, more)
+
+
 def test_a_minimum_of_replicas_beyond_the_stock(make_scenario: Any) -> None:
     # 3 replicas must run; the offer sells 2 units, one replica each: add 1.
     serve = service(concurrency=1, min_replicas=3, max_cards_per_replica=1)

@@ -354,11 +354,14 @@ def _more_stock(scenario: Scenario, job: ReplicaJob) -> tuple[Relaxation, ...]:
         mid = (low + high) // 2
         low, high = (low, mid) if enough(mid) else (mid, high)
     k = high
-    cap = None if offer.max_units is None else offer.max_units + k
+    # the cap over its modes rises alike only where it would hold the new stock back
+    cap = None
+    if offer.max_units is not None and offer.max_units < stock + k:
+        cap = offer.max_units + k
     text = (
         f"add {plural(k, 'unit')} of {offer.id} {cheapest.mode} stock "
         f"(peak needs {stock + k}, stock {stock})"
     )
-    if cap is not None:  # the cap over its modes rises alike, as the patch says
+    if cap is not None:
         text += f" and raise its max_units from {offer.max_units} to {cap}"
     return (Relaxation(text, stock_patch(offer.id, cheapest.mode, stock + k, cap)),)
