@@ -432,3 +432,20 @@ def test_a_name_the_pattern_refuses_says_what_names_are_and_what_was_given(
     found = problems(write(data))
     assert any(said in m and f"got {name!r}" in m for m in found), found
     assert not any("should match" in m for m in found), found  # no raw regex
+
+
+def test_an_after_naming_a_workload_of_misspelt_kind_is_not_blamed_on_its_kind(
+    write: Any,
+) -> None:
+    # `kind: trian` is the schema's to name; an `after` naming that workload is not told it
+    # names "a trian workload", and the misspelt one's own `after` is still checked
+    data = minimal_scenario()
+    first = data["workloads"][0]
+    data["workloads"] += [
+        {**first, "name": "a", "kind": "trian", "after": ["nowhere"]},
+        {**first, "name": "b", "after": ["a"]},
+    ]
+    found = problems(write(data))
+    assert any("workloads[3]: expected kind one of" in m for m in found), found
+    assert not any("trian workload" in m for m in found), found
+    assert any("workloads[3].after[0]" in m and "unknown workload 'nowhere'" in m for m in found)

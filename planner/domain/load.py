@@ -454,11 +454,16 @@ def _written_issues(
             message = f"no offer rents card {card!r}{did_you_mean(card, offered)}"
             issues.append(source.issue(("workloads", i, "card"), message))
     dependents = [
-        (i, str(raw["name"]), raw.get("kind"), _names(raw.get("after")))
+        (i, str(raw["name"]), _kind(raw.get("kind")), _names(raw.get("after")))
         for i, raw in enumerate(written if isinstance(written, list) else [])
         if isinstance(raw, dict) and isinstance(raw.get("name"), str)
     ]
     return issues + dependency_issues(dependents, source)
+
+
+def _kind(written: Any) -> str | None:
+    """A workload's kind as written, None where it is not one (misspelt: the schema says so)."""
+    return written if written in ("train", "serve", "reserve") else None
 
 
 def _names(written: Any) -> list[str]:
