@@ -107,6 +107,7 @@ def test_a_plan_made_with_margins_is_checked_and_replayed_with_them(
     assert cli("check", path, saved).exit_code == 0
     assert cli("check", path, saved, "--speed-margin", "20%").exit_code == 0
     assert cli("check", path, saved, "--speed-margin", "0.2").exit_code == 0  # 20%, as a share
+    assert cli("check", path, saved, "--memory-margin", "0").exit_code == 0  # 0 is none
     other = cli("check", path, saved, "--speed-margin", "10%")
     assert other.exit_code == 1
     assert "the plan was made with --speed-margin 20%" in " ".join(other.stderr.split())

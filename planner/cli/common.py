@@ -224,7 +224,9 @@ def _margins_of(plan: Plan, memory: str | None, speed: str | None) -> tuple[str 
 
 
 def _same_margin(given: float | str | None, made: float | str | None) -> bool:
-    """The same margin however written: 10%, 0.1 and 0.10 are one share; "band" is itself."""
+    """The same margin however written: 10%, 0.1 and 0.10 are one share, and 0 is none;
+    "band" is itself."""
+    given, made = (0.0 if m is None else m for m in (given, made))
     if isinstance(given, float) and isinstance(made, float):
         return math.isclose(given, made, rel_tol=1e-9, abs_tol=1e-12)
     return given == made
