@@ -267,8 +267,9 @@ def _reuse_idle(
     covered: list[int],
     held_replicas: list[int],
 ) -> None:
-    """Replicas on package units already held and idle (bought for train jobs) carry what
-    they can of the rest, free but for their disks: the most capacity per unit first. A
+    """Replicas on package units already held and idle (commitments, pinned packages, those
+    bought for train jobs) carry what they can of the rest, free but for their disks: the
+    most capacity per unit first. A
     replica takes whole units here, whatever its cards (the plan may share them finer)."""
     job = problem.replica_jobs[j]
     options = sorted(

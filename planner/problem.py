@@ -360,7 +360,7 @@ def quote_replicas(scenario: Scenario, name: str) -> list[dict[str, Any]]:
                 "capacity": c.capacity,
                 "peak": max(need),
                 **billed,
-                "within_stock": (most := offer.most_units(c.mode)) is None or peak_units <= most,
+                "within_stock": offer.sells(c.mode, peak_units),
                 "exact_cost": cost,
             }
         )
@@ -467,8 +467,7 @@ def within_stock(problem: Problem) -> Problem:
     configs need more keeps them, for the explanation of why it cannot run to name."""
 
     def usable(config: Config | ReplicaConfig) -> bool:
-        most = problem.offers[config.offer].most_units(config.mode)
-        return most is None or config.units <= most
+        return problem.offers[config.offer].sells(config.mode, config.units)
 
     def kept(configs: tuple[Any, ...]) -> tuple[Any, ...]:
         return tuple(c for c in configs if usable(c)) or configs

@@ -39,8 +39,7 @@ def train_quotes(scenario: Scenario, name: str) -> list[Quote]:
     job = quote_job(scenario, name)
     quotes = []
     for c in job.configs:
-        most = scenario.offers[c.offer].most_units(c.mode)
-        if most is not None and c.units > most:
+        if not scenario.offers[c.offer].sells(c.mode, c.units):
             continue  # more units at once than the offer sells on this mode
         if c.held and c.mode in PACKAGE_MODES:
             packages = _packages(scenario, job, c)

@@ -9,7 +9,7 @@ from typing import Any
 
 from planner.check.contract import serve_capacity
 from planner.domain.calibration import measured_lines
-from planner.domain.catalog import CardType, Catalog, Offer
+from planner.domain.catalog import SPOT_RISK, CardType, Catalog, Offer
 from planner.domain.money import money
 from planner.domain.plan import (
     Assignment,
@@ -278,7 +278,15 @@ def decisions(problem: Problem, plan: Plan) -> list[str]:
             continue
         offer = problem.offers[offer_id]
         hourly = _cheapest_hourly_per_card(problem, offer.card)
-        length = package_hours(mode)  # nominal, for the break-even
+        # its real lengths over the horizon's start days (23 or 25 h a day across a clock
+        # change): a package that some day holds more hours than its break-even may pay
+        days = PACKAGE_DAYS[mode]
+        lengths = {axis.after_days(d, days) - axis.day_start(d) for d in range(axis.days)}
+        lengths = lengths or {package_hours(mode)}
+        length = max(lengths)
+        held_text = (
+            f"{length} h" if len(lengths) == 1 else f"{min(lengths)}-{length} h by the clock"
+        )
         price = f"{currency} {float(pool.unit_price):,.2f}"
         name = f"{offer_id} {mode} ({price} per {offer.unit_cards}-card unit)"
         if hourly is None:
@@ -290,7 +298,7 @@ def decisions(problem: Problem, plan: Plan) -> list[str]:
         else:
             per_unit = hourly[1] * offer.unit_cards
             break_even = float(pool.unit_price / per_unit)
-            reference = f"= {break_even:,.1f} h of {hourly[0]} hourly per unit (of its {length} h)"
+            reference = f"= {break_even:,.1f} h of {hourly[0]} hourly per unit (of its {held_text})"
         if (offer_id, mode) in bought:
             jobs = sorted(
                 {a.workload for a in plan.train if (a.offer, a.mode) == (offer_id, mode)}
@@ -388,9 +396,15 @@ def plan_assumptions(problem: Problem, plan: Plan) -> list[str]:
     lines: list[str] = [c.converted for c in problem.scenario.catalogs if c.converted]
     for offer_id, mode in sorted({(r.offer, r.mode) for r in plan.rentals}):
         offer = problem.offers[offer_id]
-        assumed = sorted(offer.billing(mode).assumed | offer.assumed)
+        billing = offer.billing(mode)
+        assumed = sorted(billing.assumed | offer.assumed)
         if assumed:
-            lines.append(f"{offer_id} {mode}: {', '.join(assumed)} assumed (not on the price list)")
+            # each assumed figure with the value planned where it is one of spot's own
+            said = [
+                f"{name} {getattr(billing, name):g}" if name in SPOT_RISK else name
+                for name in assumed
+            ]
+            lines.append(f"{offer_id} {mode}: {', '.join(said)} assumed (not on the price list)")
     cards = {a.card for a in plan.train} | {u.card for r in plan.replica for u in r.uses}
     for card_id in sorted(cards):
         card = problem.scenario.cards[card_id]

@@ -36,7 +36,7 @@ class OrderLine:
     unit_cards: int
     base_units: int
     peak_units: int
-    hours: str  # local hours of day when more than base_units are held, e.g. "08-20"
+    hours: str  # local hours of day when more than base_units are held, e.g. "08:00–20:00"
     days: str  # weekdays when more than base_units are held, e.g. "mon-fri"; "" every day
     usual_units: int  # the count held in most hours of [first, last)
     first: dt.datetime

@@ -177,7 +177,7 @@ def test_a_spot_mode_without_its_risk_figures_is_planned_on_an_assumption(
     s = make_scenario([offer("o", spot={"price": 5})], [job("j", 4, checkpoint_every="30m")])
     plan = solved(s).plan
     assert plan is not None and {r.mode for r in plan.rentals} == {"spot"}
-    assert "o spot: preemptions_per_hour, restart_minutes assumed (not on the price list)" in (
+    assert "o spot: preemptions_per_hour 0, restart_minutes 0 assumed (not on the price list)" in (
         plan.assumptions
     )
     assert s.path is not None

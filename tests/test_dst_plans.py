@@ -371,3 +371,24 @@ def test_a_half_hour_change_in_the_horizon_is_an_input_problem(
     for command in (("validate", s.path), ("solve", s.path), ("quote", s.path, "j")):
         result = cli(*command)
         assert result.exit_code == 1 and "fraction of an hour" in result.stderr
+
+
+def test_a_package_reason_counts_the_real_length_of_a_day_the_clocks_go_back(
+    make_scenario: Any,
+) -> None:
+    # New York, from Sunday 11-01 (25 h) for a week; one card all day; hourly 10, daily 245
+    # (24.5 h), weekly 1,684 (168.4 h). The plan buys the weekly package (169 h of hourly
+    # would be 1,690). The daily package is not dearer than its whole length of hourly on
+    # 11-01 (25 h = 250), so that is not the reason given, and each says its real hours.
+    from tests.planning import reserve
+
+    o = offer("o", hourly={"price": 10}, daily={"price": 245}, weekly={"price": 1684})
+    desk = reserve("desk", 1, "00:00-24:00", days=7, start="2026-11-01", end="2026-11-08")
+    s = make_scenario([o], [desk], days=7, timezone="America/New_York", start="2026-11-01")
+    plan = solved(s).plan
+    assert plan is not None and plan.total_cost == Decimal("1684.00")
+    daily = next(line for line in plan.decisions if line.startswith("o daily"))
+    weekly = next(line for line in plan.decisions if line.startswith("o weekly"))
+    assert "(of its 24-25 h by the clock)" in daily
+    assert "costs at least its whole length" not in daily
+    assert "(of its 168-169 h by the clock)" in weekly

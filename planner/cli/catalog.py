@@ -12,6 +12,7 @@ from typer.core import TyperGroup
 
 from planner.cli.common import JsonOption, human, input_errors, write_json
 from planner.cli.import_catalog import import_catalog_command
+from planner.domain.catalog import SPOT_RISK
 from planner.domain.load import catalog_names, load_catalog
 from planner.paths import DEFAULT_CATALOG
 from planner.report import catalog_summary, offer_rows
@@ -52,7 +53,8 @@ def catalog(
     info = catalog_summary(loaded)
     console.print(f"{info['source']}; dated {info['date'] or 'unknown'}.")
     console.print(
-        "* assumed: not from the price list (a documented default).  "
+        "* assumed: not from the price list (a documented default; on a mode: spot's "
+        "preemption rate or restart time, planned as 0).  "
         "~ the card figure it rests on is low confidence.  Packages are spread over their "
         "whole length (24, 168, 720 h); per GB-hour uses the card's marketed GB."
     )
@@ -106,8 +108,5 @@ def _table(name: str, currency: str, rows: list[dict[str, Any]]) -> Table:
         )
     return table
 
-
-# a spot mode's own figures: marked on its mode where assumed
-SPOT_RISK = {"preemptions_per_hour", "restart_minutes"}
 
 catalog_app.command("import")(import_catalog_command)

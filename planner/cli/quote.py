@@ -129,7 +129,8 @@ REPLICA_UNITS = {
     "billed_unit_hours": "unit-hours billed (hourly)",
     "packages": "packages per unit (package modes)",
     "package_units": "units held (package modes)",
-    "within_stock": "whether the peak's units at once are within the mode's stock",
+    "within_stock": "whether the peak's units at once are within the mode's stock and the "
+    "offer's max_units",
     "cost": "currency",
 }
 

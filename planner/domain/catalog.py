@@ -119,6 +119,10 @@ class HourlyBilling(_Billing):
     increment_hours: BilledHours = Decimal(1)
 
 
+# a spot mode's own figures, planned as 0 and marked assumed where a catalog leaves them out
+SPOT_RISK = frozenset({"preemptions_per_hour", "restart_minutes"})
+
+
 class SpotBilling(HourlyBilling):
     """Billed like hourly; may be preempted (rate per hour), then restarts from a checkpoint."""
 
@@ -129,7 +133,7 @@ class SpotBilling(HourlyBilling):
     def _unstated_risk_is_assumed(self) -> SpotBilling:
         """A spot mode that states no preemption rate or restart time is planned with none,
         an assumption: marked as one, so the catalog and every plan that rests on it say so."""
-        unstated = {"preemptions_per_hour", "restart_minutes"} - self.model_fields_set
+        unstated = SPOT_RISK - self.model_fields_set
         if unstated - self.assumed:
             object.__setattr__(self, "assumed", self.assumed | unstated)
         return self
@@ -216,6 +220,11 @@ class Offer(Frozen):
         `max_units` over all modes, the lesser; None where neither is given."""
         limits = [self.billing(mode).stock, self.max_units]
         return min((x for x in limits if x is not None), default=None)
+
+    def sells(self, mode: str, units: int) -> bool:
+        """Whether `units` units at once on `mode` are within `most_units`."""
+        most = self.most_units(mode)
+        return most is None or units <= most
 
 
 class Catalog(Frozen):

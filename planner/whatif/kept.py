@@ -22,10 +22,6 @@ class Kept:
     workloads: list[str]  # the plan's assignments that left, by the names the plan gives
     rentals: list[str]  # the rental ids that left with them
 
-    @property
-    def changed(self) -> bool:
-        return bool(self.workloads)
-
 
 def kept_plan(base_s: Scenario, variant_s: Scenario, plan: Plan) -> Kept:
     """`plan` (of `base_s`) as a plan of `variant_s`: the assignments of the workloads the

@@ -3,8 +3,10 @@ another under `deep_merge`, and several patches composed into one.
 
 A patch is deep-merged over a scenario file (maps merge, workloads by name, offers by id,
 `null` deletes, other lists replace), and `planner.explain.patched` merges it over the
-validated scenario dumped. Where the two write a map differently (a demand curve written by
-weekday group, dumped by weekday and hour), `replacing` lists the keys of both as null.
+validated scenario dumped (a service with request classes there as its per-class
+workloads: a patch naming the service as the file does goes over the file). Where the two
+write a map differently (a demand curve written by weekday group, dumped by weekday and
+hour), `replacing` lists the keys of both as null.
 """
 
 from __future__ import annotations

@@ -32,7 +32,8 @@ OFFER and MODE in --price and --stock may be fnmatch globs ('*.spot=×1.3', 'jz-
 every offer mode that matches and exists is changed. A map a patch replaces (a demand curve,
 a --set map) lists the old keys as null, those the file at `scenario.path` writes (read
 again) and those validated alike (`planner.whatif.patch.replacing`), so it merges the same
-over the file and in `planner.explain.patched`.
+over the file and, for a workload without request classes, in `planner.explain.patched`
+(which merges over the per-class workloads: the flags' patches go over the file).
 Bad input raises LoadError naming the flag, what was expected and, for names, a did-you-mean.
 
 `combine` (from `planner.whatif.patch`) merges the flags' patches in order: commitments are
