@@ -48,7 +48,7 @@ import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from decimal import Context, Decimal, DecimalException, Inexact
+from decimal import ROUND_HALF_EVEN, Context, Decimal, DecimalException, Inexact
 from fnmatch import fnmatchcase
 from typing import Any
 
@@ -56,7 +56,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from planner.domain.catalog import Offer, Units
 from planner.domain.errors import Issue, LoadError
-from planner.domain.money import Price
+from planner.domain.money import MAX_PRICE_DECIMALS, Price
 from planner.domain.scenario import Scenario, ScenarioFile
 from planner.domain.suggest import did_you_mean
 from planner.domain.values import (
@@ -132,6 +132,9 @@ def _decimal(flag: _Flag, text: str, what: str) -> Decimal:
     return value
 
 
+PRICE_QUANTUM = Decimal(1).scaleb(-MAX_PRICE_DECIMALS)
+
+
 def _price_text(flag: _Flag, amount: Decimal, what: str) -> str:
     return format(flag.check(_PRICE, amount, what).normalize(), "f")
 
@@ -181,6 +184,9 @@ def price(scenario: Scenario, text: str) -> Patch:
             try:  # exact: enough digits for the product, and anything inexact trapped
                 digits = len(old.as_tuple().digits) + len(factor.as_tuple().digits)
                 new = Context(prec=digits, traps=[Inexact]).multiply(old, factor)
+                # a price holds MAX_PRICE_DECIMALS places: the product rounded half-even to
+                # them (8.349174 × 1.3 = 10.8539262 → 10.853926), as currency conversion does
+                new = new.quantize(PRICE_QUANTUM, rounding=ROUND_HALF_EVEN)
             except DecimalException:
                 raise flag.error(f"{offer} {mode}: {old} × {factor} is out of range") from None
         what = "price" if factor is None else f"the new price of {offer} {mode}, {old} × {factor}"
