@@ -127,3 +127,20 @@ def test_merging_an_already_merged_source_keeps_every_origin() -> None:
     assert str(two.issue(("a",), "m")).startswith("base.yaml:1:1: a")
     assert str(two.issue(("b", "c"), "m")).startswith("one.yaml:1:5: b.c")
     assert str(two.issue(("e",), "m")).startswith("two.yaml:2:1: e")
+
+
+def test_a_patch_deletes_a_catalog_offer_and_the_scenarios_change_to_it(write) -> None:
+    # `{id: X, delete: true}` under offers removes the catalog's offer X (it was refused as
+    # an unknown field), the scenario's own change to X with it; an id no catalog has is
+    # named with a suggestion
+    data = minimal_scenario()
+    data["offers"] = [{"id": "jz-h100", "hourly": {"stock": 3}}]
+    base = write(data)
+    assert "jz-h100" in load_scenario(base).offers
+    gone = write("offers:\n  - id: jz-h100\n    delete: true\n", "gone.yaml")
+    variant = load_scenario(base, [gone])
+    assert "jz-h100" not in variant.offers and "jz-h200" in variant.offers
+    typo = write("offers:\n  - id: jz-h1000\n    delete: true\n", "typo.yaml")
+    found = _issues(base, typo)
+    assert any("no offer 'jz-h1000' to delete" in m and "did you mean" in m for m in found)
+    assert any(m.startswith(str(typo)) for m in found), found

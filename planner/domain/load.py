@@ -217,6 +217,16 @@ def load_catalogs(
     patches = _items(offer_patches, "offers") if offer_patches else []
     offer_items, clashes = _prefixed_offers(sources)
     known = {_ident(i) for items in offer_items for _, _, i in items}
+    # `{id: X, delete: true}` in a scenario's or patch's offers removes the catalog's offer X
+    deleted = {_ident(item) for _, _, item in patches if item.get("delete") is True}
+    for source, where, item in patches:
+        if item.get("delete") is True and _ident(item) not in known:
+            ident = str(item.get("id"))
+            ids = sorted(i for i in known if isinstance(i, str))
+            message = f"no offer {ident!r} to delete{did_you_mean(ident, ids)}"
+            collect.issues.append(source.issue((*where, "id"), message))
+    patches = [p for p in patches if _ident(p[2]) not in deleted]
+    offer_items = [[x for x in items if _ident(x[2]) not in deleted] for items in offer_items]
     for source, where, item in patches:
         if _ident(item) in clashes:
             ident = str(item.get("id"))

@@ -1,7 +1,8 @@
 """Patches: a document deep-merged over a scenario, every value remembering who wrote it.
 
 A patch has the scenario's shape (docs/scenarios.md): maps merge, `workloads` merge by
-`name` and `offers` by `id` (an item with `delete: true` removes its namesake), `null`
+`name` and `offers` by `id` (an item with `delete: true` removes its namesake: a workload
+here, an offer from the catalogs, its scenario change with it), `null`
 deletes a field, and any other value (lists such as `commitments` or `after` included)
 replaces. Inside `offers` a `null` is kept, because those entries are merged once more,
 over the catalog's offers, where it deletes the catalog's field (`hourly: null` drops a
@@ -71,7 +72,14 @@ def _merge_named(
         same = (i for i, old in enumerate(merged) if ident and _ident(old, id_key) == ident)
         where = next(same, None)
         delete = isinstance(item.value, dict) and _plain(item).get("delete") is True
-        if ident is not None and delete:
+        if ident is not None and delete and id_key == "id":
+            # an offer's deletion goes on to the catalogs, where the offer is: it replaces
+            # the scenario's own change to that offer, if any
+            if where is not None:
+                merged[where] = item
+            else:
+                merged.append(item)
+        elif ident is not None and delete:
             if where is not None:
                 del merged[where]
         elif where is not None:
