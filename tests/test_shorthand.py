@@ -430,7 +430,8 @@ def test_the_change_lines_carry_the_shift_note(tiny: Path) -> None:
     ("text", "fragments"),
     [
         ("fft=+1d", ["unknown workload 'fft'", "did you mean ft?"]),
-        ("chat=+31d", ["leaves it no time", "2026-08-01 .. 2026-08-01"]),
+        ("chat=+31d", ["leaves it no time", "2026-08-01 .. 2026-08-01", "horizon ends"]),
+        ("ft=-40d", ["leaves it no time", "(the horizon starts 2026-07-01)"]),
         ("ft=+30m", ["whole hours"]),
         ("ft=soon", ["whole hours"]),
         ("ft=+0d", ["whole hours"]),

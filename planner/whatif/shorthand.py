@@ -318,9 +318,11 @@ def _shift(scenario: Scenario, text: str) -> _Shift:
     asked = (old_start + delta, old_end if old_end == last else old_end + delta)
     new_start, new_end = max(asked[0], first), min(asked[1], last)
     if new_end <= new_start:
+        horizon = scenario.spec.horizon
+        edge = f"ends {horizon.end}" if sign == "+" else f"starts {horizon.start}"
         raise flag.error(
             f"moving {name} by {value} leaves it no time: {_instant_text(new_start)} .. "
-            f"{_instant_text(new_end)} (the horizon ends {scenario.spec.horizon.end})"
+            f"{_instant_text(new_end)} (the horizon {edge})"
         )
     return _Shift(name, fields, (old_start, old_end), asked, (new_start, new_end))
 
