@@ -83,6 +83,9 @@ def test_the_q3_csv_totals_equal_the_plan(q3_plan: Any, tmp_path: Path) -> None:
     money_cells = ("rentals", "storage", "held", "cost", "package_share", "by_use")
     for row in _rows(tmp_path / "workloads.csv"):
         assert all(re.fullmatch(r"-?\d+\.\d\d", row[k]) for k in money_cells), row
+    # and a month without cash (q3's last: the machine is bought in an earlier month)
+    for row in monthly:
+        assert all(re.fullmatch(r"-?\d+\.\d\d", row[k]) for k in ("cash", "by_use")), row
 
 
 def _fetched(page: str) -> list[str]:

@@ -54,7 +54,8 @@ def catalog(
     console.print(f"{info['source']}; dated {info['date'] or 'unknown'}.")
     console.print(
         "* assumed: not from the price list (a documented default; on a mode: spot's "
-        "preemption rate or restart time, planned as 0).  "
+        "preemption rate or restart time, the importer's default, or 0 where none is "
+        "written).  "
         "~ the card figure it rests on is low confidence.  Packages are spread over their "
         "whole length (24, 168, 720 h); per GB-hour uses the card's marketed GB."
     )

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.domain.costs import REPORTED_UNIT
+from planner.domain.money import from_minor
 from planner.domain.plan import Plan
 from planner.domain.timeaxis import TimeAxis
 from planner.views import attribution, order_sheet, pool_hours, spend_by_use, spend_by_workload
@@ -117,10 +118,11 @@ def write_csv(folder: Path, axis: TimeAxis, plan: Plan) -> list[Path]:
     assert plan.cost_breakdown is not None
     use = spend_by_use(axis, plan)
     cash = plan.cost_breakdown.by_month
+    none = from_minor(0, c)  # a month without money: 0.00 like every amount
     _write(
         folder / "monthly.csv",
         ("month", "cash", "by_use", "currency"),
-        ((m, cash.get(m, 0), use.get(m, 0), c) for m in sorted(cash.keys() | use.keys())),
+        ((m, cash.get(m, none), use.get(m, none), c) for m in sorted(cash.keys() | use.keys())),
     )
     return [folder / name for name in FILES]
 
