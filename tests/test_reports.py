@@ -283,3 +283,16 @@ def test_a_whatif_report_puts_base_and_variant_side_by_side(
     assert _fetched(text) == []
     # the variant's idle package is its headline warning, on its side only
     assert text.count("o daily: CNY 400.00 of packages held at 12% use") == 1
+
+
+def test_a_month_without_cash_is_written_as_zero_in_fen(make_scenario: Any, tmp_path: Path) -> None:
+    # one monthly package bought 07-20 carries a desk to 08-10: July has all the cash, and
+    # August only use; its cash cell is 0.00 like every amount (it was written "0")
+    o = offer("o", hourly={"price": 10}, monthly={"price": 1000})
+    desk = reserve("desk", 1, "00:00-24:00", days=21, start="2026-07-20", end="2026-08-10")
+    s = make_scenario([o], [desk], days=21, start="2026-07-20")
+    plan = solved(s).plan
+    assert plan is not None and {r.mode for r in plan.rentals} == {"monthly"}
+    write_csv(tmp_path, s.axis, plan)
+    monthly = {r["month"]: r for r in _rows(tmp_path / "monthly.csv")}
+    assert monthly["2026-08"]["cash"] == "0.00" and monthly["2026-08"]["by_use"] != "0.00"
