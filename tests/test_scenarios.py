@@ -220,6 +220,31 @@ def test_the_schema_takes_what_validate_takes(cli: Any, write: Any) -> None:
     assert list(jsonschema.Draft202012Validator(scenario).iter_errors(data))
 
 
+def test_the_schema_states_the_input_limits_and_exponents_yaml_reads_as_text(
+    cli: Any, write: Any
+) -> None:
+    # max_cards past its limit is refused by validate and by the schema (the schema had no
+    # limits); tokens written 2.0e9, which YAML 1.1 reads as text, are taken by both
+    import jsonschema
+
+    from planner.domain.load import load_scenario
+    from tests.conftest import minimal_scenario
+
+    validator = jsonschema.Draft202012Validator(json.loads(cli("schema", "scenario").stdout))
+    data = minimal_scenario()
+    train = next(w for w in data["workloads"] if w["kind"] == "train")
+    train["tokens"] = "2.0e9"
+    load_scenario(write(data))
+    assert not list(validator.iter_errors(data))
+    train["max_cards"] = 20000
+    with pytest.raises(LoadError):
+        load_scenario(write(data))
+    assert list(validator.iter_errors(data))
+    train["max_cards"] = 10000  # the limit itself: taken by both
+    load_scenario(write(data))
+    assert not list(validator.iter_errors(data))
+
+
 def test_schema_describes_the_files(cli: Any) -> None:
     result = cli("schema")
     assert result.exit_code == 0

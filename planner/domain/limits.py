@@ -39,10 +39,13 @@ Why each figure:
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from pydantic import AfterValidator
+from pydantic import AfterValidator, GetJsonSchemaHandler
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
 MAX_HORIZON_DAYS = 366
 FIRST_DAY = dt.date(1970, 1, 1)
@@ -83,6 +86,25 @@ def over(value: Any, limit: Any, unit: str = "") -> str:
     return f"{show(value)}{unit} is over the limit of {show(limit)}{unit} ({LIMITS_DOC})"
 
 
+@dataclass(frozen=True)
+class _Bounded(AfterValidator):
+    """An after-validator that also states its bound in the JSON Schema (`plan schema`), so
+    the published schema refuses what validation refuses."""
+
+    keyword: str = "maximum"
+    limit: int | float = 0
+
+    def __get_pydantic_json_schema__(
+        self, schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        found = handler(schema)
+        target = found
+        if "anyOf" in found:  # an optional value: the bound on its non-null member
+            target = next((m for m in found["anyOf"] if m.get("type") != "null"), found)
+        target[self.keyword] = self.limit
+        return found
+
+
 def at_most(limit: int | float | Decimal, unit: str) -> AfterValidator:
     """A validator: the value is at most `limit` (None passes)."""
 
@@ -91,7 +113,7 @@ def at_most(limit: int | float | Decimal, unit: str) -> AfterValidator:
             raise ValueError(over(value, limit, unit))
         return value
 
-    return AfterValidator(check)
+    return _Bounded(check, "maximum", limit if isinstance(limit, int) else float(limit))
 
 
 def at_least(limit: float, unit: str) -> AfterValidator:
@@ -102,4 +124,4 @@ def at_least(limit: float, unit: str) -> AfterValidator:
             )
         return value
 
-    return AfterValidator(check)
+    return _Bounded(check, "minimum", float(limit))

@@ -50,6 +50,15 @@ Cards = Annotated[int, Field(ge=1), at_most(MAX_COUNT, "cards")]
 Tokens = Annotated[int, Field(ge=1), at_most(MAX_SEQUENCE_TOKENS, "tokens")]
 
 
+def _or_exponent_text(schema: dict[str, Any]) -> None:
+    """The JSON Schema of a number a file may also write as YAML 1.1 reads `2.0e9`: text."""
+    number = {k: v for k, v in schema.items() if k != "title"}
+    text = {"type": "string", "pattern": r"^[+]?(\d+\.?\d*|\.\d+)[eE][+-]?\d+$"}
+    for key in number:
+        del schema[key]
+    schema["anyOf"] = [number, text]
+
+
 def _model_ref_tag(value: Any) -> str:
     return "card" if isinstance(value, dict | ModelCard) else "ref"
 
@@ -103,7 +112,9 @@ class TrainWorkload(_Workload, TrainKnobs):
     method: Literal["full", "lora", "qlora", "eval"]  # eval: forward passes only
     recipe: Slug | None = None  # a named bundle of training knobs (see `plan fit --help`)
     precision: Precision = "bf16"
-    tokens: Annotated[float, Field(ge=1), at_most(MAX_TOKENS, "tokens")]  # epochs × dataset
+    tokens: Annotated[
+        float, Field(ge=1, json_schema_extra=_or_exponent_text), at_most(MAX_TOKENS, "tokens")
+    ]  # epochs × dataset
     seq_len: Tokens = 2048
     micro_batch: Annotated[int, Field(ge=1), at_most(MAX_COUNT, "sequences")] = 1
     earliest_start: Instant | None = None  # default: the horizon start
