@@ -32,6 +32,7 @@ import zipfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -329,17 +330,23 @@ def _sum(a: Decimal | None, b: Decimal | None) -> Decimal | None:
 
 
 def card_for(name: str, memory_gb: float | None) -> str | None:
-    """The card id a GPU name (and memory, where the name covers several) maps to. None
-    where a memory is given that no card of that name has (an A100 of 48 GB, an H100 of 94
-    GB): a card of other memory is not guessed."""
+    """The card id a GPU name (and memory, where the row gives one) maps to. The memory is
+    checked against every card of the name, its variants too (an RTX 4090 of 48 GB is
+    `rtx4090-48g`), in whole GB against the marketed size or the size software reports (a
+    GiB figure read from MiB); None where no card of the name has it (an A100 of 48 GB, an
+    H20 of 141, an L4 of 48): a card of other memory is not guessed."""
     key = _gpu_key(name)
-    if memory_gb is not None:
-        rounded = round(memory_gb)
-        if (key, rounded) in GPU_CARDS:
-            return GPU_CARDS[(key, rounded)]
-        if _memories(key):
-            return None
-    return GPU_CARDS.get((key, None))
+    candidates = _candidates(key)
+    if memory_gb is None:
+        default = GPU_CARDS.get((key, None))
+        return default or (candidates[0] if len(candidates) == 1 else None)
+    rounded = round(memory_gb)
+    fits = [c for c in candidates if rounded in _card_memories(c)]
+    if GPU_CARDS.get((key, rounded)) in fits:
+        return GPU_CARDS[(key, rounded)]
+    if GPU_CARDS.get((key, None)) in fits:
+        return GPU_CARDS[(key, None)]
+    return fits[0] if fits else None
 
 
 def by_name_alone(name: str, memory_gb: float | None) -> list[int]:
@@ -354,7 +361,47 @@ def _gpu_key(name: str) -> str:
 
 
 def _memories(key: str) -> list[int]:
-    return sorted(m for k, m in GPU_CARDS if k == key and m is not None)
+    """The marketed memories (GB) of the cards a name key maps to."""
+    return sorted({_card_memories(c)[0] for c in _candidates(key) if _card_memories(c)})
+
+
+def _candidates(key: str) -> list[str]:
+    """The card ids a name key may be: those GPU_CARDS gives it, and every card whose id,
+    less a memory suffix (`rtx4090-48g`: `rtx4090`), is that name."""
+    return _name_index().get(key, [])
+
+
+@cache
+def _name_index() -> dict[str, list[str]]:
+    index: dict[str, list[str]] = {}
+    for (key, _), card in GPU_CARDS.items():
+        index.setdefault(key, [])
+        if card not in index[key]:
+            index[key].append(card)
+    for card in _card_specs():
+        base = _gpu_key(re.sub(r"-\d+g$", "", card))
+        if base in index and card not in index[base]:
+            index[base].append(card)
+    return index
+
+
+def _card_memories(card: str) -> tuple[int, ...]:
+    """A card's memory in whole GB: its marketed size, then the size software reports."""
+    return _card_specs().get(card, ())
+
+
+@cache
+def _card_specs() -> dict[str, tuple[int, ...]]:
+    """Every card a row may map to, shipped or in catalogs/import/cards.yaml, with its
+    memories in whole GB (marketed, then as reported)."""
+    _, shipped = load_catalogs([])
+    specs: dict[str, tuple[int, ...]] = {
+        c.id: (round(c.memory_gb.value), round(c.memory_gib.value)) for c in shipped.values()
+    }
+    for card in _import_cards().values():
+        memories = (card["memory_gb"]["value"], card["memory_gib"]["value"])
+        specs.setdefault(card["id"], tuple(round(float(m)) for m in memories))
+    return specs
 
 
 def import_catalog(
@@ -409,9 +456,11 @@ def import_catalog(
         if card is None:
             known = _memories(_gpu_key(row.gpu_name))
             why = f"no card spec for GPU {row.gpu_name!r}"
+            sizes = " or ".join(f"{m} GB" for m in known)
             if row.gpu_memory_gb is not None and known:
-                sizes = " or ".join(f"{m} GB" for m in known)
                 why += f" of {row.gpu_memory_gb:g} GB (it is known as {sizes})"
+            elif known:  # several cards of the name, none its default
+                why += f" without a memory (it comes as {sizes})"
             skipped.append((row, why))
             continue
         alone = by_name_alone(row.gpu_name, row.gpu_memory_gb)

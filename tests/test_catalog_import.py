@@ -244,6 +244,33 @@ def test_a_row_is_mapped_only_to_a_card_of_its_memory(cli: Any, tmp_path: Path) 
     assert "card assumed a100-40g" in offers["acme-a1-us"]["notes"]
 
 
+def test_a_memory_is_checked_against_every_card_of_the_name(cli: Any, tmp_path: Path) -> None:
+    """A name of one shipped card is not mapped whatever its memory: an H20 of 141 GB, an
+    H200 of 80 or an L4 of 48 is listed; an RTX 4090 of 48 GB is its 48 GB card. The memory
+    is taken in whole GB, as marketed or as software reports it (GiB)."""
+    assert card_for("RTX 4090", 48) == "rtx4090-48g" and card_for("RTX 4090", 24) == "rtx4090"
+    assert card_for("L4", 48) is None and card_for("H200", 80) is None
+    assert card_for("L40S", 44.99) == "l40s" and card_for("T4", 15) == "t4"
+    path = _prices(
+        tmp_path,
+        "acme,g48,cn,RTX 4090,1,48,1.57",
+        "acme,g24,cn,RTX 4090,1,24,1.2",
+        "acme,h20,cn,H20,8,141,60",
+        "acme,h200,cn,H200,1,80,3.5",
+        "acme,l4,cn,L4,1,48,0.5",
+    )
+    out = tmp_path / "acme.yaml"
+    result = cli("catalog", "import", "csv", path, "--out", out, *DATE)
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    known = "(it is known as 96 GB)"
+    assert f"{path}:4: h20 (8 × H20): no card spec for GPU 'H20' of 141 GB {known}" in text
+    assert f"{path}:5: h200 (1 × H200): no card spec for GPU 'H200' of 80 GB" in text
+    assert f"{path}:6: l4 (1 × L4): no card spec for GPU 'L4' of 48 GB" in text
+    offers = {o["id"]: o["card"] for o in yaml.safe_load(out.read_text())["offers"]}
+    assert offers == {"acme-g48-cn": "rtx4090-48g", "acme-g24-cn": "rtx4090"}
+
+
 def test_gcp_vm_rows_are_read_from_a_folder_with_a_space(tmp_path: Path) -> None:
     folder = tmp_path / "my prices" / "gcp"
     folder.mkdir(parents=True)
