@@ -25,6 +25,7 @@ from __future__ import annotations
 import ast
 import csv
 import datetime as dt
+import difflib
 import io
 import itertools
 import re
@@ -357,7 +358,18 @@ def by_name_alone(name: str, memory_gb: float | None) -> list[int]:
 
 
 def _gpu_key(name: str) -> str:
-    return re.sub(r"[\s\-_]", "", name.upper()).replace("NVIDIA", "")
+    """A GPU name as matched: upper case, without what is in brackets, spaces, dashes and
+    underscores, and without the vendor's and the line's words before the model
+    (`NVIDIA GeForce RTX 4090`: `RTX4090`; `RTX4090-48G`: `RTX409048G`)."""
+    key = re.sub(r"[\s\-_]", "", re.sub(r"\(.*?\)", "", name).upper())
+    return re.sub(r"^(NVIDIA|GEFORCE|TESLA|HUAWEI)+", "", key)
+
+
+def nearest_cards(name: str, count: int = 3) -> list[str]:
+    """The card ids whose names are most like a GPU name that maps to none."""
+    index = _name_index()
+    keys = difflib.get_close_matches(_gpu_key(name), list(index), n=10, cutoff=0.5)
+    return list(dict.fromkeys(c for k in keys for c in index[k]))[:count]
 
 
 def _memories(key: str) -> list[int]:
@@ -366,8 +378,9 @@ def _memories(key: str) -> list[int]:
 
 
 def _candidates(key: str) -> list[str]:
-    """The card ids a name key may be: those GPU_CARDS gives it, and every card whose id,
-    less a memory suffix (`rtx4090-48g`: `rtx4090`), is that name."""
+    """The card ids a name key may be: those GPU_CARDS gives it, and every card whose id
+    or name is it, or whose id less a memory suffix is (`rtx4090-48g`: `RTX4090`, so an
+    RTX 4090 may be the 48 GB card, and `b300-288g`: `B300`)."""
     return _name_index().get(key, [])
 
 
@@ -378,11 +391,23 @@ def _name_index() -> dict[str, list[str]]:
         index.setdefault(key, [])
         if card not in index[key]:
             index[key].append(card)
-    for card in _card_specs():
-        base = _gpu_key(re.sub(r"-\d+g$", "", card))
-        if base in index and card not in index[base]:
-            index[base].append(card)
+    for card, name in _card_names().items():
+        short = re.sub(r"-\d+g$", "", card)
+        keys = [card, short, name] + ([f"{card}b"] if short != card else [])  # 48g, 48gb
+        for key in map(_gpu_key, keys):
+            if card not in index.setdefault(key, []):
+                index[key].append(card)
     return index
+
+
+@cache
+def _card_names() -> dict[str, str]:
+    """Every card a row may map to, shipped or in catalogs/import/cards.yaml: its name."""
+    _, shipped = load_catalogs([])
+    names = {c.id: c.name for c in shipped.values()}
+    for card in _import_cards().values():
+        names.setdefault(card["id"], card["name"])
+    return names
 
 
 def _card_memories(card: str) -> tuple[int, ...]:
@@ -456,6 +481,9 @@ def import_catalog(
         if card is None:
             known = _memories(_gpu_key(row.gpu_name))
             why = f"no card spec for GPU {row.gpu_name!r}"
+            near = [] if known else nearest_cards(row.gpu_name)
+            if near:
+                why += f" (the cards of names nearest it: {', '.join(near)})"
             sizes = " or ".join(f"{m} GB" for m in known)
             if row.gpu_memory_gb is not None and known:
                 why += f" of {row.gpu_memory_gb:g} GB (it is known as {sizes})"

@@ -155,7 +155,8 @@ def test_every_priced_gpu_row_of_a_gpuhunt_csv_becomes_an_offer() -> None:
     assert len(rows) == 16 and len(offers) == 7
     assert _skipped(result) == {
         7: "no price",
-        15: "no card spec for GPU 'B200'",
+        15: "no card spec for GPU 'B200' (the cards of names nearest it: h200-141g, b300-288g, "
+        "l20)",
         16: "no GPU",
         17: "no card spec for GPU 'v5litepod'",
     }
@@ -269,6 +270,39 @@ def test_a_memory_is_checked_against_every_card_of_the_name(cli: Any, tmp_path: 
     assert f"{path}:6: l4 (1 × L4): no card spec for GPU 'L4' of 48 GB" in text
     offers = {o["id"]: o["card"] for o in yaml.safe_load(out.read_text())["offers"]}
     assert offers == {"acme-g48-cn": "rtx4090-48g", "acme-g24-cn": "rtx4090"}
+
+
+def test_every_shipped_card_is_found_by_its_name(cli: Any, tmp_path: Path) -> None:
+    """Names map to every shipped card, vendor words, spaces, dashes and case aside; a name
+    that maps to none is listed with the cards whose names are nearest it."""
+    assert card_for("Ascend 910B", 64) == "ascend-910b" and card_for("B300", None) == "b300-288g"
+    assert card_for("RTX4090-48G", 48) == "rtx4090-48g"
+    assert card_for("NVIDIA GeForce RTX 4090", 24) == "rtx4090"
+    assert card_for("RTX4090-48G", 24) is None  # the name says 48: its memory must agree
+    path = _prices(
+        tmp_path,
+        "acme,910b,cn,Ascend 910B,8,64,50",
+        "acme,b300,us,B300,8,,90",
+        "acme,g48,cn,RTX4090-48G,1,48,1.57",
+        "acme,g24,cn,NVIDIA GeForce RTX 4090,1,24,1.2",
+        "acme,h800,cn,H800,8,80,80",
+    )
+    out = tmp_path / "acme.yaml"
+    result = cli("catalog", "import", "csv", path, "--out", out, *DATE)
+    assert result.exit_code == 0, result.output
+    offers = {o["id"]: o["card"] for o in yaml.safe_load(out.read_text())["offers"]}
+    assert offers == {
+        "acme-910b-cn": "ascend-910b",
+        "acme-b300-us": "b300-288g",
+        "acme-g48-cn": "rtx4090-48g",
+        "acme-g24-cn": "rtx4090",
+    }
+    text = " ".join(result.output.split())
+    assert "1 rows not imported" in text
+    assert (
+        f"{path}:6: h800 (8 × H800): no card spec for GPU 'H800' (the cards of names nearest "
+        "it: h200-141g, h100-80g, a800-80g)" in text
+    )
 
 
 def test_gcp_vm_rows_are_read_from_a_folder_with_a_space(tmp_path: Path) -> None:
