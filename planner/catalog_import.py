@@ -121,6 +121,7 @@ class Imported:
     # rows whose card was taken by GPU name alone where the name comes in several memories
     assumed: list[tuple[Row, str]] = field(default_factory=list)
     left_out: int = 0  # rows of other providers or regions than those asked
+    origin: dict[str, Row] = field(default_factory=dict)  # offer id: its first row
 
 
 def read_rows(fmt: str, paths: Iterable[Path]) -> list[Row]:
@@ -445,6 +446,7 @@ def import_catalog(
     extra = _import_cards()
     offers: dict[str, dict[str, Any]] = {}
     first: dict[str, str] = {}  # offer id: where its first row is
+    origin: dict[str, Row] = {}  # offer id: its first row
     used_extra: dict[str, dict[str, Any]] = {}
     skipped: list[tuple[Row, str]] = []
     assumed: list[tuple[Row, str]] = []
@@ -525,6 +527,7 @@ def import_catalog(
                     assumed.append((row, card))
                 offer["notes"] = notes
                 first[ident] = row.where
+                origin[ident] = row
                 break
             if unit.items() <= offer.items():
                 if all(offer.get(m, {}).get("price") == p for m, p in modes.items()):
@@ -553,7 +556,7 @@ def import_catalog(
     if used_extra:
         catalog["cards"] = [used_extra[c] for c in sorted(used_extra)]
     catalog["offers"] = list(offers.values())
-    return Imported(catalog, skipped, assumed, left_out)
+    return Imported(catalog, skipped, assumed, left_out, origin)
 
 
 def _slug(text: str) -> str:

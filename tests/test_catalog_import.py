@@ -305,6 +305,25 @@ def test_every_shipped_card_is_found_by_its_name(cli: Any, tmp_path: Path) -> No
     )
 
 
+def test_a_catalog_that_does_not_load_leaves_out_as_it_was(cli: Any, tmp_path: Path) -> None:
+    """The catalog is checked before --out is touched: an existing --out is kept, nothing
+    is left beside it, and the problem is named at the row it came from."""
+    path = _prices(tmp_path, "acme,huge,r1,L20,20000,48,1.5", "acme,ok,r1,L20,1,48,1.5")
+    out = tmp_path / "existing.yaml"
+    out.write_text("keep\n")
+    result = cli("catalog", "import", "csv", path, "--out", out, *DATE)
+    assert result.exit_code == 1
+    text = " ".join(result.output.split())
+    assert f"{path}:2: huge (20000 × L20), as offer acme-huge-r1: unit_cards: 20,000 cards" in text
+    assert "existing.yaml" not in text
+    assert out.read_text() == "keep\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["existing.yaml", "prices.csv"]
+    path = _prices(tmp_path, "acme,ok,r1,L20,1,48,1.5")  # one that loads replaces it
+    assert cli("catalog", "import", "csv", path, "--out", out, *DATE).exit_code == 0
+    assert yaml.safe_load(out.read_text())["offers"][0]["id"] == "acme-ok-r1"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["existing.yaml", "prices.csv"]
+
+
 def test_gcp_vm_rows_are_read_from_a_folder_with_a_space(tmp_path: Path) -> None:
     folder = tmp_path / "my prices" / "gcp"
     folder.mkdir(parents=True)

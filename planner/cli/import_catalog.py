@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
+import tempfile
 from pathlib import Path
 from typing import Annotated
 
 import typer
 import yaml
 
-from planner.catalog_import import FORMATS, Row, import_catalog, published, read_rows
+from planner.catalog_import import (
+    FORMATS,
+    Imported,
+    Row,
+    import_catalog,
+    published,
+    read_rows,
+)
 from planner.cli.common import err, input_errors, output_errors, writable
 from planner.domain.errors import Issue, LoadError
 from planner.domain.load import load_catalogs
@@ -85,13 +94,7 @@ def import_catalog_command(
             elif result.left_out == len(rows):
                 message = "no row is of " + _asked(provider, region)
             raise LoadError([Issue(str(out), None, None, (), message)])
-        with output_errors():
-            out.write_text(yaml.safe_dump(result.catalog, sort_keys=False, allow_unicode=True))
-        try:
-            load_catalogs([out])  # what was written must load as any catalog does
-        except LoadError:
-            out.unlink()  # never leave a catalog that does not load
-            raise
+        _write_checked(out, result)
     offers = result.catalog["offers"]
     err.print(
         f"wrote {out}: {len(offers)} offers from {len(rows)} rows, prices of {when}",
@@ -108,6 +111,49 @@ def import_catalog_command(
                 "as its notes say",
                 markup=False,
             )
+
+
+def _write_checked(out: Path, result: Imported) -> None:
+    """The catalog written to --out only once it loads as any catalog does: it is written
+    beside --out under another name and checked there, and replaces --out only then; a
+    catalog that does not load leaves --out as it was, and each problem is named at the row
+    of the files it came from."""
+    text = yaml.safe_dump(result.catalog, sort_keys=False, allow_unicode=True)
+    with output_errors():
+        handle, name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".yaml", dir=out.parent)
+        checked = Path(name)
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as file:
+                file.write(text)
+            try:
+                load_catalogs([checked])
+            except LoadError as exc:
+                raise LoadError([_at_row(i, result) for i in exc.issues]) from None
+            umask = os.umask(0)
+            os.umask(umask)
+            checked.chmod(0o666 & ~umask)  # as a file written in place would be
+            checked.replace(out)
+        finally:
+            checked.unlink(missing_ok=True)
+
+
+def _at_row(issue: Issue, result: Imported) -> Issue:
+    """A problem of the catalog built, at the input row its offer came from (`offers[0]
+    .unit_cards`: the row of 20000 GPUs); one not of an offer, at the catalog."""
+    path = issue.path
+    offers = result.catalog["offers"]
+    if len(path) >= 2 and path[0] == "offers" and isinstance(path[1], int):
+        index = path[1]
+        row = result.origin.get(offers[index]["id"])
+        if row is not None:
+            file = row.where.split(" with its VM's line ")[0].rsplit(":", 1)[0]
+            what = Issue("", None, None, path[2:], "").field or "offer"
+            message = (
+                f"{row.instance} ({row.gpu_count} × {row.gpu_name}), as offer "
+                f"{offers[index]['id']}: {what}: {issue.message}"
+            )
+            return Issue(file, row.line, None, (), message)
+    return Issue("the catalog built", None, None, path, issue.message)
 
 
 def _asked(provider: str | None, region: str | None) -> str:
