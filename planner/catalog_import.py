@@ -125,13 +125,36 @@ class Imported:
 
 
 def read_rows(fmt: str, paths: Iterable[Path]) -> list[Row]:
-    """Every row of the files, in file order (a zip: its CSV members in name order)."""
+    """Every row of the files, in file order (a zip: its CSV members in name order). An
+    empty file is bad input, named; so are files of a header and no rows (and zips of no
+    CSV) where no file has a row."""
     if fmt not in FORMATS:
         raise LoadError([Issue("FORMAT", None, None, (), f"expected one of {FORMATS}")])
     rows: list[Row] = []
+    issues: list[Issue] = []  # every file's, at once
+    rowless: list[Issue] = []
     for path in paths:
-        for name, text in _texts(path):
-            rows += _parse(fmt, name, text)
+        try:
+            texts = _texts(path)
+        except LoadError as exc:
+            issues += exc.issues
+            continue
+        if not texts:
+            rowless.append(Issue(str(path), None, None, (), "a zip with no CSV in it"))
+        for name, text in texts:
+            if not text.strip():
+                issues.append(Issue(name, None, None, (), "empty"))
+                continue
+            try:
+                parsed = _parse(fmt, name, text)
+            except LoadError as exc:
+                issues += exc.issues
+                continue
+            if not parsed:
+                rowless.append(Issue(name, None, None, (), "a header and no rows"))
+            rows += parsed
+    if issues or (rowless and not rows):
+        raise LoadError(issues or rowless)
     return rows
 
 

@@ -324,6 +324,34 @@ def test_a_catalog_that_does_not_load_leaves_out_as_it_was(cli: Any, tmp_path: P
     assert sorted(p.name for p in tmp_path.iterdir()) == ["existing.yaml", "prices.csv"]
 
 
+def test_an_empty_file_or_one_without_rows_is_named_as_such(cli: Any, tmp_path: Path) -> None:
+    """An empty file (a byte-order mark alone counts) is refused at that file, beside every
+    other file's problems; a header without rows adds none, and is named where no file has
+    a row. --out is never the place of the problem."""
+    header = "provider,instance,region,gpu_name,gpu_count,gpu_memory_gb,price\n"
+    empty, bom, bare = tmp_path / "empty.csv", tmp_path / "bom.csv", tmp_path / "bare.csv"
+    empty.write_text("")
+    bom.write_text("\ufeff")
+    bare.write_text(header + "\n")
+    good = _prices(tmp_path, "acme,ok,r1,L20,1,48,1.5")
+    bad = tmp_path / "bad.csv"
+    bad.write_text(header + "acme,b,r1,L20,1,48,abc\n")
+    out = tmp_path / "out.yaml"
+
+    def refused(*files: Path) -> str:
+        result = cli("catalog", "import", "csv", *files, "--out", out, *DATE)
+        assert result.exit_code == 1 and not out.exists()
+        return " ".join(result.output.split())
+
+    assert f"{empty}: empty" in refused(empty) and f"{bom}: empty" in refused(bom)
+    text = refused(empty, bad, good)
+    assert f"{empty}: empty" in text and f"{bad}:2: price" in text
+    assert "not a csv file" not in text
+    text = refused(bare)
+    assert f"{bare}: a header and no rows" in text and str(out) not in text
+    assert cli("catalog", "import", "csv", bare, good, "--out", out, *DATE).exit_code == 0
+
+
 def test_gcp_vm_rows_are_read_from_a_folder_with_a_space(tmp_path: Path) -> None:
     folder = tmp_path / "my prices" / "gcp"
     folder.mkdir(parents=True)
