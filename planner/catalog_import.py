@@ -362,6 +362,16 @@ def card_for(name: str, memory_gb: float | None) -> str | None:
     H20 of 141, an L4 of 48): a card of other memory is not guessed."""
     key = _gpu_key(name)
     candidates = _candidates(key)
+    if not candidates:  # `A100-SXM4-80GB`, `H100 80GB HBM3`: the model, then the memory
+        plain, written = _without_form(name)
+        card = _card_of(plain, _candidates(plain), memory_gb if memory_gb is not None else written)
+        # a name and a row that say two memories: neither is guessed
+        return None if card and written and round(written) not in _card_memories(card) else card
+    return _card_of(key, candidates, memory_gb)
+
+
+def _card_of(key: str, candidates: list[str], memory_gb: float | None) -> str | None:
+    """`card_for` on a name key and its candidate cards."""
     if memory_gb is None:
         default = GPU_CARDS.get((key, None))
         return default or (candidates[0] if len(candidates) == 1 else None)
@@ -374,10 +384,26 @@ def card_for(name: str, memory_gb: float | None) -> str | None:
     return fits[0] if fits else None
 
 
+_FORM = re.compile(r"^(SXM\d*|PCIE|HBM\d*E?|GDDR\d*X?)$")
+_MEMORY = re.compile(r"^(\d+)GB?$")
+
+
+def _without_form(name: str) -> tuple[str, float | None]:
+    """A GPU name less its form factor and memory words (`A100-SXM4-80GB`: `A100`, 80 GB;
+    `H100 80GB HBM3`: `H100`, 80): its key, and the memory it writes (None if none)."""
+    words = [w for w in re.split(r"[\s\-_]+", name.upper()) if w]
+    memory = next((float(m.group(1)) for w in words if (m := _MEMORY.match(w))), None)
+    rest = [w for w in words if not _FORM.match(w) and not _MEMORY.match(w)]
+    return _gpu_key(" ".join(rest)), memory
+
+
 def by_name_alone(name: str, memory_gb: float | None) -> list[int]:
     """The memories (GB) a GPU name comes in where the row gives none and `card_for` took
     the name's default card: [] where the name or the memory decides."""
-    memories = _memories(_gpu_key(name)) if memory_gb is None else []
+    key = _gpu_key(name)
+    if not _candidates(key):  # a name with its form and memory words, as `card_for` reads it
+        key, memory_gb = _without_form(name)[0], memory_gb or _without_form(name)[1]
+    memories = _memories(key) if memory_gb is None else []
     return memories if len(memories) > 1 else []
 
 

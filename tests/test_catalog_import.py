@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from planner.catalog_import import card_for, import_catalog, read_rows
+from planner.catalog_import import by_name_alone, card_for, import_catalog, read_rows
 from planner.domain.load import load_catalogs
 from tests.conftest import REPO
 
@@ -685,3 +685,22 @@ def test_a_stated_network_is_set_on_every_offer_imported(cli: Any, tmp_path: Pat
     bare = tmp_path / "bare.yaml"
     assert cli("catalog", "import", "skypilot", AWS_VMS, "--out", bare, *DATE).exit_code == 0
     assert not any("network" in o for o in yaml.safe_load(bare.read_text())["offers"])
+
+
+def test_a_name_with_its_form_and_memory_words_maps_by_them(cli: Any, tmp_path: Path) -> None:
+    """Price lists write `A100-SXM4-80GB` or `H100 80GB HBM3`: the model, its form factor and
+    its memory. The model and the memory decide (as a memory column would); a memory column
+    that says another memory than the name leaves the row out; a name without its memory
+    comes in several sizes and says so."""
+    assert card_for("A100-SXM4-80GB", None) == "a100-80g"
+    assert card_for("A100-SXM4-40GB", None) == "a100-40g"
+    assert card_for("H100 80GB HBM3", None) == "h100-80g"
+    assert card_for("A100 PCIe 80GB", 79.6) == "a100-80g"  # GiB as software reports it
+    assert card_for("A100 PCIe 40GB", 80) is None  # the name and the row disagree
+    assert by_name_alone("A100-SXM4", None) == [40, 80] and by_name_alone("A100-80GB", None) == []
+    path = _prices(tmp_path, "acme,a,us,A100-SXM4-80GB,8,,12", "acme,h,us,H100 80GB HBM3,1,,3")
+    out = tmp_path / "acme.yaml"
+    result = cli("catalog", "import", "csv", path, "--out", out, *DATE)
+    assert result.exit_code == 0, result.output
+    offers = {o["id"]: o["card"] for o in yaml.safe_load(out.read_text())["offers"]}
+    assert offers == {"acme-a-us": "a100-80g", "acme-h-us": "h100-80g"}
