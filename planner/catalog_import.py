@@ -538,6 +538,9 @@ def import_catalog(
             sizes = " or ".join(f"{m} GB" for m in known)
             if row.gpu_memory_gb is not None and known:
                 why += f" of {row.gpu_memory_gb:g} GB (it is known as {sizes})"
+                mib = row.gpu_memory_gb / 1024
+                if mib == int(mib) and int(mib) in known:  # a MiB figure in a GB column?
+                    why += f"; {row.gpu_memory_gb:g} MiB would be {int(mib)} GB"
             elif known:  # several cards of the name, none its default
                 why += f" without a memory (it comes as {sizes})"
             skipped.append((row, why))

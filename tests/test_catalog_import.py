@@ -698,9 +698,15 @@ def test_a_name_with_its_form_and_memory_words_maps_by_them(cli: Any, tmp_path: 
     assert card_for("A100 PCIe 80GB", 79.6) == "a100-80g"  # GiB as software reports it
     assert card_for("A100 PCIe 40GB", 80) is None  # the name and the row disagree
     assert by_name_alone("A100-SXM4", None) == [40, 80] and by_name_alone("A100-80GB", None) == []
-    path = _prices(tmp_path, "acme,a,us,A100-SXM4-80GB,8,,12", "acme,h,us,H100 80GB HBM3,1,,3")
+    path = _prices(
+        tmp_path,
+        "acme,a,us,A100-SXM4-80GB,8,,12",
+        "acme,h,us,H100 80GB HBM3,1,,3",
+        "acme,m,us,A100,1,81920,2",  # MiB in the GB column: listed, with what it would be
+    )
     out = tmp_path / "acme.yaml"
     result = cli("catalog", "import", "csv", path, "--out", out, *DATE)
     assert result.exit_code == 0, result.output
+    assert "81920 MiB would be 80 GB" in " ".join(result.output.split())
     offers = {o["id"]: o["card"] for o in yaml.safe_load(out.read_text())["offers"]}
     assert offers == {"acme-a-us": "a100-80g", "acme-h-us": "h100-80g"}
