@@ -424,3 +424,26 @@ def test_framework_knobs_reach_the_memory_terms(cli: Any) -> None:
     )
     assert result.exit_code == 0, result.output
     assert re.search(r"experts .*= 2\.47 GiB", result.stdout)
+
+
+def test_a_service_that_overfills_at_the_estimate_and_fits_at_its_low_end_is_marginal(
+    cli: Any,
+) -> None:
+    # Qwen2.5-14B on the HF engine, 7 requests on one A100 40G: 36.55 GiB against 36.0
+    # usable, its low end 35.61 (the estimated terms less the lower band, the KV cache
+    # whole): marginal, as the docs say, never a plain no (a serve row said no); at the low
+    # end (-band) it carries the 7 requests
+    args = ("fit", "qwen2.5-14b", "--task", "serve", "--engine", "hf", "--concurrency", "7")
+    args += ("--card", "a100-40g", "--cards", "1")
+    [row] = json.loads(cli(*args, "--json", "-").stdout)
+    low = row["memory_per_card_gib_range"][0]
+    assert not row["fits"] and low <= row["usable_gib"] < row["memory_per_card_gib"]
+    assert row["verdict"] == "marginal"
+    [low_end] = json.loads(cli(*args, "--memory-margin=-band", "--json", "-").stdout)
+    assert low_end["max_concurrency_per_replica"] >= 7
+    # short of requests with memory to spare at the estimate is still no
+    [short] = json.loads(
+        cli("fit", "qwen2.5-14b", "--task", "serve", "--engine", "hf", "--concurrency", "40",
+            "--card", "a100-80g", "--cards", "1", "--json", "-").stdout
+    )  # fmt: skip
+    assert not short["fits"] and short["verdict"] == "no"

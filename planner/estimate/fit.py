@@ -209,7 +209,10 @@ def _serve_row(query: FitQuery, card: CardType, count: int, offers: list[Offer])
     row["assumptions"] = [str(a) for a in capacity.assumptions]
     row["fits"] = capacity.memory.fits and capacity.max_concurrency >= setup.concurrency
     if not row["fits"]:
-        row["verdict"] = "no"
+        # short of the requests asked: no, unless the replica overfills the card at the
+        # estimate and fits at its low end (`marginal`, as `--memory-margin -band` plans it)
+        overfills = not capacity.memory.fits and verdict(capacity.memory) == "marginal"
+        row["verdict"] = "marginal" if overfills else "no"
     row["max_concurrency_per_replica"] = capacity.max_concurrency
     row["replicas_for_concurrency"] = (
         math.ceil(setup.concurrency / capacity.max_concurrency)
