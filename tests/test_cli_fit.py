@@ -264,3 +264,20 @@ def test_a_lora_on_a_quantised_base_pays_its_dequantisation(cli: Any) -> None:
     said = " ".join(int4["assumptions"])
     assert "a 4-bit base is dequantised to 16 bit once a pass" in said
     assert "dense 16-bit peak" in said and "dense int4 peak" not in said
+
+
+def test_serve_speeds_are_shown_at_the_requests_a_replica_holds(cli: Any) -> None:
+    # a 70B in FP8 on RTX 4090s, 16 requests asked: one or two cards hold none (no speed
+    # to show: they showed 9.6 and 14.5 tok/s), four hold 10 (their speeds are at 10, said)
+    result = cli("fit", "llama-3.1-70b", "--task", "serve", "--precision", "fp8",
+                 "--concurrency", "16", "--card", "rtx4090")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    rows = {
+        cells[1]: cells
+        for line in result.stdout.splitlines()
+        if line.startswith("│ rtx4090")
+        for cells in [[c.strip() for c in line.strip("│").split("│")]]
+    }
+    assert rows["1"][7] == "0" and rows["1"][8] == "-" and rows["1"][9] == "-"
+    assert rows["4"][7] == "10" and rows["4"][8].endswith("@10") and rows["4"][9].endswith("@10")
+    assert not rows["8"][8].endswith("@75")  # it holds all 16 asked

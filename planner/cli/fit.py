@@ -495,10 +495,14 @@ def _table(query: FitQuery, rows: list[dict[str, Any]], currency: str) -> Table:
             f"{main} {terms[main]:.1f}",
         ]
         if serve:
+            most = r["max_concurrency_per_replica"]
+            # a replica that holds fewer requests than asked runs at what it holds: said so;
+            # one that holds none has no speed to show
+            at = f" @{most}" if 0 < most < query.serve.concurrency else ""
             cells += [
-                str(r["max_concurrency_per_replica"]),
-                _banded(r, "tokens_per_s_per_request", "{:.0f}"),
-                _banded(r, "tokens_per_s_per_replica", "{:.0f}"),
+                str(most),
+                _banded(r, "tokens_per_s_per_request", "{:.0f}") + at if most else "-",
+                _banded(r, "tokens_per_s_per_replica", "{:.0f}") + at if most else "-",
                 r.get("offer", "-"),
                 f"{r['hourly_price']:,.2f}" if "hourly_price" in r else "-",
             ]
@@ -510,6 +514,12 @@ def _table(query: FitQuery, rows: list[dict[str, Any]], currency: str) -> Table:
                 f"{r['cost']:,}" if "cost" in r else "-",
             ]
         table.add_row(*cells)
+    if any(r.get("memory_margin") for r in rows):
+        table.caption = (
+            "headroom: usable less the memory planned under the memory margin (GiB/card is the "
+            "estimate; a negative margin shrinks its estimated terms, never the exact ones)"
+        )
+        table.caption_justify = "left"
     return table
 
 
