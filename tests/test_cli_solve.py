@@ -256,6 +256,13 @@ def test_check_rejects_an_attribution_its_lines_do_not_give(cli: Any, tmp_path: 
     assert result.exit_code == 1
     said = " ".join(result.stderr.split())
     assert f"[cost] attribution {name}: attribution of {name} states 9999" in said
+    # a workload the plan does not have, and one left out, are said as such
+    del data["attribution"][name]
+    data["attribution"]["ghost"] = 0.0
+    saved.write_text(json.dumps(data))
+    said = " ".join(cli("check", SEED, saved).stderr.split())
+    assert "attribution names ghost, a workload the plan has no lines for" in said
+    assert f"attribution leaves out {name}, whose lines give 582.12" in said
 
 
 def test_check_rejects_a_file_that_is_not_a_plan(cli: Any, tmp_path: Path) -> None:

@@ -79,5 +79,9 @@ def _check_attribution(plan: Plan, result: CheckResult) -> None:
                 f"attribution {name}",
                 float((stated or 0) - (worked or 0)),
                 plan.currency,
-                f"attribution of {name} states {stated}, its lines give {worked}",
+                f"attribution of {name} states {stated}, its lines give {worked}"
+                if stated is not None and worked is not None
+                else f"attribution names {name}, a workload the plan has no lines for"
+                if worked is None
+                else f"attribution leaves out {name}, whose lines give {worked}",
             )

@@ -387,8 +387,13 @@ def print_plan(
     if plan.status == "optimal" and plan.solver and not plan.solver.ties_settled:
         console.print(
             "  [yellow]ties:[/] the cost is proven optimal, but the tie order (fewer cards, "
-            "earlier finishes, offer ids) was not settled in the time left: another run may "
-            "return another plan of the same cost"
+            "earlier finishes, offer ids) was not settled in the time left: "
+            + (
+                "the same command (--deterministic, same seed and workers) returns this plan "
+                "again; another seed or worker count may return another of the same cost"
+                if plan.solver.deterministic
+                else "another run may return another plan of the same cost"
+            )
         )
     for line in warnings or []:
         console.print(f"  [yellow]warning:[/] {escape(line)}")
