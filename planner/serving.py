@@ -9,7 +9,6 @@ one. Hours are real hours on the scenario's time axis; demand follows local wall
 
 from __future__ import annotations
 
-import datetime as dt
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -18,6 +17,7 @@ from planner.configs import ReplicaConfig, replica_configs, replica_modes
 from planner.demand import hourly_demand
 from planner.domain.scenario import Scenario
 from planner.domain.timeaxis import TimeAxis
+from planner.domain.values import instant_datetime
 from planner.domain.workload import ReserveWorkload, ServeWorkload
 
 
@@ -200,7 +200,7 @@ def reserve_hours(scenario: Scenario, workload: ReserveWorkload) -> list[int]:
     day before `start` is not needed, and the one opened on the last day ends at `end`."""
     axis = scenario.axis
     first, last = axis.hour_of_local(workload.start), axis.hour_of_local(workload.end)
-    first_day = _date(workload.start)
+    first_day = instant_datetime(workload.start).date()
     levels = []
     for h in range(axis.hours):
         opened = axis.in_window(h, workload.hours)  # the local day its window opened
@@ -208,10 +208,6 @@ def reserve_hours(scenario: Scenario, workload: ReserveWorkload) -> list[int]:
         inside = day is not None and day >= first_day and day.weekday() in workload.days
         levels.append(workload.cards if inside and first <= h < last else 0)
     return levels
-
-
-def _date(when: dt.date | dt.datetime) -> dt.date:
-    return when.date() if isinstance(when, dt.datetime) else when
 
 
 def segments_of(axis: TimeAxis, series: list[list[int]]) -> list[tuple[int, int]]:

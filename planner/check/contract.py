@@ -7,13 +7,12 @@ memory, speed, replica capacity), which are the inputs both sides plan on.
 
 from __future__ import annotations
 
-import datetime as dt
 import math
 from fractions import Fraction
 
 from planner.domain.catalog import CardType, HourlyBilling, Offer
 from planner.domain.scenario import Scenario
-from planner.domain.values import PACKAGE_DAYS
+from planner.domain.values import PACKAGE_DAYS, instant_datetime
 from planner.domain.workload import ReserveWorkload, ServeWorkload, TrainWorkload
 from planner.estimate.core import IMAGE_GB
 from planner.estimate.memory import ServeSetup, workload_setup
@@ -157,7 +156,7 @@ def reserve_demand(scenario: Scenario, w: ReserveWorkload) -> list[int]:
     start's date is not needed at all)."""
     axis = scenario.axis
     first, last = axis.hour_of_local(w.start), axis.hour_of_local(w.end)
-    start_date = w.start.date() if isinstance(w.start, dt.datetime) else w.start
+    start_date = instant_datetime(w.start).date()
     need = [0] * axis.hours
     for h in range(max(first, 0), min(last, axis.hours)):
         day = axis.in_window(h, w.hours)
