@@ -30,7 +30,7 @@ from planner.estimate.memory import for_card, train_memory, workload_setup
 from planner.levers import lifted
 from planner.prices import card_hour_price
 from planner.problem import Problem
-from planner.rules import package_hours
+from planner.rules import package_hours, package_span
 from planner.solution import Solution, package_share
 from planner.views import attribution, instant_hours, pool_hours, pool_use
 
@@ -281,7 +281,7 @@ def decisions(problem: Problem, plan: Plan) -> list[str]:
         # its real lengths over the horizon's start days (23 or 25 h a day across a clock
         # change): a package that some day holds more hours than its break-even may pay
         days = PACKAGE_DAYS[mode]
-        lengths = {axis.after_days(d, days) - axis.day_start(d) for d in range(axis.days)}
+        lengths = {b - a for a, b in (package_span(axis, days, d) for d in range(axis.days))}
         lengths = lengths or {package_hours(mode)}
         length = max(lengths)
         held_text = (
@@ -364,7 +364,8 @@ def _best_window(
     days = PACKAGE_DAYS[mode]
     best, first = 0.0, 0
     for day in range(axis.days):
-        a, b = axis.day_start(day), min(axis.after_days(day, days), axis.hours)
+        a, b = package_span(axis, days, day)
+        b = min(b, axis.hours)
         taken = sum(min(n, unit_cards) for n in cards[a:b]) / unit_cards
         if taken > best:
             best, first = taken, day
