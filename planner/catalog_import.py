@@ -360,18 +360,27 @@ def card_for(name: str, memory_gb: float | None) -> str | None:
     `rtx4090-48g`), in whole GB against the marketed size or the size software reports (a
     GiB figure read from MiB); None where no card of the name has it (an A100 of 48 GB, an
     H20 of 141, an L4 of 48): a card of other memory is not guessed."""
+    key, memory_gb, written = _read_name(name, memory_gb)
+    card = _card_of(key, memory_gb)
+    # a name and a row that say two memories: neither is guessed
+    return None if card and written and round(written) not in _card_memories(card) else card
+
+
+def _read_name(name: str, memory_gb: float | None) -> tuple[str, float | None, float | None]:
+    """A GPU name as matched: its key, the memory to match (the row's, else one the name
+    writes) and the memory the name writes. A name no card goes by is read less its form
+    factor and memory words (`A100-SXM4-80GB`, `H100 80GB HBM3`: the model, then the
+    memory)."""
     key = _gpu_key(name)
+    if _candidates(key):
+        return key, memory_gb, None
+    plain, written = _without_form(name)
+    return plain, memory_gb if memory_gb is not None else written, written
+
+
+def _card_of(key: str, memory_gb: float | None) -> str | None:
+    """`card_for` on a name key."""
     candidates = _candidates(key)
-    if not candidates:  # `A100-SXM4-80GB`, `H100 80GB HBM3`: the model, then the memory
-        plain, written = _without_form(name)
-        card = _card_of(plain, _candidates(plain), memory_gb if memory_gb is not None else written)
-        # a name and a row that say two memories: neither is guessed
-        return None if card and written and round(written) not in _card_memories(card) else card
-    return _card_of(key, candidates, memory_gb)
-
-
-def _card_of(key: str, candidates: list[str], memory_gb: float | None) -> str | None:
-    """`card_for` on a name key and its candidate cards."""
     if memory_gb is None:
         default = GPU_CARDS.get((key, None))
         return default or (candidates[0] if len(candidates) == 1 else None)
@@ -400,9 +409,7 @@ def _without_form(name: str) -> tuple[str, float | None]:
 def by_name_alone(name: str, memory_gb: float | None) -> list[int]:
     """The memories (GB) a GPU name comes in where the row gives none and `card_for` took
     the name's default card: [] where the name or the memory decides."""
-    key = _gpu_key(name)
-    if not _candidates(key):  # a name with its form and memory words, as `card_for` reads it
-        key, memory_gb = _without_form(name)[0], memory_gb or _without_form(name)[1]
+    key, memory_gb, _ = _read_name(name, memory_gb)  # as `card_for` reads it
     memories = _memories(key) if memory_gb is None else []
     return memories if len(memories) > 1 else []
 
