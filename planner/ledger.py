@@ -157,18 +157,17 @@ class Ledger:
         )
 
     def rental_fits(self, config: Config, start: int) -> bool:
-        offer = self.problem.offers[config.offer]
-        stock = offer.billing(config.mode).stock
+        stock = self.problem.offers[config.offer].billing(config.mode).stock
         line = self.line(self.rented, config.pool)
         held = self.line(self.held, config.pool)
         for offset, length in config.runs:
-            for h in range(start + offset, start + offset + length):
-                if stock is not None and line[h] + held[h] + config.units > stock:
-                    return False
-                if offer.max_units is not None and (
-                    self.offer_units(config.offer, h) + config.units > offer.max_units
-                ):
-                    return False
+            a, b = start + offset, start + offset + length
+            if stock is not None and any(
+                line[h] + held[h] + config.units > stock for h in range(a, b)
+            ):
+                return False
+            if not self.cap_allows(config.offer, a, b, config.units):
+                return False
         return True
 
     def packages_needed(self, config: Config, start: int) -> tuple[int, int, int] | None:
