@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import typer
 from rich.markup import escape
 
@@ -79,9 +81,14 @@ def _check_attribution(plan: Plan, result: CheckResult) -> None:
                 f"attribution {name}",
                 float((stated or 0) - (worked or 0)),
                 plan.currency,
-                f"attribution of {name} states {stated}, its lines give {worked}"
-                if stated is not None and worked is not None
-                else f"attribution names {name}, a workload the plan has no lines for"
-                if worked is None
-                else f"attribution leaves out {name}, whose lines give {worked}",
+                _attribution_said(name, stated, worked),
             )
+
+
+def _attribution_said(name: str, stated: Decimal | None, worked: Decimal | None) -> str:
+    """What is wrong with a workload's attribution: a figure, a name too many or one left out."""
+    if worked is None:
+        return f"attribution names {name}, a workload the plan has no lines for"
+    if stated is None:
+        return f"attribution leaves out {name}, whose lines give {worked}"
+    return f"attribution of {name} states {stated}, its lines give {worked}"
