@@ -200,6 +200,16 @@ def _prices(tmp_path: Path, *lines: str) -> Path:
     return path
 
 
+def _imported(cli: Any, path: Path) -> tuple[str, dict[str, dict[str, Any]]]:
+    """`plan catalog import csv PATH` into acme.yaml beside it, which must succeed: what it
+    said (whitespace as one space) and the offers written, by id."""
+    out = path.parent / "acme.yaml"
+    result = cli("catalog", "import", "csv", path, "--out", out, *DATE)
+    assert result.exit_code == 0, result.output
+    offers = {o["id"]: o for o in yaml.safe_load(out.read_text())["offers"]}
+    return " ".join(result.output.split()), offers
+
+
 def test_every_bad_number_is_refused_at_its_line_at_once(cli: Any, tmp_path: Path) -> None:
     # the lines as the file has them: a blank line and a quoted newline count
     path = _prices(tmp_path, "acme,a,us,A100,1,80,2.0", "", 'acme,"b\nc",us,A100,1,80,abc',
@@ -226,10 +236,7 @@ def test_a_row_is_mapped_only_to_a_card_of_its_memory(cli: Any, tmp_path: Path) 
         "acme,long,us,A100,1,80,2.0,extra",
         "acme,ok,us,A100,1,80,2.0",
     )
-    out = tmp_path / "acme.yaml"
-    result = cli("catalog", "import", "csv", path, "--out", out, *DATE)
-    assert result.exit_code == 0, result.output
-    text = " ".join(result.output.split())
+    text, offers = _imported(cli, path)
     assert (
         f"{path}:4: a2 (1 × A100): no card spec for GPU 'A100' of 48 GB (it is known as "
         "40 GB or 80 GB)" in text
@@ -238,7 +245,6 @@ def test_a_row_is_mapped_only_to_a_card_of_its_memory(cli: Any, tmp_path: Path) 
     assert f"{path}:6: short (0 × A100): 4 cells where the header has 7" in text
     assert f"{path}:7: long (1 × A100): 8 cells where the header has 7" in text
     assert f"{path}:2: a1 (A100, no memory given): a100-40g, as its notes say" in text
-    offers = {o["id"]: o for o in yaml.safe_load(out.read_text())["offers"]}
     assert {i: o["card"] for i, o in offers.items()} == {
         "acme-a1-us": "a100-40g", "acme-ok-us": "a100-80g"
     }  # fmt: skip
@@ -260,16 +266,13 @@ def test_a_memory_is_checked_against_every_card_of_the_name(cli: Any, tmp_path: 
         "acme,h200,cn,H200,1,80,3.5",
         "acme,l4,cn,L4,1,48,0.5",
     )
-    out = tmp_path / "acme.yaml"
-    result = cli("catalog", "import", "csv", path, "--out", out, *DATE)
-    assert result.exit_code == 0, result.output
-    text = " ".join(result.output.split())
+    text, offers = _imported(cli, path)
     known = "(it is known as 96 GB)"
     assert f"{path}:4: h20 (8 × H20): no card spec for GPU 'H20' of 141 GB {known}" in text
     assert f"{path}:5: h200 (1 × H200): no card spec for GPU 'H200' of 80 GB" in text
     assert f"{path}:6: l4 (1 × L4): no card spec for GPU 'L4' of 48 GB" in text
-    offers = {o["id"]: o["card"] for o in yaml.safe_load(out.read_text())["offers"]}
-    assert offers == {"acme-g48-cn": "rtx4090-48g", "acme-g24-cn": "rtx4090"}
+    cards = {i: o["card"] for i, o in offers.items()}
+    assert cards == {"acme-g48-cn": "rtx4090-48g", "acme-g24-cn": "rtx4090"}
 
 
 def test_every_shipped_card_is_found_by_its_name(cli: Any, tmp_path: Path) -> None:
@@ -287,17 +290,13 @@ def test_every_shipped_card_is_found_by_its_name(cli: Any, tmp_path: Path) -> No
         "acme,g24,cn,NVIDIA GeForce RTX 4090,1,24,1.2",
         "acme,h800,cn,H800,8,80,80",
     )
-    out = tmp_path / "acme.yaml"
-    result = cli("catalog", "import", "csv", path, "--out", out, *DATE)
-    assert result.exit_code == 0, result.output
-    offers = {o["id"]: o["card"] for o in yaml.safe_load(out.read_text())["offers"]}
-    assert offers == {
+    text, offers = _imported(cli, path)
+    assert {i: o["card"] for i, o in offers.items()} == {
         "acme-910b-cn": "ascend-910b",
         "acme-b300-us": "b300-288g",
         "acme-g48-cn": "rtx4090-48g",
         "acme-g24-cn": "rtx4090",
     }
-    text = " ".join(result.output.split())
     assert "1 rows not imported" in text
     assert (
         f"{path}:6: h800 (8 × H800): no card spec for GPU 'H800' (the cards of names nearest "
@@ -704,9 +703,8 @@ def test_a_name_with_its_form_and_memory_words_maps_by_them(cli: Any, tmp_path: 
         "acme,h,us,H100 80GB HBM3,1,,3",
         "acme,m,us,A100,1,81920,2",  # MiB in the GB column: listed, with what it would be
     )
-    out = tmp_path / "acme.yaml"
-    result = cli("catalog", "import", "csv", path, "--out", out, *DATE)
-    assert result.exit_code == 0, result.output
-    assert "81920 MiB would be 80 GB" in " ".join(result.output.split())
-    offers = {o["id"]: o["card"] for o in yaml.safe_load(out.read_text())["offers"]}
-    assert offers == {"acme-a-us": "a100-80g", "acme-h-us": "h100-80g"}
+    text, offers = _imported(cli, path)
+    assert "81920 MiB would be 80 GB" in text
+    assert {i: o["card"] for i, o in offers.items()} == {
+        "acme-a-us": "a100-80g", "acme-h-us": "h100-80g"
+    }  # fmt: skip

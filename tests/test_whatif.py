@@ -383,6 +383,13 @@ def _weekly_desk(make_scenario: Any, **extra: Any) -> Any:
     )
 
 
+def _committed_weekly_desk(make_scenario: Any) -> Any:
+    """`_weekly_desk` with 1 weekly unit committed from 07-01 (two packages reach the 10-day
+    horizon's end)."""
+    committed = {"offer": "o", "mode": "weekly", "units": 1, "start": "2026-07-01"}
+    return _weekly_desk(make_scenario, commitments=[committed])
+
+
 def test_the_whatif_lists_what_changed_and_what_it_bought(
     cli: Any, tmp_path: Path, make_scenario: Any
 ) -> None:
@@ -465,10 +472,7 @@ def test_bought_counts_only_the_units_beyond_the_bases(
 ) -> None:
     # base: 1 weekly unit committed from 07-01 (two packages reach the 10-day horizon's end,
     # 250 each); the variant commits 2: one more unit in each package, 250 + 250
-    s = _weekly_desk(
-        make_scenario,
-        commitments=[{"offer": "o", "mode": "weekly", "units": 1, "start": "2026-07-01"}],
-    )
+    s = _committed_weekly_desk(make_scenario)
     assert s.path is not None
     more = {"offer": "o", "mode": "weekly", "units": 2, "start": "2026-07-01"}
     report = _whatif(cli, s.path, "--patch", _patch(tmp_path, {"commitments": [more]}))
@@ -617,10 +621,7 @@ def test_a_package_the_base_holds_on_other_days_is_said_as_moved(
     # base: 1 weekly unit committed from 07-01; the variant commits it from 07-03 instead.
     # The variant's packages are new on their days, and the base held the same offer and
     # mode on others: said beside them, not as one more package
-    s = _weekly_desk(
-        make_scenario,
-        commitments=[{"offer": "o", "mode": "weekly", "units": 1, "start": "2026-07-01"}],
-    )
+    s = _committed_weekly_desk(make_scenario)
     assert s.path is not None
     later = {"offer": "o", "mode": "weekly", "units": 1, "start": "2026-07-03"}
     patch = _patch(tmp_path, {"commitments": [later]})
@@ -638,10 +639,7 @@ def test_one_more_package_is_not_said_as_moved(make_scenario: Any) -> None:
     # one is new, and nothing the base holds is elsewhere (it read as "moved")
     from planner.whatif.report import bought
 
-    s = _weekly_desk(
-        make_scenario,
-        commitments=[{"offer": "o", "mode": "weekly", "units": 1, "start": "2026-07-01"}],
-    )
+    s = _committed_weekly_desk(make_scenario)
     plan = solved(s).plan
     assert plan is not None
     packages = [r for r in plan.rentals if r.mode == "weekly"]
