@@ -46,7 +46,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Context, Decimal, DecimalException, Inexact
 from fnmatch import fnmatchcase
@@ -423,11 +423,16 @@ def _as_written(olds: tuple[Any, Any], curve: WeekCurve) -> Any:
     """A curve as the scenario file writes it, where that still reads as `curve` (a patch
     applied before the flag may have changed it), else as validated and dumped."""
     written, dumped = olds
+    return written if _reads_as(written, curve, _CURVE.validate_python) else dumped
+
+
+def _reads_as(written: Any, value: Any, read: Callable[[Any], Any]) -> bool:
+    """Whether a value as the file writes it still reads as `value` (an earlier patch may
+    have changed the scenario's)."""
     try:
-        same = written is not None and _CURVE.validate_python(written) == curve
+        return written is not None and read(written) == value
     except ValidationError:
-        same = False
-    return written if same else dumped
+        return False
 
 
 def _scaled_classes(
@@ -442,11 +447,7 @@ def _scaled_classes(
     out = []
     for c in w.classes:
         raw = by_name.get(c.name)
-        try:
-            same = raw is not None and RequestClass.model_validate(raw) == c
-        except ValidationError:
-            same = False
-        data: Patch = plain(raw) if same else _dump(c)
+        data: Patch = plain(raw) if _reads_as(raw, c, RequestClass.model_validate) else _dump(c)
         if c.share is None:
             field, _ = _demand(flag, c, f"{w.name}.{c.name}", factor)
             data[field] = _scaled(data[field], factor)
