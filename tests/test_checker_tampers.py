@@ -8,6 +8,7 @@ from decimal import Decimal
 from typing import Any
 
 from planner.check import check_plan
+from planner.domain.costs import CostTerm
 from planner.domain.plan import Plan, Rental
 from tests.planning import job, offer, reserve, solved, train_of, with_assignment
 
@@ -85,6 +86,40 @@ def test_a_deleted_rental_is_named_as_missing_and_its_lines_read_as_money(
     assert not any("time(s) more than" in line for line in said)
     assert "cost cost_breakdown.total: states 30.00, recomputed 0.00" in said
     assert "cost cost_breakdown.by_month.2026-07: states 30.00, recomputed no line" in said
+
+
+def test_a_breakdown_line_off_is_a_violation_of_the_difference(make_scenario: Any) -> None:
+    # min_hours 3: a 1-hour job is billed 3 h = 30.00, 2 unit-hours of round-up costing
+    # 20.00. Breakdown lines edited: the total by +5.00 (money, in the plan's currency),
+    # round-up's hours by -1.5 (unit-hours), idle's cost alone by +7.00 (money).
+    s = make_scenario([offer("o", hourly={"price": 10, "min_hours": 3})], [job("a", 1)], days=1)
+    plan = solved(s).plan
+    assert plan is not None and plan.cost_breakdown is not None
+    b = plan.cost_breakdown
+    round_up, idle = b.reported[CostTerm.ROUND_UP], b.reported[CostTerm.IDLE]
+    assert round_up.amount == 2 and round_up.cost == Decimal("20.00")
+    edited = {
+        CostTerm.ROUND_UP: round_up.model_copy(update={"amount": Decimal("0.5")}),
+        CostTerm.IDLE: idle.model_copy(update={"cost": (idle.cost or 0) + Decimal(7)}),
+    }
+    tampered = plan.model_copy(
+        update={
+            "cost_breakdown": b.model_copy(
+                update={"total": b.total + 5, "reported": {**b.reported, **edited}}
+            )
+        }
+    )
+    found = {
+        v.subject: (v.amount, v.unit)
+        for v in check_plan(s, tampered).violations
+        if v.subject.startswith("cost_breakdown")
+    }
+    money = s.spec.currency
+    assert found == {
+        "cost_breakdown.total": (5.0, money),
+        "cost_breakdown.reported.round_up": (-1.5, "unit-hours"),
+        "cost_breakdown.reported.idle": (7.0, money),
+    }
 
 
 def test_the_minimum_billed_hours_are_recomputed(make_scenario: Any) -> None:

@@ -21,7 +21,7 @@ from planner.check.rentals import stock as stock_rule
 from planner.check.replicas import check_replicas
 from planner.check.result import CheckResult, Violation, cost_line, rounded, stated_line
 from planner.check.train import Placed, check_train
-from planner.domain.costs import PAID, PRICED, REPORTED, reported_amount
+from planner.domain.costs import PAID, PRICED, REPORTED, REPORTED_UNIT, reported_amount
 from planner.domain.money import apportion, from_minor
 from planner.domain.plan import CostBreakdown, Plan, Quantity
 from planner.domain.scenario import Scenario
@@ -78,7 +78,7 @@ def check_plan(scenario: Scenario, plan: Plan) -> CheckResult:
                 "h",
                 f"billed hours {h.rental.billed_hours} should be {h.billed}",
             )
-    _compare_breakdown(plan.cost_breakdown, result.breakdown, result)
+    _compare_breakdown(plan.cost_breakdown, result.breakdown, result, scenario.spec.currency)
     return result
 
 
@@ -172,22 +172,39 @@ def _breakdown(
 
 
 def _compare_breakdown(
-    stated: CostBreakdown | None, recomputed: CostBreakdown, result: CheckResult
+    stated: CostBreakdown | None, recomputed: CostBreakdown, result: CheckResult, currency: str
 ) -> None:
-    """Every breakdown line must be present and equal the recomputed one."""
+    """Every breakdown line must be present and equal the recomputed one; each one that
+    differs is a violation of the difference (a missing line counts as zero)."""
     if stated is None:
         result.add("cost", "cost_breakdown", 1, "", "the plan has no cost breakdown")
         return
     lines: list[tuple[str, object, object]] = [("total", stated.total, recomputed.total)]
     lines.append(("held_unused", stated.held_unused, recomputed.held_unused))
     lines += [(f"paid.{t}", stated.paid.get(t), v) for t, v in recomputed.paid.items()]
-    lines += [(f"reported.{t}", stated.reported.get(t), v) for t, v in recomputed.reported.items()]
     months = sorted(set(stated.by_month) | set(recomputed.by_month))
     lines += [(f"by_month.{m}", stated.by_month.get(m), recomputed.by_month.get(m)) for m in months]
     for name, said, value in lines:
         if said != value:
             why = f"states {_figure(said)}, recomputed {_figure(value)}"
-            result.add("cost", f"cost_breakdown.{name}", 1, "", why)
+            off = _decimal(said) - _decimal(value)
+            result.add("cost", f"cost_breakdown.{name}", float(off), currency, why)
+    for t, value in recomputed.reported.items():
+        said = stated.reported.get(t)
+        if said != value:
+            why = f"states {_figure(said)}, recomputed {_figure(value)}"
+            subject = f"cost_breakdown.reported.{t}"
+            hours = (said.amount if said else Decimal(0)) - value.amount
+            if hours:  # the term's own hours differ
+                result.add("cost", subject, float(hours), REPORTED_UNIT[t], why)
+            else:  # the same hours, another cost
+                cost = _decimal(said.cost if said else None) - _decimal(value.cost)
+                result.add("cost", subject, float(cost), currency, why)
+
+
+def _decimal(value: object) -> Decimal:
+    """A stated or recomputed money figure; no line reads as zero."""
+    return value if isinstance(value, Decimal) else Decimal(0)
 
 
 def _figure(value: object) -> str:
