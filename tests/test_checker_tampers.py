@@ -155,8 +155,9 @@ def test_an_occupied_hours_slip_is_caught(make_scenario: Any) -> None:
 def test_a_run_moved_before_the_earliest_start_is_said_once_each_way(make_scenario: Any) -> None:
     # 20 h in 08:00-22:00 windows from 07-02: runs on 07-02 (14 h) and 07-03 (6 h). The
     # first run moved a day earlier: the window is said (it had been hidden behind the
-    # runs' mismatch), the mismatch names the first run that differs, and the rentals the
-    # assignment lists are not also called "used by no run"
+    # runs' mismatch), the mismatch names the first run that differs, the moved run is
+    # said to have no rental of its own, and the rental it left is not also called "used
+    # by no run"
     s = make_scenario(
         [offer("o", hourly={"price": 10})],
         [job("j", 20, daily_hours="08:00-22:00", earliest_start="2026-07-02")],
@@ -174,7 +175,25 @@ def test_a_run_moved_before_the_earliest_start_is_said_once_each_way(make_scenar
     # 07-01 08:00 is 16 h before the earliest start, 07-02 00:00
     assert said[("window", "j")].message == "starts 16 h before its earliest start"
     assert said[("duration", "j")].message.startswith("run 2 is ")
-    assert not [k for k in said if k[0] == "rental"]
+    rentals = [v.message for v in check_plan(s, moved).violations if v.rule == "rental"]
+    assert len(rentals) == 1 and rentals[0].startswith("run 1 (")
+
+
+def test_an_edited_run_is_still_checked_against_the_other_rules(make_scenario: Any) -> None:
+    # b (3 h) runs after a (3 h). b's run edited to start 2 h earlier and last 2 h: its
+    # mismatch with the replay is said, and so are what the edit breaks besides: it starts
+    # before a finishes, and no rental of its own covers the edited hours.
+    s = make_scenario([offer("o", hourly={"price": 10})], [job("a", 3), job("b", 3, after=["a"])])
+    plan = solved(s).plan
+    assert plan is not None and check_plan(s, plan).ok
+    b = train_of(plan, "b")
+    [run] = b.runs
+    edited = run.model_copy(update={"start": run.start - 2 * H, "end": run.start})
+    tampered = with_assignment(plan, "b", start=edited.start, end=edited.end, runs=[edited])
+    said = {(v.rule, v.subject): v for v in check_plan(s, tampered).violations}
+    assert said[("duration", "b")].amount == 1  # 3 h due, 2 h stated
+    assert said[("dependency", "b")].message == "starts 2 h before a finishes"
+    assert said[("rental", "b")].message.startswith("run 1 (")
 
 
 def test_a_legal_start_the_model_never_writes_is_accepted(make_scenario: Any) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from itertools import pairwise
 
 from planner.check.contract import SLACK, held_cards_rule, setup_hours, train_rate, units_for
 from planner.check.ledger import Ledger
@@ -149,15 +150,16 @@ def check_train(
         )
         setup = setup_hours(scenario, offer, w.name)
         _timing(scenario, a, w, stated, result)  # on the runs as stated, whatever follows
+        # runs that are not the replay's are one violation; the runs as stated are still
+        # what the plan orders, and are checked against every other rule below
         expected = replay(scenario, w, stated[0][0], compute, setup, a.held)
         if isinstance(expected, str):
             result.add(
                 "window" if "window" in expected else "duration", a.workload, 1, "", expected
             )
-            _claim(a, held, used_rentals)
-            continue
-        if expected != stated:
+        elif expected != stated:
             _differ(scenario, a.workload, stated, expected, result)
+        if expected != stated and not _in_order(stated):  # nothing more can be read
             _claim(a, held, used_rentals)
             continue
         if a.hours != sum(y - x for x, y in stated):
@@ -179,6 +181,8 @@ def check_train(
                 ledger.use((a.offer, a.mode), x, y, a.cards)
         else:
             carried = _rentals_of_runs(scenario, a, stated, held, used_rentals, result)
+            if expected != stated:  # a rental the edit left behind is said once, above
+                _claim(a, held, used_rentals)
         for rental_id in sorted(set(a.rentals)):
             extra = a.rentals.count(rental_id) - carried.count(rental_id)
             if rental_id not in held and not a.held:
@@ -189,7 +193,7 @@ def check_train(
                     "rentals",
                     f"lists rental {rental_id}, which is not among the plan's rentals",
                 )
-            elif extra > 0:  # its money would be counted in this assignment's cost
+            elif extra > 0 and expected == stated:  # its money would be counted here
                 result.add(
                     "rental",
                     a.workload,
@@ -210,6 +214,11 @@ def check_train(
             result.add("workload", w.name, 1, "", "not done: no assignment")
     _dependencies(placed, result)
     return placed
+
+
+def _in_order(runs: Runs) -> bool:
+    """Runs of at least an hour each, each after the one before it."""
+    return all(x < y for x, y in runs) and all(prev[1] <= nxt[0] for prev, nxt in pairwise(runs))
 
 
 def _claim(a: Assignment, held: dict[str, Held], used_rentals: dict[str, str]) -> None:
