@@ -124,15 +124,16 @@ class Imported:
     origin: dict[str, Row] = field(default_factory=dict)  # offer id: its first row
 
 
-def read_rows(fmt: str, paths: Iterable[Path]) -> list[Row]:
+def read_rows(fmt: str, paths: Iterable[Path], rowless: list[Issue] | None = None) -> list[Row]:
     """Every row of the files, in file order (a zip: its CSV members in name order). An
     empty file is bad input, named; so are files of a header and no rows (and zips of no
-    CSV) where no file has a row."""
+    CSV) where no file has a row. Where another file has rows, those files are appended to
+    `rowless` (when given), for the caller to say."""
     if fmt not in FORMATS:
         raise LoadError([Issue("FORMAT", None, None, (), f"expected one of {FORMATS}")])
     rows: list[Row] = []
     issues: list[Issue] = []  # every file's, at once
-    rowless: list[Issue] = []
+    without: list[Issue] = []
     for path in paths:
         try:
             texts = _texts(path)
@@ -140,7 +141,7 @@ def read_rows(fmt: str, paths: Iterable[Path]) -> list[Row]:
             issues += exc.issues
             continue
         if not texts:
-            rowless.append(Issue(str(path), None, None, (), "a zip with no CSV in it"))
+            without.append(Issue(str(path), None, None, (), "a zip with no CSV in it"))
         for name, text in texts:
             if not text.strip():
                 issues.append(Issue(name, None, None, (), "empty"))
@@ -151,10 +152,12 @@ def read_rows(fmt: str, paths: Iterable[Path]) -> list[Row]:
                 issues += exc.issues
                 continue
             if not parsed:
-                rowless.append(Issue(name, None, None, (), "a header and no rows"))
+                without.append(Issue(name, None, None, (), "a header and no rows"))
             rows += parsed
-    if issues or (rowless and not rows):
-        raise LoadError(issues or rowless)
+    if issues or (without and not rows):
+        raise LoadError(issues or without)
+    if rowless is not None:
+        rowless += without
     return rows
 
 

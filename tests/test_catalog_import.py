@@ -348,7 +348,17 @@ def test_an_empty_file_or_one_without_rows_is_named_as_such(cli: Any, tmp_path: 
     assert "not a csv file" not in text
     text = refused(bare)
     assert f"{bare}: a header and no rows" in text and str(out) not in text
-    assert cli("catalog", "import", "csv", bare, good, "--out", out, *DATE).exit_code == 0
+    beside = cli("catalog", "import", "csv", bare, good, "--out", out, *DATE)
+    assert beside.exit_code == 0
+    said = " ".join(beside.output.split())
+    assert f"{bare}: a header and no rows; nothing imported from it" in said
+    assert str(good) not in said.split("wrote")[0]  # the file with a row is not named
+    # every row read and none an offer: said of the files read, not of --out
+    out.unlink()
+    unknown = tmp_path / "unknown.csv"
+    unknown.write_text(header + "acme,x,r1,Z9000,1,48,1.5\n")
+    text = refused(unknown)
+    assert f"{unknown}: no row could be made an offer" in text and f"{out}:" not in text
 
 
 def test_gcp_vm_rows_are_read_from_a_folder_with_a_space(tmp_path: Path) -> None:
@@ -379,7 +389,7 @@ def test_filters_say_what_they_left_out(cli: Any, tmp_path: Path) -> None:
     assert "rows left out as not of provider 'gcp' (the files hold providers aws, gcp;" in text
     none = cli("catalog", "import", "skypilot", AWS_VMS, "--out", out, "--provider", "GCP", *DATE)
     assert none.exit_code == 1
-    assert "no row is of provider 'GCP'" in " ".join(none.output.split())
+    assert "--provider: no row is of provider 'GCP'" in " ".join(none.output.split())
 
 
 def test_the_flags_that_shape_the_file_are_checked_first(cli: Any, tmp_path: Path) -> None:

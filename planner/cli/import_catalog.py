@@ -68,7 +68,8 @@ def import_catalog_command(
             message = f"expected one of {', '.join(FORMATS)}, got {fmt!r}"
             raise LoadError([Issue("FORMAT", None, None, (), message)])
         _check_flags(files, out, currency, name)
-        rows = read_rows(fmt, files)
+        rowless: list[Issue] = []
+        rows = read_rows(fmt, files, rowless)
         when = _date(date) if date else published(files)
         if when is None:
             message = "the files give no date: state the prices' date as --date YYYY-MM-DD"
@@ -86,20 +87,27 @@ def import_catalog_command(
         if not result.catalog["offers"]:
             _list_skipped(result.skipped)
             _list_left_out(result.left_out, rows, provider, region)
+            # said of the files read, or of the flag that left every row out
+            where = ", ".join(str(p) for p in files)
             message = "no row could be made an offer" + (
                 " (see the rows listed above)" if result.skipped else ""
             )
             if not rows:
                 message = "the files have no rows"
             elif result.left_out == len(rows):
+                where = " and ".join(
+                    f for f, v in (("--provider", provider), ("--region", region)) if v
+                )
                 message = "no row is of " + _asked(provider, region)
-            raise LoadError([Issue(str(out), None, None, (), message)])
+            raise LoadError([Issue(where, None, None, (), message)])
         _write_checked(out, result)
     offers = result.catalog["offers"]
     err.print(
         f"wrote {out}: {len(offers)} offers from {len(rows)} rows, prices of {when}",
         markup=False,
     )
+    for file in rowless:  # read, and nothing in them
+        err.print(f"{file}; nothing imported from it", markup=False)
     _list_skipped(result.skipped)
     _list_left_out(result.left_out, rows, provider, region)
     if result.assumed:
