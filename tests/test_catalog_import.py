@@ -718,3 +718,20 @@ def test_a_name_with_its_form_and_memory_words_maps_by_them(cli: Any, tmp_path: 
     assert {i: o["card"] for i, o in offers.items()} == {
         "acme-a-us": "a100-80g", "acme-h-us": "h100-80g"
     }  # fmt: skip
+
+
+def test_an_h100_nvl_is_its_own_card_not_an_h100(cli: Any, tmp_path: Path) -> None:
+    """The H100 NVL (94 GB, PCIe) is a card of its own: its name maps to it with or without
+    its memory (as marketed, or in GiB as its nvidia-smi reports 95830 MiB), and the
+    imported catalog carries its spec; an H100 of 94 GB is still no card, and neither is an
+    H100 NVL of 80."""
+    assert card_for("H100 NVL", None) == card_for("NVIDIA H100 NVL", 95830 / 1024)
+    assert card_for("H100 NVL", 94) == "h100-nvl-94g"
+    assert card_for("H100", 94) is None and card_for("H100 NVL", 80) is None
+    path = _prices(tmp_path, "acme,nvl,us,H100 NVL,2,94,5.0")
+    _, offers = _imported(cli, path)
+    assert offers["acme-nvl-us"]["card"] == "h100-nvl-94g"
+    [spec] = yaml.safe_load((tmp_path / "acme.yaml").read_text())["cards"]
+    assert (spec["id"], spec["memory_gb"]["value"], spec["interconnect"]["value"]) == (
+        "h100-nvl-94g", 94, "pcie"
+    )  # fmt: skip
