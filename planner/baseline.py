@@ -347,49 +347,49 @@ def _package_base(
     problem: Problem, ledger: Ledger, j: int, base: int
 ) -> tuple[int, list[int]] | None:
     """Buy packages carrying `base` over the job's active days (and its holds) if cheaper
-    than hourly: the config and its replicas per segment."""
+    than hourly: of the package configs whose stock and cap allow them, the one that costs
+    least over those days (ties: least per nominal hour, then config order). The config
+    and its replicas per segment."""
     job = problem.replica_jobs[j]
-    options = [
-        (
-            problem.pools[(c.offer, c.mode)].unit_price
-            * c.units
-            / (package_hours(c.mode) * c.capacity),  # per nominal hour, to rank them
-            k,
-        )
-        for k, c in enumerate(job.configs)
-        if (c.offer, c.mode) in problem.pools and problem.pools[(c.offer, c.mode)].days
-    ]
-    if not options:
-        return None
-    _, k = min(options)
-    config = job.configs[k]
-    pool = problem.pools[(config.offer, config.mode)]
-    count = -(-base // config.capacity)
-    series = job.kept(
-        problem.segments, [count if job.active(s) else 0 for s in range(len(problem.segments))]
-    )
-    kept = [s for s, n in enumerate(series) if n]
-    first = problem.axis.day_of(problem.segments[kept[0]][0])
-    packages = packages_until(problem.axis, first, pool.days, problem.segments[kept[-1]][1])
-    price = pool.unit_price * config.units * count * packages
     hourly = min(
-        problem.replica_rate(job.name, c).per_hour / c.capacity for c in job.configs if c.rented
+        (problem.replica_rate(job.name, c).per_hour / c.capacity for c in job.configs if c.rented),
+        default=None,
     )
     hours = sum(b - a for s, (a, b) in enumerate(problem.segments) if job.active(s))
-    if price >= hourly * base * hours:
-        return None
-    held = ledger.line(ledger.held, (config.offer, config.mode))
-    axis = problem.axis
-    span = range(axis.day_start(first), axis.after_days(first, packages * pool.days))
-    if pool.stock is not None and any(held[h] + count * config.units > pool.stock for h in span):
-        return None
-    if not ledger.cap_allows(config.offer, span.start, span.stop, count * config.units):
-        return None
-    ledger.buy((config.offer, config.mode), first, packages, count * config.units)
-    for s in kept:
-        a, b = problem.segments[s]
-        ledger.add(ledger.used, (config.offer, config.mode), a, b, series[s] * config.units)
-    return k, series
+    options = []
+    for k, config in enumerate(job.configs):
+        pool = problem.pools.get((config.offer, config.mode))
+        if pool is None or not pool.days:
+            continue
+        count = -(-base // config.capacity)
+        series = job.kept(
+            problem.segments, [count if job.active(s) else 0 for s in range(len(problem.segments))]
+        )
+        kept = [s for s, n in enumerate(series) if n]
+        first = problem.axis.day_of(problem.segments[kept[0]][0])
+        packages = packages_until(problem.axis, first, pool.days, problem.segments[kept[-1]][1])
+        price = pool.unit_price * config.units * count * packages
+        per_hour = pool.unit_price * config.units / (package_hours(config.mode) * config.capacity)
+        options.append((price, per_hour, k, count, series, kept, first, packages))
+    for price, _, k, count, series, kept, first, packages in sorted(options, key=lambda o: o[:3]):
+        if hourly is not None and price >= hourly * base * hours:
+            return None  # the rest cost more still
+        config = job.configs[k]
+        pool = problem.pools[(config.offer, config.mode)]
+        held = ledger.line(ledger.held, (config.offer, config.mode))
+        axis = problem.axis
+        span = range(axis.day_start(first), axis.after_days(first, packages * pool.days))
+        units = count * config.units
+        if pool.stock is not None and any(held[h] + units > pool.stock for h in span):
+            continue
+        if not ledger.cap_allows(config.offer, span.start, span.stop, units):
+            continue
+        ledger.buy((config.offer, config.mode), first, packages, units)
+        for s in kept:
+            a, b = problem.segments[s]
+            ledger.add(ledger.used, (config.offer, config.mode), a, b, series[s] * config.units)
+        return k, series
+    return None
 
 
 def _choose(

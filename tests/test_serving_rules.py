@@ -163,6 +163,25 @@ def test_the_heuristic_serves_on_committed_package_cards(make_scenario: Any) -> 
     assert result.plan is not None and result.plan.total_cost == Decimal("2000.00")
 
 
+def test_the_heuristic_buys_the_base_package_that_costs_least_over_its_days(
+    make_scenario: Any,
+) -> None:
+    # A reserve of 1 card all day for 10 days. Monthly (2,400.00, 30 days) is the cheapest
+    # per hour but one costs as much as the 10 days hourly (240 h × 10); two weekly units
+    # cost 2,000.00, which a careful person buys. (The optimum, a week and 72 h hourly,
+    # 1,720.00, is the search's.)
+    o = offer(
+        "o",
+        hourly={"price": 10, "stock": 4},
+        weekly={"price": 1000, "stock": 4},
+        monthly={"price": 2400, "stock": 4},
+    )
+    s = make_scenario([o], [_reserve(1, "00:00-24:00", days=10)], days=10)
+    problem = build_problem(s, serving=True)
+    heuristic, _ = baseline.greedy(problem, careful=True)
+    assert heuristic is not None and heuristic.cost(problem) == 2000 * problem.money_scale
+
+
 def _curve(levels: dict[str, int]) -> dict[str, Any]:
     """`service()` for one day, no replica required where its demand is 0."""
     return service(concurrency=levels, min_replicas=0, max_cards_per_replica=1)
