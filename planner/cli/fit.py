@@ -538,10 +538,10 @@ BASIS = {
     ),
     "tokens_per_s": (
         "tok/s",
-        "cards computing (1 with --pipeline) × the card's dense peak × MFU × scaling "
-        "efficiency over the cards and the "
-        "network between nodes ÷ the model FLOPs per token (6P or 4P + attention; the MFU "
-        "stated is the one the tokens/s shown implies, per card computing)",
+        "cards computing (1 with --pipeline) × the card's dense peak × MFU ÷ the model "
+        "FLOPs per token (6P or 4P + attention); MFU = the compute's share of the peak × "
+        "the scaling efficiency over the cards and the network between nodes, as the "
+        "tokens/s shown imply it per card computing",
     ),
     "tokens_per_s_per_request": (
         "tok/s/req",

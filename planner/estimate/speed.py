@@ -249,8 +249,8 @@ class TrainSpeed:
     tokens_per_s: float  # total over all cards
     efficiency: float
     assumptions: tuple[str, ...]
-    # Model FLOPs utilisation of the tokens/s itself, per card computing, before the scaling
-    # efficiency: tokens_per_s = cards × peak × mfu × efficiency ÷ model FLOPs per token.
+    # Model FLOPs utilisation of the tokens/s itself, per card computing, the scaling
+    # efficiency in it: tokens_per_s = cards computing × peak × mfu ÷ model FLOPs per token.
     mfu: float = 0.0
 
 
@@ -407,16 +407,22 @@ def train_speed(
                 else ")"
             ),
         )
-    # The MFU the tokens/s shown implies, per card computing and before the scaling
-    # efficiency (stated beside it): what each micro-batch's fixed costs, padding and a speed
-    # margin take is out of it, as the docs define MFU.
-    mfu = mfu_of(model, card, setup, speed / (parallel * efficiency))
+    # The MFU the tokens/s shown implies, per card computing (as MFU is measured: the
+    # scaling efficiency, each micro-batch's fixed costs, padding and a speed margin are out
+    # of it); before the scaling efficiency and in the compute alone, said beside it.
+    mfu = mfu_of(model, card, setup, speed / parallel)
+    before = mfu_of(model, card, setup, speed / (parallel * efficiency))
     compute = mfu_of(model, card, setup, one_compute)
     text = f": MFU {mfu:.1%} at the tokens/s shown"
+    beside = []
+    if round(before, 3) != round(mfu, 3):
+        beside.append(f"{before:.1%} before the scaling efficiency of {efficiency:.0%}")
     costs = [what for name, what in SPEED_COSTS.items() if any(a.name == name for a in notes.items)]
-    if costs and round(compute, 3) != round(mfu, 3):
+    if costs and round(compute, 3) != round(before, 3):
         listed = " and ".join([", ".join(costs[:-1]), costs[-1]] if len(costs) > 1 else costs)
-        text += f" ({compute:.1%} in the compute alone, less the {listed} below)"
+        beside.append(f"{compute:.1%} in the compute alone, less the {listed} below")
+    if beside:
+        text += f" ({'; '.join(beside)})"
     notes.amend("mfu", text)
     return TrainSpeed(speed, efficiency, tuple(str(a) for a in notes.frozen()), mfu)
 
