@@ -281,3 +281,23 @@ def test_serve_speeds_are_shown_at_the_requests_a_replica_holds(cli: Any) -> Non
     assert rows["1"][7] == "0" and rows["1"][8] == "-" and rows["1"][9] == "-"
     assert rows["4"][7] == "10" and rows["4"][8].endswith("@10") and rows["4"][9].endswith("@10")
     assert not rows["8"][8].endswith("@75")  # it holds all 16 asked
+
+
+def test_a_card_the_job_does_not_fit_gets_no_offer_and_no_cost(cli: Any) -> None:
+    # LoRA of a 7B at 8 × 4096 tokens overfills one RTX 4090 (about 34 GiB against 21.6
+    # usable): no offer can hold it, so no cost per billion tokens is shown; 2,048 tokens
+    # fit and are priced. A Mixtral replica on one H100 holds no request: no speed, no offer.
+    short = "--batch", "1", "--seq-len", "2048"
+    [big] = rows_of(cli, "llama-2-7b", "--task", "lora", "--card", "rtx4090", "--cards", "1",
+                    "--batch", "8", "--seq-len", "4096")  # fmt: skip
+    [small] = rows_of(cli, "llama-2-7b", "--task", "lora", "--card", "rtx4090", "--cards", "1",
+                      *short)  # fmt: skip
+    assert big["verdict"] == "no" and "cost" not in big and "offer" not in big
+    assert small["verdict"] == "fits" and small["cost"] > 0 and small["offer"]
+    rows = rows_of(cli, "mixtral-8x7b", "--task", "serve", "--card", "h100-80g",
+                   "--context-tokens", "8192", "--concurrency", "16")  # fmt: skip
+    one = next(r for r in rows if r["cards"] == 1)
+    assert one["max_concurrency_per_replica"] == 0
+    assert one["tokens_per_s_per_replica"] is None and "offer" not in one
+    two = next(r for r in rows if r["cards"] == 2)
+    assert two["max_concurrency_per_replica"] > 0 and two["tokens_per_s_per_replica"] > 0

@@ -221,7 +221,11 @@ def _serve_row(query: FitQuery, card: CardType, count: int, offers: list[Offer])
     )
     row["concurrency_by_memory"] = capacity.by_memory
     row["concurrency_by_speed"] = capacity.by_speed
-    asked = min(setup.concurrency, max(capacity.max_concurrency, 1))
+    if not capacity.max_concurrency:  # it carries no request: no speed, no price
+        for name in ("tokens_per_s_per_request", "tokens_per_s_per_replica"):
+            row.update({name: None, f"{name}_at_max": None, f"{name}_band": None})
+        return row
+    asked = min(setup.concurrency, capacity.max_concurrency)
     step = token_seconds(query.model, card, count, setup, asked)
     row["tokens_per_s_per_request"] = round(1.0 / step, 1)  # at the concurrency asked for
     row["tokens_per_s_per_replica"] = round(asked / step, 1)  # likewise
@@ -276,6 +280,7 @@ def _train_row(query: FitQuery, card: CardType, count: int, offers: list[Offer])
         }
         for offer, price in _hourly_offers(offers, card, count)
     ]
-    if per_offer:  # the cheapest first, and every hourly offer's price per billion tokens
+    if per_offer and row["verdict"] != "no":  # the cheapest first, and every hourly
+        # offer's price per billion tokens; none where the job does not fit the card
         row.update(per_offer[0], hours=round(hours, 2), offers=per_offer)
     return row
