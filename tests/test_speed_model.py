@@ -329,3 +329,41 @@ def test_mfu_times_the_peak_over_the_model_flops_is_the_tokens_per_s(
         before = row["mfu"] / efficiency
         off = 0.00005 / row["mfu"] + 0.0005 / efficiency + 0.0005 / before
         assert float(said.group(1)) / 100 == pytest.approx(before, rel=off)
+
+
+@pytest.mark.parametrize(
+    ("name", "card_id", "cards", "flags"),
+    [
+        ("llama-2-7b", "h100-80g", 16, ("--fsdp",)),  # two nodes: NVLink and the network
+        ("llama-2-7b", "a100-80g", 4, ()),  # gradients all-reduced in one node
+    ],
+)
+def test_the_traffic_said_is_the_traffic_timed(
+    cli: Any, name: str, card_id: str, cards: int, flags: tuple[str, ...]
+) -> None:
+    """The collectives' seconds in the scaling note follow from the figures it states: the
+    GB each card moves over its link at the rate said, the gathers at their latency, the GB
+    over the network at the share of its rate said, plus the latency a node."""
+    import json
+    import re
+
+    args = ("fit", name, "--task", "full", "--card", card_id, "--cards", str(cards), *flags)
+    result = cli(*args, "--json", "-")
+    assert result.exit_code == 0, result.output
+    [row] = json.loads(result.stdout)
+    [note] = [a for a in row["assumptions"] if a.startswith("scaling efficiency")]
+    link = re.search(r"each card moving ([\d.]+) GB of it over \S+ at (\d+) GB/s", note)
+    assert link is not None, note
+    seconds = float(link.group(1)) / float(link.group(2))
+    gathers = re.search(r"(\d+) layers gathered (\d+) times \(([\d.]+) ms each\)", note)
+    if gathers:
+        seconds += int(gathers.group(1)) * int(gathers.group(2)) * float(gathers.group(3)) / 1e3
+    net = re.search(r"([\d.]+) GB over a ([\d.]+) Gb/s network.* at (\d+)% of its rate, "
+                    r"([\d.]+) ms a node", note)  # fmt: skip
+    if net:
+        nodes = -(-cards // 8)
+        rate = float(net.group(2)) / 8 * int(net.group(3)) / 100
+        seconds += float(net.group(1)) / rate + nodes * float(net.group(4)) / 1e3
+    timed = re.search(r"; ([\d.]+) s against", note)
+    assert timed is not None
+    assert float(timed.group(1)) == pytest.approx(seconds, abs=0.01 + 0.002 * seconds)

@@ -221,16 +221,31 @@ def scaling_efficiency(
     volume, what = step_volume(model, setup)
     in_node = min(cards, cards_per_node)
     nodes = math.ceil(cards / cards_per_node)
-    seconds = volume * (in_node - 1) / in_node / (link_gbs(card) * 1e9) if in_node > 1 else 0.0
-    text = f"{what}: {volume / 1e9:.1f} GB a step over {link_kind(card)}"
+    # a ring moves (n − 1)/n of the volume through each card: what is timed and said
+    moved = volume * (in_node - 1) / in_node
+    seconds = moved / (link_gbs(card) * 1e9) if in_node > 1 else 0.0
+    text = f"{what}: {volume / 1e9:.1f} GB a step"
+    if in_node > 1:
+        text += (
+            f", each card moving {moved / 1e9:.1f} GB of it over {link_kind(card)} at "
+            f"{link_gbs(card):.0f} GB/s"
+        )
     if (setup.knobs.zero or 0) >= 3:
         seconds += model.layers * passes(setup) * GATHER_SECONDS
-        text += f", {model.layers} layers gathered {passes(setup)} times"
+        text += (
+            f", {model.layers} layers gathered {passes(setup)} times "
+            f"({GATHER_SECONDS * 1e3:g} ms each)"
+        )
     if nodes > 1:
         gbps = network.gbps if network is not None else SLOW_NETWORK_GBPS
-        seconds += volume * (nodes - 1) / nodes / (gbps / 8 * NETWORK_SHARE * 1e9)
+        across = volume * (nodes - 1) / nodes
+        seconds += across / (gbps / 8 * NETWORK_SHARE * 1e9)
         seconds += NODE_LATENCY_S * nodes
-        text += f" and a {gbps:g} Gb/s network" + ("" if network is not None else " (assumed)")
+        text += (
+            f" and {across / 1e9:.1f} GB over a {gbps:g} Gb/s network"
+            + ("" if network is not None else " (assumed)")
+            + f" at {NETWORK_SHARE:.0%} of its rate, {NODE_LATENCY_S * 1e3:g} ms a node"
+        )
     exposed = max(0.0, seconds - COMM_OVERLAP * compute)
     text += f"; {seconds:.2f} s against {compute:.2f} s of compute, {COMM_OVERLAP:.0%} overlapped"
     return compute / (compute + exposed), text
