@@ -367,3 +367,28 @@ def test_the_traffic_said_is_the_traffic_timed(
     timed = re.search(r"; ([\d.]+) s against", note)
     assert timed is not None
     assert float(timed.group(1)) == pytest.approx(seconds, abs=0.01 + 0.002 * seconds)
+
+
+def test_the_prefills_a_request_waits_for_are_said_with_their_time_and_share(cli: Any) -> None:
+    """At a speed floor with output_tokens, each request also waits for the prompts'
+    prefills: the note gives one prefill's time, which is the documented formula at the
+    documented share (Hopper 33% of the 16-bit peak, × 1.36 of the doubled peak on FP8)."""
+    import json
+    import re
+
+    args = ("fit", "qwen2.5-32b", "--task", "serve", "--precision", "fp8", "--card",
+            "h200-141g", "--cards", "1", "--context-tokens", "6144", "--output-tokens", "600",
+            "--min-tokens-per-s", "15", "--concurrency", "8")  # fmt: skip
+    result = cli(*args, "--json", "-")
+    assert result.exit_code == 0, result.output
+    [row] = json.loads(result.stdout)
+    [note] = [a for a in row["assumptions"] if "prefills" in a]
+    said = re.search(r"the (\d+)-token prompts .* \((\d+) ms each: .* at (\d+)% of the dense", note)
+    assert said is not None, note
+    s = int(said.group(1))
+    assert s == 6144 - 600
+    m = model("qwen2.5-32b")
+    flops = 2 * m.active_params * s + 2 * m.layers * m.hidden * s * s
+    rate = card("h200-141g").bf16_tflops.value * 1e12 * 2 * 0.33 * 1.36
+    assert int(said.group(2)) == round(flops / rate * 1e3)
+    assert int(said.group(3)) == round(0.33 * 1.36 * 100)

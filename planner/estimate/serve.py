@@ -10,6 +10,7 @@ from planner.domain.model_card import ModelCard
 from planner.estimate.core import Assumption, MemoryEstimate
 from planner.estimate.memory import ServeSetup, layer_split, max_concurrency_by_memory, serve_memory
 from planner.estimate.speed import (
+    compute_efficiency,
     compute_seconds,
     decode_efficiency,
     decode_step_seconds,
@@ -59,12 +60,16 @@ def replica_capacity(
     batch = max(min([by_memory, *limits]), 1)
     per_request = 1.0 / token_seconds(model, card, cards, setup, batch)
     prompt = prompt_tokens(setup)
-    prefills = (
-        f"; each request also waits for the prefills of the {prompt}-token prompts that "
-        f"start while it writes its {setup.output_tokens} tokens"
-        if setup.output_tokens
-        else ""
-    )
+    prefills = ""
+    if setup.output_tokens:
+        alone = prefill_seconds(model, card, cards, setup, prompt)
+        share = compute_efficiency(card, setup.precision)
+        prefills = (
+            f"; each request also waits for the prefills of the {prompt}-token prompts that "
+            f"start while it writes its {setup.output_tokens} tokens ({alone * 1e3:.0f} ms "
+            f"each: a whole prompt's prefill, at {share:.0%} of the dense "
+            f"{setup.precision} peak, as time-to-first-token rows measure it)"
+        )
     speed_note = Assumption(
         "decode",
         f"decode bound by memory bandwidth ({decode_efficiency(setup):.0%} of "
