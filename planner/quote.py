@@ -43,13 +43,19 @@ def train_quotes(scenario: Scenario, name: str) -> list[Quote]:
             continue  # more units at once than the offer sells on this mode
         if c.held and c.mode in PACKAGE_MODES:
             packages = _packages(scenario, job, c)
-            price = unit_price(scenario.offers[c.offer], c.mode) * c.units * packages
-            quotes.append(Quote(c, price + c.storage_cost, None, packages))
+            quotes.append(Quote(c, package_alone(scenario, job, c), None, packages))
         elif c.held:  # committed hourly units: paid as the commitment, whatever runs there
             quotes.append(Quote(c, c.storage_cost, None, None, committed=True))
         else:
             quotes.append(Quote(c, c.cost, c.billed_hours, None))
     return sorted(quotes, key=Quote.rank)
+
+
+def package_alone(scenario: Scenario, job: Job, c: Config) -> Fraction:
+    """A package config's cost alone: its packages bought back to back for this workload
+    (`_packages`) and its storage."""
+    price = unit_price(scenario.offers[c.offer], c.mode) * c.units * _packages(scenario, job, c)
+    return price + c.storage_cost
 
 
 def _packages(scenario: Scenario, job: Job, c: Config) -> int:

@@ -30,8 +30,9 @@ from planner.estimate.memory import for_card, train_memory, workload_setup
 from planner.levers import lifted
 from planner.prices import card_hour_price
 from planner.problem import Problem
-from planner.rules import package_hours, package_span
-from planner.solution import Solution, package_share
+from planner.quote import package_alone
+from planner.rules import PACKAGE_MODES, package_hours, package_span
+from planner.solution import Solution
 from planner.views import attribution, instant_hours, pool_hours, pool_use
 
 RATE_DIGITS = Decimal("0.0001")  # derived rates (per card-hour, per GB-hour) are shown to 4 places
@@ -139,12 +140,13 @@ def annotate(problem: Problem, solution: Solution, plan: Plan) -> Plan:
     """A checked plan with what people read beside it: each train workload's next-best
     config, utilisation per card type, one line per package option, the assumed figures.
     None of it changes what the plan orders or costs."""
+    costs = attribution(plan)  # what each workload costs, as every view states it
     assignments = [
         a.model_copy(
             update=dict(
                 zip(
                     ("next_best", "cheaper_alone"),
-                    next_best(problem, solution, plan, a.workload),
+                    next_best(problem, solution, plan, a.workload, Fraction(costs[a.workload])),
                     strict=True,
                 )
             )
@@ -189,30 +191,36 @@ def rests_on(scenario: Scenario, plan: Plan) -> list[RestsOn]:
 
 
 def next_best(
-    problem: Problem, solution: Solution, plan: Plan, workload: str
+    problem: Problem, solution: Solution, plan: Plan, workload: str, spent: Fraction
 ) -> tuple[NextBest | None, CheaperAlone | None]:
-    """The cheapest other config of a workload that costs at least what it spends (on its
-    own price; packages not re-planned), and the cheapest one that would cost less alone,
-    with why the plan does not use it."""
+    """The cheapest other config of a workload that costs at least what it spends (`spent`:
+    its cost as every view states it, the held cards' money by cause included), on its own
+    price (a package config as its packages bought for it alone; committed hourly units are
+    not an alternative priced alone), and the cheapest one that would cost less alone, with
+    why the plan does not use it."""
     job = next(j for j in problem.jobs if j.name == workload)
     chosen = job.configs[solution.configs[job.index]]
-    others = sorted(  # another config, not the chosen one at another start hour
-        (c for c in job.configs if c.label() != chosen.label() and not c.held),
-        key=lambda c: (c.cost, c.cards, c.span, c.offer),
-    )
-    currency = problem.scenario.spec.currency
-    spent = chosen.cost + (package_share(problem, chosen) if chosen.held else 0)
-    dearer = next((c for c in others if c.cost >= spent), None)
+    scenario = problem.scenario
+    priced = [  # another config, not the chosen one at another start hour
+        (package_alone(scenario, job, c) if c.held else c.cost, c)
+        for c in job.configs
+        if c.label() != chosen.label()
+        and (not c.held or c.mode in PACKAGE_MODES)
+        and scenario.offers[c.offer].sells(c.mode, c.units)
+    ]
+    others = sorted(priced, key=lambda p: (p[0], p[1].cards, p[1].span, p[1].offer, p[1].mode))
+    currency = scenario.spec.currency
+    dearer = next(((cost, c) for cost, c in others if cost >= spent), None)
     nb = None
     if dearer is not None:
         nb = NextBest(
-            config=dearer.label(),
-            cost=money(dearer.cost, currency),
-            extra_cost=money(dearer.cost - spent, currency),
+            config=dearer[1].label(),
+            cost=money(dearer[0], currency),
+            extra_cost=money(dearer[0] - spent, currency),
         )
     cheaper = None
-    if others and others[0].cost < spent:
-        c = others[0]
+    if others and others[0][0] < spent:
+        alone, c = others[0]
         if plan.status == "optimal":
             reason = (
                 "beside the rest of the plan it would cost more in all: its stock, shared "
@@ -221,11 +229,14 @@ def next_best(
         else:
             reason = "not proven either way: the solve stopped before it proved its plan optimal"
         if chosen.held:
-            reason += "; the chosen cost counts this job's share of package cards held anyway"
+            reason += (
+                "; the chosen cost includes its part of the held cards' money, charged by "
+                "cause as every view charges it"
+            )
         cheaper = CheaperAlone(
             config=c.label(),
-            cost=money(c.cost, currency),
-            saving=money(spent - c.cost, currency),
+            cost=money(alone, currency),
+            saving=money(spent - alone, currency),
             reason=reason,
         )
     return nb, cheaper
@@ -318,6 +329,8 @@ def decisions(problem: Problem, plan: Plan) -> list[str]:
                 f"{', '.join(only)} can run on nothing else"
                 if only
                 else "cheaper than renting the same hours"
+                if hourly is not None
+                else "no hourly offer of this card to rent the same hours from"
             )
             used = sum(
                 a.hours * a.cards for a in plan.train if (a.offer, a.mode) == (offer_id, mode)
@@ -345,6 +358,14 @@ def decisions(problem: Problem, plan: Plan) -> list[str]:
                 verdict = _best_window(
                     problem, plan, offer.card, mode, offer.unit_cards, break_even
                 )
+            lines.append(f"{name} {reference}; not bought: {verdict}")
+        else:  # nothing hourly of this card to weigh it against
+            verdict = (
+                f"{hourly[0]} rents this card hourly for nothing"
+                if hourly is not None
+                else "the plan runs every workload that could use it more cheaply elsewhere"
+                + ("" if plan.status == "optimal" else " (not proven: the solve stopped first)")
+            )
             lines.append(f"{name} {reference}; not bought: {verdict}")
     return lines
 
@@ -700,12 +721,12 @@ def _idle_packages(scenario: Scenario, plan: Plan) -> list[str]:
             f"({idle:,.0f} of {held:,.0f} card-hours in the horizon idle), for "
             + (", ".join(sorted(names)) if names else "no workload")
         )
-        only = sorted(a.workload for a in train if a.next_best is None)
+        only = sorted(a.workload for a in train if a.next_best is None and a.cheaper_alone is None)
         if only:
             line += (
-                f"; {', '.join(only)} has no other config that meets its window, so the "
-                "package is the price of running it as scheduled: a later deadline or another "
-                "offer of a card that fits it would avoid it (ask plan whatif --shift or --set)"
+                f"; {', '.join(only)} has no other config in its window, so the package is "
+                "the price of running it there: only another window or another offer could "
+                "avoid it (ask plan whatif --shift or --set)"
             )
         out.append(line)
     return out

@@ -85,3 +85,39 @@ def test_the_next_best_is_another_config_not_the_same_at_another_hour(make_scena
     assert result.plan is not None
     [a] = result.plan.train
     assert a.next_best is None and a.cheaper_alone is None
+
+
+def test_package_configs_are_alternatives_and_their_reasons_are_true(make_scenario: Any) -> None:
+    # A 30-hour job on a card sold only by the week (100.00) and by the month (300.00), no
+    # hourly offer: the plan buys a week. Its next best is the month bought for it alone,
+    # 200.00 more (package configs were left out, and the job was said to have no other
+    # config). The week is bought with nothing hourly to rent instead, not as "cheaper than
+    # renting the same hours"; the month, not bought, is listed too.
+    from planner.problem import build_problem
+    from planner.report import decisions, headline_warnings
+
+    o = offer("o", weekly={"price": 100, "stock": 1}, monthly={"price": 300, "stock": 1})
+    s = make_scenario([o], [job("big", 30)], days=10)
+    result = solved(s)
+    plan = result.plan
+    assert plan is not None and plan.total_cost == Decimal("100.00")
+    [big] = plan.train
+    assert big.mode == "weekly" and big.cheaper_alone is None
+    assert big.next_best is not None and big.next_best.extra_cost == Decimal("200.00")
+    assert "monthly" in big.next_best.config
+    lines = decisions(build_problem(s, serving=True), plan)
+    [week] = [x for x in lines if x.startswith("o weekly")]
+    assert "no hourly offer of this card to rent the same hours from" in week
+    assert "cheaper than renting" not in week
+    [month] = [x for x in lines if x.startswith("o monthly")]
+    assert "not bought: the plan runs every workload that could use it more cheaply" in month
+    [idle] = [w for w in headline_warnings(s, plan) if w.startswith("o weekly")]
+    assert "no other config" not in idle  # the month is one
+    # sold by the week alone: no other config, and the warning says so without advice
+    # that could not help (no later deadline avoids a package where nothing is hourly)
+    only = make_scenario([offer("o", weekly={"price": 100, "stock": 1})], [job("big", 30)], days=10)
+    plan = solved(only).plan
+    assert plan is not None and plan.train[0].next_best is None
+    [idle] = [w for w in headline_warnings(only, plan) if w.startswith("o weekly")]
+    assert "big has no other config in its window" in idle
+    assert "later deadline" not in idle
