@@ -43,7 +43,7 @@ BANDS: dict[str, tuple[float, int]] = {
     "train_speed": (0.22, 44),
     "train_speed:full": (0.28, 20),
     "train_speed:lora": (0.18, 12),
-    "train_speed:qlora": (0.11, 12),
+    "train_speed:qlora": (0.05, 12),
 }
 
 
@@ -67,7 +67,7 @@ LOWER: dict[str, tuple[float, int]] = {
     "train_speed": (0.15, 44),
     "train_speed:full": (0.22, 20),
     "train_speed:lora": (0.13, 12),
-    "train_speed:qlora": (0.11, 12),
+    "train_speed:qlora": (0.05, 12),
 }
 
 
