@@ -394,3 +394,27 @@ def test_the_prefills_a_request_waits_for_are_said_with_their_time_and_share(cli
     rate = card("h200-141g").bf16_tflops.value * 1e12 * 2 * 0.33 * 1.36
     assert int(said.group(2)) == round(flops / rate * 1e3)
     assert int(said.group(3)) == round(0.33 * 1.36 * 100)
+
+
+def test_a_tensor_parallel_replica_says_its_all_reduce_latency_and_whether_it_was_measured(
+    cli: Any,
+) -> None:
+    """The all-reduce latency a tensor-parallel replica pays is said with its link: NVLink's
+    measured, PCIe's assumed (and the row then counts as low confidence)."""
+    import json
+
+    def note(card_id: str) -> tuple[str, list[str]]:
+        args = ("fit", "llama-3.1-8b", "--task", "serve", "--card", card_id, "--cards", "2",
+                "--context-tokens", "8192", "--concurrency", "4", "--json", "-")  # fmt: skip
+        result = cli(*args)
+        assert result.exit_code == 0, result.output
+        [row] = json.loads(result.stdout)
+        [said] = [a for a in row["assumptions"] if "all-reduces" in a]
+        return said, row["low_confidence"]
+
+    nvlink, low = note("a100-80g")
+    assert "22 µs each over nvlink, measured" in nvlink
+    assert not any("all-reduces" in a for a in low)
+    pcie, low = note("rtx4090")
+    assert "100 µs each over pcie-no-p2p, assumed" in pcie
+    assert any("all-reduces" in a for a in low)

@@ -207,6 +207,7 @@ def _serve_row(query: FitQuery, card: CardType, count: int, offers: list[Offer])
     capacity = replica_capacity(query.model, card, count, setup, query.min_tokens_per_s)
     row = _base_row(query, card, count, capacity.memory)
     row["assumptions"] = [str(a) for a in capacity.assumptions]
+    row["low_confidence"] = [a.text for a in capacity.assumptions if a.low_confidence]
     row["fits"] = capacity.memory.fits and capacity.max_concurrency >= setup.concurrency
     if not row["fits"]:
         # short of the requests asked: no, unless the replica overfills the card at the

@@ -10,11 +10,13 @@ from planner.domain.model_card import ModelCard
 from planner.estimate.core import Assumption, MemoryEstimate
 from planner.estimate.memory import ServeSetup, layer_split, max_concurrency_by_memory, serve_memory
 from planner.estimate.speed import (
+    ALLREDUCE_SECONDS,
     compute_efficiency,
     compute_seconds,
     decode_efficiency,
     decode_step_seconds,
     engine_step_seconds,
+    link_kind,
 )
 
 
@@ -79,11 +81,12 @@ def replica_capacity(
         + (
             ", layers in turn over the cards"
             if layer_split(setup, cards)
-            else ", two all-reduces per layer over the cards"
+            else f", two all-reduces per layer over the cards ({_allreduce_text(card)})"
             if cards > 1
             else ""
         ),
-        card.bandwidth_gbs.confidence == "low",
+        card.bandwidth_gbs.confidence == "low"
+        or (cards > 1 and not layer_split(setup, cards) and link_kind(card) != "nvlink"),
     )
     notes = (*memory.assumptions, speed_note)
     if ttft_s is not None:
@@ -95,6 +98,14 @@ def replica_capacity(
             ),
         )
     return ReplicaCapacity(memory, by_memory, by_speed, per_request, notes, by_ttft)
+
+
+def _allreduce_text(card: CardType) -> str:
+    """An all-reduce's latency on the card's link, and whether it was measured."""
+    kind = link_kind(card)
+    seconds = ALLREDUCE_SECONDS[kind]
+    source = "measured" if kind == "nvlink" else "assumed: no measurement"
+    return f"{seconds * 1e6:g} µs each over {kind}, {source}, plus the activations moved"
 
 
 def prompt_tokens(setup: ServeSetup) -> int:
