@@ -301,3 +301,10 @@ def test_a_card_the_job_does_not_fit_gets_no_offer_and_no_cost(cli: Any) -> None
     assert one["tokens_per_s_per_replica"] is None and "offer" not in one
     two = next(r for r in rows if r["cards"] == 2)
     assert two["max_concurrency_per_replica"] > 0 and two["tokens_per_s_per_replica"] > 0
+
+
+def test_a_training_row_says_the_usable_share_it_fits_against(cli: Any) -> None:
+    # the 90% of a card a job may fill was used ("usable 72.0" on an A100-80G) but not said
+    [row] = rows_of(cli, "llama-2-7b", "--task", "lora", "--card", "a100-80g", "--cards", "1")
+    [said] = [a for a in row["assumptions"] if a.startswith("usable:")]
+    assert said.startswith(f"usable: 90% of the 80 GiB the card reports = {row['usable_gib']:.1f}")

@@ -447,3 +447,22 @@ def test_a_service_that_overfills_at_the_estimate_and_fits_at_its_low_end_is_mar
             "--card", "a100-80g", "--cards", "1", "--json", "-").stdout
     )  # fmt: skip
     assert not short["fits"] and short["verdict"] == "no"
+
+
+@pytest.mark.parametrize(("name", "cards"), [("mixtral-8x7b", 2), ("llama-3.1-8b", 1)])
+def test_a_serving_activation_formula_computes_its_value(cli: Any, name: str, cards: int) -> None:
+    """The profiling pass's formula, numbers put in, gives the value it ends in (a mixture of
+    experts' FFN width is its routed experts' together, said as such)."""
+    result = cli("fit", name, "--task", "serve", "--card", "h100-80g", "--cards", str(cards),
+                 "--context-tokens", "8192", "--concurrency", "16", "--explain")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    [line] = [x for x in result.stdout.splitlines() if x.strip().startswith("activations")]
+    formula, value = line.split("activations", 1)[1].rsplit("=", 1)
+    words = r"tokens|experts|rows|vocab|B\b"
+    text = re.sub(words, "", formula).replace("×", "*").replace("÷", "/").replace(",", "")
+    text = re.sub(r"(\d)\s*\(", r"\1*(", text)  # 2(…) is 2 × (…)
+    assert re.fullmatch(r"[\d\s*/+().]+", text), text  # digits and operators alone
+    computed = eval(text, {"__builtins__": {}}) / 2**30
+    assert computed == pytest.approx(float(value.split()[0]), abs=0.006)
+    if name.startswith("mixtral"):
+        assert "2 experts × 14,336" in formula

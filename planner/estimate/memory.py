@@ -86,6 +86,14 @@ def ffn_width(model: ModelCard) -> int:
     return model.moe.expert_intermediate * (model.moe.experts_per_token + model.moe.shared_experts)
 
 
+def _ffn_text(model: ModelCard) -> str:
+    """`ffn_width` as its numbers: the FFN width, or the routed (and shared) experts' own."""
+    if model.moe is None:
+        return f"{model.intermediate:,}"
+    routed = model.moe.experts_per_token + model.moe.shared_experts
+    return f"{routed} experts × {model.moe.expert_intermediate:,}"
+
+
 def kv_bytes_per_sequence(model: ModelCard, setup: ServeSetup, cards: int) -> float:
     """KV cache one request holds on one card, in whole 16-token blocks."""
     tokens = math.ceil(setup.context_tokens / KV_BLOCK_TOKENS) * KV_BLOCK_TOKENS
@@ -153,7 +161,8 @@ def serve_memory(
         + (f" {how}" if how else ""),
         "kv_cache": f"{setup.concurrency} requests × {_blocks(setup)} tokens (16-token blocks) × "
         f"{kv_bytes_per_token(model, setup.kv, cards) / 1024:.0f} KiB",
-        "activations": f"{tokens} tokens × 2(3f{'' if shard == 1 else f'/{shard}'} + 3h) B "
+        "activations": f"{tokens} tokens × 2(3 × {_ffn_text(model)}"
+        f"{'' if shard == 1 else f' ÷ {shard}'} + 3 × {model.hidden:,}) B "
         f"+ {rows} rows × {model.vocab} vocab × 4 B",
         "overhead": f"{overhead / GIB:.2f} GiB context"
         + (" and inter-card buffers" if cards > 1 else ""),
@@ -353,6 +362,12 @@ def train_memory(model: ModelCard, card: CardType, cards: int, setup: TrainSetup
     formulas.setdefault("optimizer", "none")
     formulas = {term: f"{formulas[term]} = {gib(breakdown[term])}" for term in breakdown}
     usable = usable_bytes(card, setup.usable_fraction)
+    notes.add(
+        "usable",
+        f"usable: {setup.usable_fraction:.0%} of the {card.memory_gib.value:g} GiB the card "
+        f"reports = {usable / GIB:.1f} GiB (the rest kept for fragmentation and spikes; "
+        "a scenario's usable_memory_fraction)",
+    )
     kind = train_kind(model, setup)
     margin = memory_margin(setup.margin, kind)
     return MemoryEstimate(breakdown, usable, notes.frozen(), formulas, margin, kind, cached)
