@@ -308,3 +308,15 @@ def test_a_training_row_says_the_usable_share_it_fits_against(cli: Any) -> None:
     [row] = rows_of(cli, "llama-2-7b", "--task", "lora", "--card", "a100-80g", "--cards", "1")
     [said] = [a for a in row["assumptions"] if a.startswith("usable:")]
     assert said.startswith(f"usable: 90% of the 80 GiB the card reports = {row['usable_gib']:.1f}")
+
+
+def test_a_training_sequence_of_one_token_is_refused(cli: Any, make_scenario: Any) -> None:
+    # one token has nothing to predict: refused by plan fit and in a scenario, not estimated
+    result = cli("fit", "llama-2-7b", "--task", "lora", "--seq-len", "1", "--card", "h100-80g")
+    assert result.exit_code != 0 and "--seq-len" in result.output
+    from planner.domain.errors import LoadError
+    from tests.planning import job, offer
+
+    with pytest.raises(LoadError) as refused:
+        make_scenario([offer("o", hourly={"price": 10})], [job("a", 3, seq_len=1)])
+    assert "seq_len" in str(refused.value) and "2" in str(refused.value)

@@ -104,7 +104,8 @@ def fit(
         Precision | None, Opt(help="Weights (default bf16; qlora: nf4 base).")
     ] = None,
     seq_len: Annotated[
-        int | None, Opt(min=1, help=f"Training sequence length (default {SEQ_LEN}).")
+        int | None,
+        Opt(min=2, help=f"Training sequence length, at least 2 (default {SEQ_LEN})."),
     ] = None,
     batch: Annotated[
         int | None, Opt(min=1, help=f"Training micro-batch per card (default {BATCH}).")

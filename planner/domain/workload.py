@@ -48,6 +48,8 @@ PositiveInt = Annotated[int, Field(ge=1)]
 PositiveFloat = Annotated[float, Field(gt=0)]
 Cards = Annotated[int, Field(ge=1), at_most(MAX_COUNT, "cards")]
 Tokens = Annotated[int, Field(ge=1), at_most(MAX_SEQUENCE_TOKENS, "tokens")]
+# a training sequence predicts each token from those before it: one token has no target
+SequenceTokens = Annotated[int, Field(ge=2), at_most(MAX_SEQUENCE_TOKENS, "tokens")]
 
 
 def _or_exponent_text(schema: dict[str, Any]) -> None:
@@ -115,7 +117,7 @@ class TrainWorkload(_Workload, TrainKnobs):
     tokens: Annotated[
         float, Field(ge=1, json_schema_extra=_or_exponent_text), at_most(MAX_TOKENS, "tokens")
     ]  # epochs × dataset
-    seq_len: Tokens = 2048
+    seq_len: SequenceTokens = 2048
     micro_batch: Annotated[int, Field(ge=1), at_most(MAX_COUNT, "sequences")] = 1
     earliest_start: Instant | None = None  # default: the horizon start
     deadline: Instant | None = None  # default: the horizon end
