@@ -320,3 +320,18 @@ def test_a_training_sequence_of_one_token_is_refused(cli: Any, make_scenario: An
     with pytest.raises(LoadError) as refused:
         make_scenario([offer("o", hourly={"price": 10})], [job("a", 3, seq_len=1)])
     assert "seq_len" in str(refused.value) and "2" in str(refused.value)
+
+
+def test_a_vllm_replica_carries_at_most_its_max_num_seqs(cli: Any) -> None:
+    # Mixtral on 8 H100s: its KV cache would hold 478 requests of 8,192 tokens, but vLLM
+    # runs at most 256 sequences at once by default, so that is what it carries, said
+    rows = rows_of(cli, "mixtral-8x7b", "--task", "serve", "--card", "h100-80g",
+                   "--context-tokens", "8192", "--concurrency", "16")  # fmt: skip
+    eight = next(r for r in rows if r["cards"] == 8)
+    assert eight["concurrency_by_memory"] > 256
+    assert eight["max_concurrency_per_replica"] == 256
+    assert any("at most 256 requests at once: vLLM's max_num_seqs" in a
+               for a in eight["assumptions"])  # fmt: skip
+    two = next(r for r in rows if r["cards"] == 2)  # memory binds first: nothing said
+    assert two["max_concurrency_per_replica"] == two["concurrency_by_memory"] < 256
+    assert not any("max_num_seqs" in a for a in two["assumptions"])

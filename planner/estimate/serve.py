@@ -30,10 +30,11 @@ class ReplicaCapacity:
     tokens_per_s_per_request: float  # at max_concurrency (or 1)
     assumptions: tuple[Assumption, ...]
     by_ttft: int | None = None  # requests in flight whose next one still starts in time
+    by_engine: int | None = None  # sequences the engine runs at once (vLLM max_num_seqs)
 
     @property
     def max_concurrency(self) -> int:
-        limits = [x for x in (self.by_speed, self.by_ttft) if x is not None]
+        limits = [x for x in (self.by_speed, self.by_ttft, self.by_engine) if x is not None]
         return min([self.by_memory, *limits])
 
     @property
@@ -58,8 +59,11 @@ def replica_capacity(
         else max_batch_for_speed(model, card, cards, setup, min_tokens_per_s)
     )
     by_ttft = None if ttft_s is None else max_batch_for_ttft(model, card, cards, setup, ttft_s)
-    limits = [x for x in (by_speed, by_ttft) if x is not None]
-    batch = max(min([by_memory, *limits]), 1)
+    # vLLM schedules at most max_num_seqs sequences a step, the rows its profiling pass
+    # samples; more requests than that wait in its queue
+    by_engine = setup.max_seqs if setup.engine == "vllm" else None
+    carried = min([by_memory, *(x for x in (by_speed, by_ttft) if x is not None)])
+    batch = max(min(carried, by_engine or carried), 1)
     per_request = 1.0 / token_seconds(model, card, cards, setup, batch)
     prompt = prompt_tokens(setup)
     prefills = ""
@@ -97,7 +101,15 @@ def replica_capacity(
                 "(no queueing beyond that: a steady state, not a percentile)",
             ),
         )
-    return ReplicaCapacity(memory, by_memory, by_speed, per_request, notes, by_ttft)
+    if by_engine is not None and by_engine < carried:
+        notes += (
+            Assumption(
+                "engine_seqs",
+                f"at most {by_engine} requests at once: vLLM's max_num_seqs (its default), "
+                f"below the {carried} the memory and speed would carry",
+            ),
+        )
+    return ReplicaCapacity(memory, by_memory, by_speed, per_request, notes, by_ttft, by_engine)
 
 
 def _allreduce_text(card: CardType) -> str:
@@ -226,7 +238,7 @@ def serving_throughput(
     by_memory = max_concurrency_by_memory(model, card, cards, full)
     budget = setup.batched_tokens
     by_budget = budget * output_tokens // (input_tokens + output_tokens)
-    batch = max(1, min(setup.concurrency, by_memory, by_budget))
+    batch = max(1, min(setup.concurrency, by_memory, by_budget, setup.max_seqs))
     if batch == 1:
         return generation_tokens_per_s(model, card, cards, setup, input_tokens, output_tokens)
     mean = replace(setup, context_tokens=input_tokens + output_tokens // 2)
