@@ -13,6 +13,7 @@ import yaml
 from planner.domain import yaml_source
 from planner.domain.errors import LoadError
 from planner.domain.load import load_scenario
+from planner.domain.values import WEEKDAYS
 from tests.conftest import REPO, minimal_scenario
 from tests.test_yaml_safety import count_built_values
 
@@ -288,6 +289,16 @@ def test_a_date_that_does_not_exist_hides_no_other_problem(write: Any, tmp_path:
         ({"daily_hours": "08:30-22:00"}, 0, "whole hours"),
         ({"checkpoint_every": "30"}, 0, "expected a duration such as 30m"),
         ({"requests_per_s": 3}, 1, "give exactly one of concurrency or requests_per_s"),
+        (  # a misspelt day group is named, not a valid one blamed as a bad hour range
+            {"concurrency": {"weekdays": 20, "weekned": 10}},
+            1,
+            "workloads[1].concurrency: unknown day group 'weekned'; did you mean weekend?",
+        ),
+        (
+            {"concurrency": {"mon": 20, "tues": 10, **dict.fromkeys(WEEKDAYS[2:], 5)}},
+            1,
+            "workloads[1].concurrency: unknown day group 'tues'; did you mean tue?",
+        ),
         ({"end": "2026-07-01"}, 1, "end 2026-07-01 is not after start"),
         ({"precision": ["fp8", "int3"]}, 1, "workloads[1].precision[1]"),
         ({"card": None, "min_memory_gib": 500}, 2, "no offered card has 500.0 GiB"),

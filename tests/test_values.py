@@ -82,6 +82,9 @@ def test_curve_by_hour_and_weekday() -> None:
         ({"weekdays": 1, "fri": 2, "weekend": 3}, "fri is given twice"),
         ({"00-24": -1}, "≥ 0"),
         ({"8 to 12": 1}, "should look like"),
+        ({"weekdays": 1, "weekned": 2}, "unknown day group 'weekned'; did you mean weekend?"),
+        ({"weeknd": 1}, "unknown day group 'weeknd'; did you mean weekend?"),
+        ({"weekdays": 1, "00-24": 2}, "'00-24' is an hour range beside day groups"),
     ],
 )
 def test_bad_curves(bad: object, why: str) -> None:

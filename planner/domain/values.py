@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal, get_args
 from pydantic import AfterValidator, BeforeValidator, Field, PlainSerializer, WithJsonSchema
 
 from planner.domain.limits import MAX_HORIZON_DAYS, MAX_MINUTES, over
+from planner.domain.suggest import closest, did_you_mean
 
 SLUG_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
 Slug = Annotated[str, Field(pattern=SLUG_PATTERN, max_length=64)]
@@ -274,6 +275,8 @@ def parse_week_curve(value: Any) -> tuple[tuple[float, ...], ...]:
     """
     if isinstance(value, WeekCurve):
         return value.levels
+    if isinstance(value, dict) and value:
+        _check_day_groups(value)
     if (
         isinstance(value, dict)
         and value
@@ -291,6 +294,30 @@ def parse_week_curve(value: Any) -> tuple[tuple[float, ...], ...]:
             raise ValueError(f"no levels for {', '.join(missing)}; every day needs one")
         return tuple(v for v in week if v is not None)
     return (_parse_day_curve(value, "curve"),) * 7
+
+
+def _check_day_groups(value: dict[Any, Any]) -> None:
+    """A curve by day group whose keys are not all day groups names its first bad key, with
+    the nearest day group: a key that is no hour range either, beside a day group or spelt
+    close to one (`weekned`, `tues`), is a misspelt day group, not a malformed hour range."""
+    keys = [str(k).strip() for k in value]
+    by_day = any(k.lower() in DAY_GROUPS for k in keys)
+    for key in keys:
+        if key.lower() in DAY_GROUPS:
+            continue
+        if _HOUR_RANGE.match(key) is not None:
+            if by_day:  # hours beside day groups: they belong inside one
+                raise ValueError(
+                    f"{key!r} is an hour range beside day groups; give hour ranges inside "
+                    f"a day group, such as {{weekdays: {{{key!r}: …}}}}"
+                )
+            continue
+        if by_day or closest(key, DAY_GROUPS) is not None:
+            other = "" if by_day else "; or hour ranges such as '08-20'"
+            raise ValueError(
+                f"unknown day group {key!r}{did_you_mean(key, DAY_GROUPS)} "
+                f"(day groups: mon…sun, weekdays, weekend, all{other})"
+            )
 
 
 @dataclass(frozen=True)
