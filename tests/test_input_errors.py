@@ -288,7 +288,11 @@ def test_a_date_that_does_not_exist_hides_no_other_problem(write: Any, tmp_path:
         ({"deadline": "2026-09-01"}, 0, "lies outside the horizon"),
         ({"daily_hours": "08:30-22:00"}, 0, "whole hours"),
         ({"checkpoint_every": "30"}, 0, "expected a duration such as 30m"),
-        ({"requests_per_s": 3}, 1, "give exactly one of concurrency or requests_per_s"),
+        (
+            {"requests_per_s": 3},
+            1,
+            "workloads[1]: give exactly one of concurrency or requests_per_s",
+        ),
         (  # a misspelt day group is named, not a valid one blamed as a bad hour range
             {"concurrency": {"weekdays": 20, "weekned": 10}},
             1,

@@ -86,6 +86,51 @@ def test_bad_classes_are_refused_by_name(
     assert message in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("change", "field", "written", "message"),
+    [
+        # the shares and names are the classes' together: said at `classes:`
+        (
+            lambda classes: classes[1].update(share=0.35),
+            "workloads[0].classes",
+            "  classes:",
+            "the classes' shares add up to 1.25, not 1",
+        ),
+        (
+            lambda classes: classes[1].update(name="chat"),
+            "workloads[0].classes",
+            "  classes:",
+            "request class names repeat: chat, chat",
+        ),
+        # a length the workload leaves to its classes, missing on one: said at that class
+        (
+            lambda classes: classes[1].pop("context_tokens"),
+            "workloads[0].classes[1].context_tokens",
+            "  - name: long",
+            "required field is missing",
+        ),
+        (
+            lambda classes: classes[1].pop("min_tokens_per_s"),
+            "workloads[0].classes[1].min_tokens_per_s",
+            "  - name: long",
+            "required field is missing (or tpot_ms)",
+        ),
+    ],
+    ids=["shares", "names", "context", "speed"],
+)
+def test_class_problems_are_said_at_the_field_and_line_that_wrote_them(
+    tmp_path: Path, change: Any, field: str, written: str, message: str
+) -> None:
+    data = yaml.safe_load(SPLIT.read_text())
+    change(data["workloads"][0]["classes"])
+    path = _write(tmp_path, data)
+    with pytest.raises(LoadError) as caught:
+        load_scenario(path)
+    [issue] = caught.value.issues
+    line = path.read_text().splitlines().index(written) + 1
+    assert (issue.field, issue.line) == (field, line) and message in issue.message
+
+
 def test_the_split_beats_the_best_single_card_type_by_the_hand_worked_amount() -> None:
     """200 requests in flight all day, hourly, no setup: a class's cheapest plan alone is
     its cheapest config's ceil(demand ÷ capacity) replicas × 24 h × price per replica-hour,

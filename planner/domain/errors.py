@@ -111,6 +111,8 @@ def _written_path(loc: Iterable[str | int], data: Any) -> tuple[str | int, ...]:
             path.append(part)
         elif not isinstance(node, dict | list):
             break  # a union member's tag under a written value: not a field
+        elif last and isinstance(node, dict) and node.get("kind") == part:
+            break  # the tag of the member (`serve`) whose own check failed: not a field
         elif last:
             path.append(part)  # a missing field: report it where its parent is written
             break

@@ -9,11 +9,14 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    ModelWrapValidatorHandler,
     Tag,
+    ValidationError,
     ValidationInfo,
     field_validator,
     model_validator,
 )
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from planner.domain.catalog import Frozen
 from planner.domain.limits import (
@@ -312,13 +315,30 @@ class ServeWorkload(_Workload):
                 f"output_tokens ({self.output_tokens}) must be less than context_tokens "
                 f"({self.context_tokens}): the context holds the prompt and the output"
             )
-        names = [c.name for c in self.classes]
+        return self
+
+    @field_validator("classes")
+    @classmethod
+    def _classes_hold_together(cls, classes: list[RequestClass]) -> list[RequestClass]:
+        """Names and shares over the classes: said at `classes`, where they are written."""
+        names = [c.name for c in classes]
         if len(set(names)) < len(names):
             raise ValueError(f"request class names repeat: {', '.join(names)}")
-        shares = [c.share for c in self.classes if c.share is not None]
+        shares = [c.share for c in classes if c.share is not None]
         if shares and abs(sum(shares) - 1) > 1e-9:
             raise ValueError(f"the classes' shares add up to {sum(shares):g}, not 1")
-        return self
+        return classes
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _missing_on_the_class(cls, data: Any, handler: ModelWrapValidatorHandler[Any]) -> Any:
+        """A length or speed that the workload leaves to its classes, and that some classes
+        give but others not, is missing on those others: said at each of them, not at the
+        workload (where no class gives it, the workload's own field is the one to add)."""
+        try:
+            return handler(data)
+        except ValidationError as exc:
+            raise _blamed_on_classes(exc, data) from None
 
     def per_class(self) -> list[ServeWorkload]:
         """Each request class as a workload of its own (`<name>.<class>`): the class's
@@ -361,6 +381,57 @@ class ServeWorkload(_Workload):
                 # validated again: a class's lengths must hold together as a workload's do
                 out.append(ServeWorkload.model_validate({**self.model_dump(), **update}))
         return out
+
+
+# a serve workload's fields that its classes may give instead: (field, what else gives it)
+_CLASS_GIVEN = {
+    "context_tokens": ("context_tokens", "buckets"),
+    "min_tokens_per_s": ("min_tokens_per_s", "tpot_ms"),
+}
+
+
+def _blamed_on_classes(exc: ValidationError, data: Any) -> ValidationError:
+    """`exc` with a serve workload's missing context_tokens or min_tokens_per_s said at each
+    class that lacks it, where other classes give it (docs/scenarios.md, "Request classes")."""
+    written = data.get("classes") if isinstance(data, dict) else None
+    if not isinstance(written, list):
+        return exc
+    errors: list[InitErrorDetails] = []
+    moved = False
+    for err in exc.errors(include_url=False):
+        given = _CLASS_GIVEN.get(str(err["loc"][-1])) if len(err["loc"]) == 1 else None
+        lacking = [
+            i
+            for i, c in enumerate(written)
+            if isinstance(c, dict) and given and not any(c.get(k) for k in given)
+        ]
+        if err["type"] != "missing" or given is None or not 0 < len(lacking) < len(written):
+            errors.append(_details(err))
+            continue
+        moved = True
+        message = (
+            f"required field is missing (or {given[1]}): the workload gives no {given[0]}, "
+            "so every class must"
+        )
+        errors += [
+            InitErrorDetails(
+                type=PydanticCustomError("missing_in_class", message),
+                loc=("classes", i, given[0]),
+                input=written[i],
+            )
+            for i in lacking
+        ]
+    if not moved:
+        return exc
+    return ValidationError.from_exception_data(exc.title, errors)
+
+
+def _details(err: Any) -> InitErrorDetails:
+    """One of pydantic's errors as it is raised again."""
+    details = InitErrorDetails(type=err["type"], loc=err["loc"], input=err["input"])
+    if "ctx" in err:
+        details["ctx"] = err["ctx"]
+    return details
 
 
 class ReserveWorkload(_Workload):
