@@ -145,6 +145,18 @@ def test_a_card_sold_only_on_spot_needs_checkpoints(make_scenario: Any) -> None:
     assert feasible(s, spot)
 
 
+def test_with_every_offer_deleted_the_conflicts_say_so(make_scenario: Any) -> None:
+    # every catalog lists an offer, but a scenario's offers: may delete them all: each
+    # workload's conflict says there is no offer (it said "available: none of ", cut off)
+    s = make_scenario([offer("o", hourly=HOURLY)], [job("a", 5), service()])
+    result = solved(relaxed(s, {"offers": [{"id": "o", "delete": True}]}, "deleted.yaml"))
+    assert result.status == "infeasible"
+    assert [(c.workloads, c.available) for c in result.conflicts] == [
+        ((name,), "no offer at all (the offers: changes delete every offer the catalogs list)")
+        for name in ("a", "chat")
+    ]
+
+
 # --- deadline and dependency ------------------------------------------------------------------
 
 

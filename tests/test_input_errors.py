@@ -371,6 +371,26 @@ def test_a_missing_catalog_file_is_located_in_the_scenario(cli: Any, tmp_path: P
     assert repr(str(tmp_path / "prices" / "missing.yaml")) + " not found" in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("offers", "expected"),
+    [
+        (None, "1:1: offers: required field is missing: a catalog lists at least one offer"),
+        ([], "4:1: offers: a catalog lists at least one offer; this lists none"),
+        (["a100"], "4:10: offers[0]: expected an offer (a mapping with an id), got 'a100'"),
+    ],
+)
+def test_a_catalog_that_lists_no_offer_is_refused_at_its_offers(
+    write: Any, cli: Any, offers: list[Any] | None, expected: str
+) -> None:
+    # it passed as "offers 0 of 0 card types", and plan solve then found no card for
+    # anything; every catalog file lists offers, also beside another catalog that does
+    header = "name: empty\ncurrency: CNY\nsource: nothing\n"
+    listed = "" if offers is None else f"offers: {json.dumps(offers)}\n"
+    catalog = write(header + listed, "empty.yaml")
+    path = write(with_change({"catalog": ["jizhisuan-2026-09", "empty.yaml"]}))
+    assert_cli_rejects(cli, path, f"{catalog}:{expected}")
+
+
 def test_an_offer_with_a_bad_price_and_an_unknown_card_gets_both_said(
     cli: Any, tmp_path: Path
 ) -> None:

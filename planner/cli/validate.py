@@ -42,10 +42,13 @@ def _print(s: dict[str, Any], console: Any) -> None:
             markup=False,
         )
     modes = ", ".join(f"{m} {n}" for m, n in s["offers"]["by_mode"].items())
-    console.print(
-        f"  offers      {s['offers']['count']} of {len(s['cards'])} card types, "
-        f"selling by mode (an offer may sell several): {modes}"
-    )
+    if s["offers"]["count"]:
+        console.print(
+            f"  offers      {s['offers']['count']} of {len(s['cards'])} card types, "
+            f"selling by mode (an offer may sell several): {modes}"
+        )
+    else:  # every catalog lists offers: the scenario's `offers:` deleted them all
+        console.print("  offers      none (the offers: changes delete every one the catalogs list)")
     for kind, names in s["workloads"].items():
         if names:
             console.print(f"  {kind:<11} {len(names)}: {', '.join(names)}")

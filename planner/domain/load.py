@@ -208,6 +208,7 @@ def load_catalogs(
     collect.raise_if_any()
     for source in sources:  # with every other problem (each such item is validated alone)
         collect.issues += duplicates(source, "offers", "id") + duplicates(source, "cards", "id")
+        collect.issues += _listed_offers(source)
     card_layers = _items(_card_source(), "cards")
     for source in sources:
         _mapping(source, "catalog")
@@ -268,6 +269,31 @@ def load_catalogs(
     if issues:
         raise LoadError(issues)
     return tuple(catalogs), cards
+
+
+def _listed_offers(source: Source) -> list[Issue]:
+    """A catalog file lists at least one offer, each a mapping (docs/scenarios.md,
+    "Catalog"): one without offers would pass as a catalog of nothing; an entry that is no
+    mapping, and a card entry likewise, would be dropped unread."""
+    data = source.data if isinstance(source.data, dict) else {}
+    if "offers" not in data:
+        return [
+            source.issue(
+                ("offers",), "required field is missing: a catalog lists at least one offer"
+            )
+        ]
+    issues = []
+    if data["offers"] == []:
+        issues.append(
+            source.issue(("offers",), "a catalog lists at least one offer; this lists none")
+        )
+    for key, what in (("offers", "an offer"), ("cards", "a card")):
+        written = data.get(key)
+        for i, item in enumerate(written if isinstance(written, list) else []):
+            if not isinstance(item, dict):
+                message = f"expected {what} (a mapping with an id), got {item!r}"
+                issues.append(source.issue((key, i), message))
+    return issues
 
 
 def _prefixed_offers(sources: list[Source]) -> tuple[list[Layers], dict[str, list[str]]]:

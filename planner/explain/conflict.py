@@ -16,6 +16,10 @@ from planner.estimate.core import GIB
 
 Kind = Literal["memory", "deadline", "dependency", "stock", "demand", "joint"]
 
+# what is available where nothing is offered: every catalog lists offers (load_catalogs),
+# so the scenario's (or a patch's) `offers:` changes deleted them all
+NO_OFFERS = "no offer at all (the offers: changes delete every offer the catalogs list)"
+
 
 @dataclass(frozen=True)
 class Relaxation:

@@ -19,6 +19,7 @@ from planner.estimate.memory import ServeSetup, kv_bytes_per_sequence, serve_mem
 from planner.estimate.precision import supports
 from planner.estimate.serve import time_to_first_token, token_seconds
 from planner.explain.conflict import (
+    NO_OFFERS,
     Conflict,
     Relaxation,
     by_value,
@@ -117,7 +118,14 @@ def serve_fit(scenario: Scenario, w: ServeWorkload) -> Conflict:
     if not options:
         needed = f"a card × count that runs {', '.join(w.precision)} with the heads split evenly"
         limit = w.max_cards_per_replica
-        return Conflict("memory", (w.name,), needed, f"none within max_cards_per_replica {limit}")
+        available = (
+            NO_OFFERS
+            if not scenario.offers
+            else "none among the cards offered"
+            if limit is None
+            else f"none within max_cards_per_replica {limit}"
+        )
+        return Conflict("memory", (w.name,), needed, available)
     holding = [o for o in options if o.budget >= o.kv]
     if not holding:
         best = max(options, key=lambda o: o.budget - o.kv)

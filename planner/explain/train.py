@@ -18,6 +18,7 @@ from planner.estimate.core import usable_bytes
 from planner.estimate.memory import for_card, train_memory, workload_setup
 from planner.estimate.precision import supports
 from planner.explain.conflict import (
+    NO_OFFERS,
     Conflict,
     Kind,
     Relaxation,
@@ -64,7 +65,11 @@ def memory(scenario: Scenario, w: TrainWorkload) -> Conflict | None:
     if not offers:
         sold = ", ".join(sorted({o.card for o in scenario.offers.values()}))
         needed = f"a card that computes in {w.precision}, on a mode it may use"
-        available = f"none of {sold}" + (", but on spot" if _spot_only(scenario, w) else "")
+        available = (
+            f"none of {sold}" + (", but on spot" if _spot_only(scenario, w) else "")
+            if sold
+            else NO_OFFERS
+        )
         spot = tuple(_checkpointed(scenario, w))
         return Conflict("memory", (w.name,), needed, available, spot)
     options = [(o, n) for o in offers for n in COUNTS if _allowed(w, o.node_cards, o.network, n)]
