@@ -49,6 +49,34 @@ def test_minimal_scenario_is_valid(write: Any, cli: Any) -> None:
     assert "selling by mode (an offer may sell several): hourly" in result.stdout
 
 
+def test_a_one_day_horizon_is_said_in_the_singular(write: Any, cli: Any) -> None:
+    data = minimal_scenario()
+    data["horizon"] = {"start": "2026-07-01", "end": "2026-07-02"}
+    data["workloads"] = [data["workloads"][2] | {"start": "2026-07-01", "end": "2026-07-02"}]
+    result = cli("validate", write(data))
+    assert result.exit_code == 0, result.output
+    assert "(end exclusive): 1 day, 24 hours, Asia/Shanghai" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("billing", "expected"),
+    [
+        # pydantic's "got a number with a fractional part" was followed by ", got 1.5"
+        ({"stock": 1.5}, "hourly.stock: Input should be a valid integer, got 1.5"),
+        # a value that pydantic's wording happens to contain is said too, as every other is
+        ({"increment_hours": 0}, "hourly.increment_hours: Input should be greater than 0, got 0"),
+        ({"min_hours": -4}, "hourly.min_hours: Input should be greater than 0, got -4"),
+    ],
+)
+def test_a_bad_billing_figure_is_said_with_its_value_once(
+    write: Any, billing: dict[str, Any], expected: str
+) -> None:
+    offer = {"id": "p", "card": "a100-80g", "hourly": {"price": 10, **billing}}
+    write({"name": "one", "currency": "CNY", "source": "tests", "offers": [offer]}, "one.yaml")
+    [message] = problems(write(with_change({"catalog": "one.yaml"})))
+    assert message.endswith(f"offers[0].{expected}"), message
+
+
 def test_broken_yaml(write: Any, cli: Any) -> None:
     path = write("name: x\nworkloads:\n  - name: a\n   kind: train\n")
     assert_cli_rejects(cli, path, f"{path}:4:", "invalid YAML")
@@ -443,7 +471,7 @@ def test_an_offer_id_given_twice_is_said_with_each_offers_own_problems(write: An
     for expected in (
         "offers[1].id: id 'p' is used by offers[0] too",
         "offers[0].hourly.price: Input should be greater than or equal to 0",
-        "offers[0].hourly.increment_hours: Input should be greater than 0",
+        "offers[0].hourly.increment_hours: Input should be greater than 0, got 0",
         "offers[0].card: unknown card 'a100-80gg'",
     ):
         assert any(expected in m for m in found), (expected, found)

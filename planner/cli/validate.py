@@ -12,6 +12,7 @@ from planner.cli.common import (
     load_planned,
     write_json,
 )
+from planner.explain.conflict import plural
 from planner.report import scenario_summary
 
 
@@ -31,8 +32,8 @@ def _print(s: dict[str, Any], console: Any) -> None:
     h = s["horizon"]
     console.print(f"[bold green]✓ {s['scenario']}[/] is valid ({s['file']})")
     console.print(
-        f"  horizon     {h['start']} .. {h['end']} (end exclusive): {h['days']} days, "
-        f"{h['hours']:,} hours, {s['timezone']}"
+        f"  horizon     {h['start']} .. {h['end']} (end exclusive): {plural(h['days'], 'day')}, "
+        f"{plural(h['hours'], 'hour')}, {s['timezone']}"
     )
     for c in s["catalogs"]:
         rate = c["exchange_rate"]
@@ -44,7 +45,7 @@ def _print(s: dict[str, Any], console: Any) -> None:
     modes = ", ".join(f"{m} {n}" for m, n in s["offers"]["by_mode"].items())
     if s["offers"]["count"]:
         console.print(
-            f"  offers      {s['offers']['count']} of {len(s['cards'])} card types, "
+            f"  offers      {s['offers']['count']} of {plural(len(s['cards']), 'card type')}, "
             f"selling by mode (an offer may sell several): {modes}"
         )
     else:  # every catalog lists offers: the scenario's `offers:` deleted them all

@@ -163,7 +163,9 @@ def _message(err: Any, model: type[BaseModel] | None, path: tuple[str | int, ...
             return f"expected {said}, got {err.get('input')!r}"
     given = err.get("input")
     scalar = isinstance(given, str | int | float) and not isinstance(given, bool)
-    if scalar and msg.startswith("Input should") and repr(given) not in msg:
+    if kind == "int_from_float" and scalar:  # "…, got a number with a fractional part"
+        return f"Input should be a valid integer, got {given!r}"
+    if scalar and msg.startswith("Input should"):
         return f"{msg}, got {given!r}"  # pydantic's own wording does not show the value
     return str(msg)
 

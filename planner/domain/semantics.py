@@ -169,8 +169,8 @@ def _horizon_issues(scenario: Scenario, source: Source) -> list[Issue]:
                     source.issue(
                         ("commitments", i, "count"),
                         f"{c.count} {c.mode} packages from {c.start} start the last on {last}, "
-                        f"at or past the horizon end {horizon.end}; packages that start past "
-                        f"the horizon are not planned (rule 8): at most {fit} fit",
+                        f"at or past the horizon end {horizon.end}; every package must start "
+                        f"before the horizon end: at most {fit} fit",
                     )
                 )
     return issues
