@@ -14,6 +14,7 @@ from planner.domain import yaml_source
 from planner.domain.errors import LoadError
 from planner.domain.load import load_scenario
 from planner.domain.values import WEEKDAYS
+from planner.domain.workload import TrainWorkload
 from tests.conftest import REPO, minimal_scenario
 from tests.test_yaml_safety import count_built_values
 
@@ -356,6 +357,22 @@ def test_each_bad_input_has_a_precise_message(
         del data["workloads"][2]["card"]
     found = problems(write(data))
     assert any(expected in message for message in found), found
+
+
+def test_a_bare_number_is_a_duration_only_where_the_field_names_its_unit(write: Any) -> None:
+    # docs/scenarios.md ("Conventions") said every bare number is refused as ambiguous,
+    # while the *_minutes fields take one in minutes: it now says which do, as they behave
+    conventions = (REPO / "docs" / "scenarios.md").read_text(encoding="utf-8")
+    for said in ("(`checkpoint_every: 30`)", "`setup_minutes: 30`", "`restart_minutes: 10`"):
+        assert said in conventions
+    data = with_change({"setup_minutes": 30}, workload=0)
+    data["offers"] = [{"id": "jz-h200", "spot": {"price": 5, "restart_minutes": 10}}]
+    s = load_scenario(write(data))
+    ft, spot = s.workload("ft"), s.offers["jz-h200"].spot
+    assert isinstance(ft, TrainWorkload) and spot is not None
+    assert (ft.setup_minutes, spot.restart_minutes) == (30, 10)
+    refused = problems(write(with_change({"checkpoint_every": 30}, workload=0)))
+    assert any("checkpoint_every: expected a duration such as 30m" in m for m in refused)
 
 
 def test_a_misspelt_model_is_reported_with_the_other_problems(write: Any) -> None:
