@@ -352,6 +352,7 @@ def _best_precision(
             ),
             context_tokens=workload.context_tokens,
             output_tokens=workload.output_tokens,
+            max_seqs=workload.max_num_seqs or ServeSetup.max_seqs,
         )
         replica = replica_capacity(
             scenario.models[workload.name],

@@ -335,3 +335,21 @@ def test_a_vllm_replica_carries_at_most_its_max_num_seqs(cli: Any) -> None:
     two = next(r for r in rows if r["cards"] == 2)  # memory binds first: nothing said
     assert two["max_concurrency_per_replica"] == two["concurrency_by_memory"] < 256
     assert not any("max_num_seqs" in a for a in two["assumptions"])
+
+
+def test_max_num_seqs_is_a_knob_of_vllm_alone(cli: Any, make_scenario: Any) -> None:
+    # a deployment that raises vLLM's max_num_seqs to 512 carries what memory allows (478);
+    # HF generate has no such limit: the flag, and the workload field, are refused there
+    args = ("mixtral-8x7b", "--task", "serve", "--card", "h100-80g", "--cards", "8",
+            "--context-tokens", "8192", "--concurrency", "16")  # fmt: skip
+    [raised] = rows_of(cli, *args, "--max-num-seqs", "512")
+    assert raised["max_concurrency_per_replica"] == raised["concurrency_by_memory"] > 256
+    refused = cli("fit", *args, "--engine", "hf", "--max-num-seqs", "512")
+    assert refused.exit_code == 1 and "--max-num-seqs" in refused.output
+    from planner.domain.errors import LoadError
+    from tests.planning import offer, service
+
+    with pytest.raises(LoadError) as bad:
+        make_scenario([offer("o", hourly={"price": 10})],
+                      [service(engine="hf", max_num_seqs=64)])  # fmt: skip
+    assert "max_num_seqs is vLLM's" in str(bad.value)

@@ -121,6 +121,7 @@ def serve_capacity(
         offset_gib=scenario.memory_offset_gib(scenario.models[w.name].name, card.id, "serve"),
         context_tokens=w.context_tokens,
         output_tokens=w.output_tokens,
+        max_seqs=w.max_num_seqs or ServeSetup.max_seqs,
     )
     model = scenario.models[w.name]
     capacity = replica_capacity(model, card, cards, setup, w.min_tokens_per_s, w.ttft_s)

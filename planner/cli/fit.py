@@ -203,6 +203,10 @@ def fit(
     ] = None,
     min_tokens_per_s: Annotated[float | None, Opt(help="Decode speed each request needs.")] = None,
     kv_precision: Annotated[Precision | None, Opt(help="KV cache format (default 16-bit).")] = None,
+    max_num_seqs: Annotated[
+        int | None,
+        Opt(min=1, help="vLLM's max_num_seqs: requests a replica runs at once (default 256)."),
+    ] = None,
     memory_margin: MarginOption = None,
     calibration: Annotated[
         list[Path] | None,
@@ -266,11 +270,15 @@ def fit(
                 "--output-tokens": output_tokens,
                 "--min-tokens-per-s": min_tokens_per_s,
                 "--kv-precision": kv_precision,
+                "--max-num-seqs": max_num_seqs,
             },
             gradients={"--optimizer": optimizer, "--optimizer-in-backward": optimizer_in_backward},
         )
         seq_len, batch = seq_len or SEQ_LEN, batch or BATCH
         engine, concurrency = engine or ENGINE, concurrency or CONCURRENCY
+        if max_num_seqs is not None and engine.value != "vllm":
+            message = f"max_num_seqs is vLLM's; engine {engine.value} has no such limit"
+            raise LoadError([Issue("--max-num-seqs", None, None, (), message)])
         context_tokens = context_tokens or CONTEXT_TOKENS
         if kv_precision is not None and kv_precision.value == "nf4":
             message = "nf4 is a weights format (bitsandbytes); a KV cache is 16-bit, fp8 or int8"
@@ -348,6 +356,7 @@ def fit(
             context_tokens=context_tokens,
             output_tokens=output_tokens,
             concurrency=concurrency,
+            max_seqs=max_num_seqs or ServeSetup.max_seqs,
             pipeline=bool(pipeline),
             margin=margin,
         ),

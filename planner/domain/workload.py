@@ -226,6 +226,8 @@ class ServeWorkload(_Workload):
     precision: Precisions = ("bf16",)
     kv_precision: Precision | None = None  # default: 16-bit KV cache
     engine: Literal["vllm", "hf"] = "vllm"
+    # vLLM's max_num_seqs: the requests a replica runs at once (its default 256); vLLM only
+    max_num_seqs: Annotated[int, Field(ge=1), at_most(MAX_COUNT, "sequences")] | None = None
     start: Instant
     end: Instant
     context_tokens: Tokens  # prompt + output per request, held in KV cache
@@ -314,6 +316,10 @@ class ServeWorkload(_Workload):
             raise ValueError(
                 f"output_tokens ({self.output_tokens}) must be less than context_tokens "
                 f"({self.context_tokens}): the context holds the prompt and the output"
+            )
+        if self.max_num_seqs is not None and self.engine != "vllm":
+            raise ValueError(
+                f"max_num_seqs is vLLM's; engine {self.engine} has no such limit: drop it"
             )
         return self
 

@@ -57,7 +57,8 @@ OPTIMIZER_BYTES = {
 
 @dataclass(frozen=True)
 class ServeSetup:
-    """How a model is served; every field is a knob of `plan fit --task serve`."""
+    """How a model is served; every field but `batched_tokens` is a knob of `plan fit --task
+    serve` (`max_seqs`: `--max-num-seqs`)."""
 
     precision: str = "bf16"
     kv_precision: str | None = None  # default: 16-bit KV
@@ -69,7 +70,9 @@ class ServeSetup:
     output_tokens: int | None = None
     concurrency: int = 1
     batched_tokens: int = 8192  # vLLM max_num_batched_tokens: the profiling pass's size
-    max_seqs: int = 256  # vLLM max_num_seqs: rows of logits in the sampler
+    # vLLM max_num_seqs (its default 256): the requests a replica runs at once, and the rows
+    # of logits its profiling pass samples
+    max_seqs: int = 256
     pipeline: bool = False  # vLLM: layers split in sequence over the cards, not tensor parallel
     margin: float | str = 0.0  # safety margin: a fraction, or "band" (the kind's error band)
     offset_gib: float = 0.0  # measured − estimated on this card (a calibration), added as a term

@@ -105,8 +105,9 @@ def replica_capacity(
         notes += (
             Assumption(
                 "engine_seqs",
-                f"at most {by_engine} requests at once: vLLM's max_num_seqs (its default), "
-                f"below the {carried} the memory and speed would carry",
+                f"at most {by_engine} requests at once: vLLM's max_num_seqs"
+                + (" (its default)" if by_engine == ServeSetup.max_seqs else "")
+                + f", below the {carried} the memory and speed would carry",
             ),
         )
     return ReplicaCapacity(memory, by_memory, by_speed, per_request, notes, by_ttft, by_engine)
@@ -238,7 +239,9 @@ def serving_throughput(
     by_memory = max_concurrency_by_memory(model, card, cards, full)
     budget = setup.batched_tokens
     by_budget = budget * output_tokens // (input_tokens + output_tokens)
-    batch = max(1, min(setup.concurrency, by_memory, by_budget, setup.max_seqs))
+    # the concurrency is the batch the benchmark's engine was set to run: no engine default
+    # caps it here (a planned replica's max_num_seqs is replica_capacity's)
+    batch = max(1, min(setup.concurrency, by_memory, by_budget))
     if batch == 1:
         return generation_tokens_per_s(model, card, cards, setup, input_tokens, output_tokens)
     mean = replace(setup, context_tokens=input_tokens + output_tokens // 2)

@@ -94,6 +94,7 @@ def _options(scenario: Scenario, w: ServeWorkload) -> list[_Option]:
                     usable_fraction=fraction,
                     context_tokens=w.context_tokens,
                     output_tokens=w.output_tokens,
+                    max_seqs=w.max_num_seqs or ServeSetup.max_seqs,
                     margin=scenario.spec.memory_margin,
                     offset_gib=scenario.memory_offset_gib(model.name, card.id, "serve"),
                 )
