@@ -418,3 +418,20 @@ def test_a_tensor_parallel_replica_says_its_all_reduce_latency_and_whether_it_wa
     pcie, low = note("rtx4090")
     assert "100 µs each over pcie-no-p2p, assumed" in pcie
     assert any("all-reduces" in a for a in low)
+
+
+def test_a_short_prompts_prefill_is_said_as_the_weight_read_it_is(cli: Any) -> None:
+    # 10 prompt tokens of a 70B in int4 on one H100: their FLOPs take about 4 ms at the
+    # prefill share, reading the weights once 24 ms: the note says the read, not a share of
+    # an "int4 peak" (int4 runs on the 16-bit peak)
+    import json
+
+    args = ("fit", "llama-3.1-70b", "--task", "serve", "--precision", "int4", "--card",
+            "h100-80g", "--cards", "1", "--context-tokens", "610", "--output-tokens", "600",
+            "--min-tokens-per-s", "10", "--json", "-")  # fmt: skip
+    result = cli(*args)
+    assert result.exit_code == 0, result.output
+    [row] = json.loads(result.stdout)
+    [note] = [a for a in row["assumptions"] if "prefills" in a]
+    assert "ms each: reading the weights once, longer than its FLOPs" in note
+    assert "int4 peak" not in note

@@ -17,6 +17,7 @@ from planner.estimate.speed import (
     decode_step_seconds,
     engine_step_seconds,
     link_kind,
+    tp_efficiency,
 )
 
 
@@ -68,13 +69,10 @@ def replica_capacity(
     prompt = prompt_tokens(setup)
     prefills = ""
     if setup.output_tokens:
-        alone = prefill_seconds(model, card, cards, setup, prompt)
-        share = compute_efficiency(card, setup.precision)
         prefills = (
             f"; each request also waits for the prefills of the {prompt}-token prompts that "
-            f"start while it writes its {setup.output_tokens} tokens ({alone * 1e3:.0f} ms "
-            f"each: a whole prompt's prefill, at {share:.0%} of the dense "
-            f"{setup.precision} peak, as time-to-first-token rows measure it)"
+            f"start while it writes its {setup.output_tokens} tokens "
+            f"({_prefill_text(model, card, cards, setup, prompt)})"
         )
     speed_note = Assumption(
         "decode",
@@ -111,6 +109,29 @@ def replica_capacity(
             ),
         )
     return ReplicaCapacity(memory, by_memory, by_speed, per_request, notes, by_ttft, by_engine)
+
+
+def _prefill_text(
+    model: ModelCard, card: CardType, cards: int, setup: ServeSetup, prompt: int
+) -> str:
+    """One prompt's prefill time and what bounds it: its FLOPs at the prefill share of the
+    peak it runs on (over tensor-parallel cards, less their overhead), or reading the
+    weights once where that takes longer (a short prompt)."""
+    alone = prefill_seconds(model, card, cards, setup, prompt)
+    once = decode_step_seconds(model, card, cards, replace(setup, context_tokens=1), 1)
+    if alone <= once:
+        return f"{alone * 1e3:.0f} ms each: reading the weights once, longer than its FLOPs"
+    peak = "fp8" if setup.precision == "fp8" and card.fp8.value else "16-bit"
+    share = compute_efficiency(card, setup.precision)
+    text = (
+        f"{alone * 1e3:.0f} ms each: a whole prompt's FLOPs at {share:.0%} of the dense "
+        f"{peak} peak, as time-to-first-token rows measure it"
+    )
+    if cards > 1 and not layer_split(setup, cards):
+        text += (
+            f", over {cards} cards at {tp_efficiency(card, cards):.0%} tensor-parallel efficiency"
+        )
+    return text
 
 
 def _allreduce_text(card: CardType) -> str:
