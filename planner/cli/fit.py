@@ -187,7 +187,14 @@ def fit(
             "a QLoRA base holds no trainer's working memory.",
         ),
     ] = None,
-    mfu: Annotated[float | None, Opt(min=0.01, max=1.0, help="MFU override.")] = None,
+    mfu: Annotated[
+        float | None,
+        Opt(
+            min=0.01,
+            max=1.0,
+            help="MFU per card before multi-card overhead (scaling efficiency applied on top).",
+        ),
+    ] = None,
     engine: Annotated[Engine | None, Opt(help=f"Serving engine (default {ENGINE.value}).")] = None,
     gpu_util: Annotated[float, Opt(min=0.05, max=1.0, help="Usable memory fraction.")] = 0.90,
     concurrency: Annotated[

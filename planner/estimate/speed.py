@@ -289,7 +289,11 @@ def single_card_speed(
     if setup.knobs.mfu:
         speed = peak * setup.knobs.mfu / model_work
         notes.add("flops", f"{model_work / 1e9:.0f} GFLOPs of model work per token")
-        notes.add("mfu", f"{setup.knobs.mfu:.0%} of {card.id}'s dense peak on model FLOPs (stated)")
+        notes.add(
+            "mfu",
+            f"{setup.knobs.mfu:.0%} of {card.id}'s dense peak on model FLOPs (stated: per "
+            "card, before multi-card overhead, which the scaling efficiency adds)",
+        )
     else:
         work, work_text = executed_flops_per_token(model, setup)
         share, source = mfu_default(card)
