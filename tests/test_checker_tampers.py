@@ -120,6 +120,13 @@ def test_a_breakdown_line_off_is_a_violation_of_the_difference(make_scenario: An
         "cost_breakdown.reported.round_up": (-1.5, "unit-hours"),
         "cost_breakdown.reported.idle": (7.0, money),
     }
+    # setup carries no cost; one stated as 0.00 differs by being there: 1, no unit
+    setup = b.reported[CostTerm.SETUP]
+    assert setup.cost is None
+    costed = {**b.reported, CostTerm.SETUP: setup.model_copy(update={"cost": Decimal(0)})}
+    extra = plan.model_copy(update={"cost_breakdown": b.model_copy(update={"reported": costed})})
+    [v] = [v for v in check_plan(s, extra).violations if v.subject.startswith("cost_breakdown")]
+    assert (v.subject, v.amount, v.unit) == ("cost_breakdown.reported.setup", 1, "")
 
 
 def test_the_minimum_billed_hours_are_recomputed(make_scenario: Any) -> None:
@@ -190,10 +197,13 @@ def test_an_edited_run_is_still_checked_against_the_other_rules(make_scenario: A
     [run] = b.runs
     edited = run.model_copy(update={"start": run.start - 2 * H, "end": run.start})
     tampered = with_assignment(plan, "b", start=edited.start, end=edited.end, runs=[edited])
-    said = {(v.rule, v.subject): v for v in check_plan(s, tampered).violations}
-    assert said[("duration", "b")].amount == 1  # 3 h due, 2 h stated
-    assert said[("dependency", "b")].message == "starts 2 h before a finishes"
-    assert said[("rental", "b")].message.startswith("run 1 (")
+    violations = check_plan(s, tampered).violations
+    said = {(v.rule, v.message.split(" ")[0]): v for v in violations if v.subject == "b"}
+    assert said[("duration", "run")].amount == 1  # 3 h due, 2 h stated
+    assert said[("dependency", "starts")].message == "starts 2 h before a finishes"
+    assert said[("rental", "run")].message.startswith("run 1 (")
+    # its money is unchanged: the rental it lists is still its own, not a cost line off
+    assert not [v for v in violations if v.rule == "cost" and v.subject == "b"]
 
 
 def test_a_legal_start_the_model_never_writes_is_accepted(make_scenario: Any) -> None:

@@ -71,9 +71,9 @@ def test_the_cli_says_what_each_figure_is_measured_against(make_scenario: Any, c
     s = make_scenario(offers, jobs, days=1)
     result = cli("solve", s.path, "--workers", "2", "--deterministic")
     assert result.exit_code == 0, result.output
-    assert "next best (+ over by use)" in result.stdout
+    assert "next best (+ over cost)" in result.stdout
     # the job on dear spends 80; cheap costs 50 alone, 30 less
-    assert "costs 50.00 on its own, 30.00 less than this job's spend by use;" in result.stdout
+    assert "costs 50.00 on its own, 30.00 less than this job's cost in the plan;" in result.stdout
 
 
 def test_the_next_best_is_another_config_not_the_same_at_another_hour(make_scenario: Any) -> None:

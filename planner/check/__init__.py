@@ -188,7 +188,7 @@ def _compare_breakdown(
         if said != value:
             why = f"states {_figure(said)}, recomputed {_figure(value)}"
             off = _decimal(said) - _decimal(value)
-            result.add("cost", f"cost_breakdown.{name}", float(off), currency, why)
+            _off(result, f"cost_breakdown.{name}", off, currency, why)
     for t, value in recomputed.reported.items():
         said = stated.reported.get(t)
         if said != value:
@@ -197,9 +197,18 @@ def _compare_breakdown(
             hours = (said.amount if said else Decimal(0)) - value.amount
             if hours:  # the term's own hours differ
                 result.add("cost", subject, float(hours), REPORTED_UNIT[t], why)
-            else:  # the same hours, another cost
+            else:  # the same hours, another cost (or a cost where none is due)
                 cost = _decimal(said.cost if said else None) - _decimal(value.cost)
-                result.add("cost", subject, float(cost), currency, why)
+                _off(result, subject, cost, currency, why)
+
+
+def _off(result: CheckResult, subject: str, off: Decimal, currency: str, why: str) -> None:
+    """A breakdown line that differs by `off` in money; one that differs only by being there
+    or not (a line of 0.00 against none) is a rule broken, counted 1 with no unit."""
+    if off:
+        result.add("cost", subject, float(off), currency, why)
+    else:
+        result.add("cost", subject, 1, "", why)
 
 
 def _decimal(value: object) -> Decimal:

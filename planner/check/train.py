@@ -181,8 +181,13 @@ def check_train(
                 ledger.use((a.offer, a.mode), x, y, a.cards)
         else:
             carried = _rentals_of_runs(scenario, a, stated, held, used_rentals, result)
-            if expected != stated:  # a rental the edit left behind is said once, above
-                _claim(a, held, used_rentals)
+            if expected != stated:  # a rental the edit left behind is said once, above,
+                _claim(a, held, used_rentals)  # and its money stays this workload's
+                carried += [
+                    r
+                    for r in dict.fromkeys(a.rentals)
+                    if r not in carried and used_rentals.get(r) == a.workload
+                ]
         for rental_id in sorted(set(a.rentals)):
             extra = a.rentals.count(rental_id) - carried.count(rental_id)
             if rental_id not in held and not a.held:

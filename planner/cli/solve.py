@@ -420,7 +420,7 @@ def print_plan(
             assert alone is not None
             console.print(
                 f"  • {a.workload}: {alone.config} costs {alone.cost:,.2f} on its own, "
-                f"{alone.saving:,.2f} less than this job's spend by use; {alone.reason}",
+                f"{alone.saving:,.2f} less than this job's cost in the plan; {alone.reason}",
                 markup=False,
             )
     if plan.replica:
@@ -522,7 +522,7 @@ def _workloads(plan: Plan) -> Table:
         "cost",
         "share",
         "by use",
-        "next best (+ over by use)",
+        "next best (+ over cost)",
     ):
         table.add_column(
             column,
