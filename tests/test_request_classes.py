@@ -115,8 +115,15 @@ def test_bad_classes_are_refused_by_name(
             "  - name: long",
             "required field is missing (or tpot_ms)",
         ),
+        # written, but 0: said as the bad value it is, not as missing
+        (
+            lambda classes: classes[1].update(context_tokens=0),
+            "workloads[0].classes[1].context_tokens",
+            "    context_tokens: 0",
+            "greater than or equal to 1",
+        ),
     ],
-    ids=["shares", "names", "context", "speed"],
+    ids=["shares", "names", "context", "speed", "zero"],
 )
 def test_class_problems_are_said_at_the_field_and_line_that_wrote_them(
     tmp_path: Path, change: Any, field: str, written: str, message: str

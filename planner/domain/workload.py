@@ -409,8 +409,11 @@ def _blamed_on_classes(exc: ValidationError, data: Any) -> ValidationError:
         lacking = [
             i
             for i, c in enumerate(written)
-            if isinstance(c, dict) and given and not any(c.get(k) for k in given)
+            if isinstance(c, dict) and given and not any(c.get(k) is not None for k in given)
         ]
+        if err["type"] == "missing" and given is not None and written and not lacking:
+            moved = True  # every class writes it: a bad value there is said at the class
+            continue
         if err["type"] != "missing" or given is None or not 0 < len(lacking) < len(written):
             errors.append(_details(err))
             continue
@@ -427,7 +430,7 @@ def _blamed_on_classes(exc: ValidationError, data: Any) -> ValidationError:
             )
             for i in lacking
         ]
-    if not moved:
+    if not moved or not errors:
         return exc
     return ValidationError.from_exception_data(exc.title, errors)
 
