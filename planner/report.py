@@ -329,8 +329,9 @@ def decisions(problem: Problem, plan: Plan) -> list[str]:
                 f"{', '.join(only)} can run on nothing else"
                 if only
                 else "cheaper than renting the same hours"
-                if hourly is not None
-                else "no hourly offer of this card to rent the same hours from"
+                if hourly is not None and hourly[1] > 0
+                else "the cheapest way the plan found to run them"
+                + ("" if plan.status == "optimal" else " (not proven: the solve stopped first)")
             )
             used = sum(
                 a.hours * a.cards for a in plan.train if (a.offer, a.mode) == (offer_id, mode)
@@ -361,7 +362,7 @@ def decisions(problem: Problem, plan: Plan) -> list[str]:
             lines.append(f"{name} {reference}; not bought: {verdict}")
         else:  # nothing hourly of this card to weigh it against
             verdict = (
-                f"{hourly[0]} rents this card hourly for nothing"
+                "hourly cards of this type cost nothing"
                 if hourly is not None
                 else "the plan runs every workload that could use it more cheaply elsewhere"
                 + ("" if plan.status == "optimal" else " (not proven: the solve stopped first)")
@@ -724,9 +725,9 @@ def _idle_packages(scenario: Scenario, plan: Plan) -> list[str]:
         only = sorted(a.workload for a in train if a.next_best is None and a.cheaper_alone is None)
         if only:
             line += (
-                f"; {', '.join(only)} has no other config in its window, so the package is "
-                "the price of running it there: only another window or another offer could "
-                "avoid it (ask plan whatif --shift or --set)"
+                f"; {', '.join(only)} has no other config it could rent in its window, so "
+                "the package is the price of running it there: only another window or "
+                "another offer could avoid it (ask plan whatif --shift or --set)"
             )
         out.append(line)
     return out

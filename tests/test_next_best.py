@@ -107,7 +107,7 @@ def test_package_configs_are_alternatives_and_their_reasons_are_true(make_scenar
     assert "monthly" in big.next_best.config
     lines = decisions(build_problem(s, serving=True), plan)
     [week] = [x for x in lines if x.startswith("o weekly")]
-    assert "no hourly offer of this card to rent the same hours from" in week
+    assert "bought for big: the cheapest way the plan found to run them" in week
     assert "cheaper than renting" not in week
     [month] = [x for x in lines if x.startswith("o monthly")]
     assert "not bought: the plan runs every workload that could use it more cheaply" in month
@@ -119,5 +119,5 @@ def test_package_configs_are_alternatives_and_their_reasons_are_true(make_scenar
     plan = solved(only).plan
     assert plan is not None and plan.train[0].next_best is None
     [idle] = [w for w in headline_warnings(only, plan) if w.startswith("o weekly")]
-    assert "big has no other config in its window" in idle
+    assert "big has no other config it could rent in its window" in idle
     assert "later deadline" not in idle

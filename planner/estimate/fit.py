@@ -224,7 +224,8 @@ def _serve_row(query: FitQuery, card: CardType, count: int, offers: list[Offer])
     row["concurrency_by_speed"] = capacity.by_speed
     if not capacity.max_concurrency:  # it carries no request: no speed, no price
         for name in ("tokens_per_s_per_request", "tokens_per_s_per_replica"):
-            row.update({name: None, f"{name}_at_max": None, f"{name}_band": None})
+            none = {name: None, f"{name}_at_max": None, f"{name}_band": None}
+            row.update(none | {f"{name}_range": None})
         return row
     asked = min(setup.concurrency, capacity.max_concurrency)
     step = token_seconds(query.model, card, count, setup, asked)

@@ -136,7 +136,11 @@ def serve_memory(
         )
     else:
         tokens, rows = setup.concurrency * setup.context_tokens, setup.concurrency
-        notes.add("engine", "HF generate: memory grows with the batch; whole-batch prefill")
+        notes.add(
+            "engine",
+            f"HF generate: memory grows with the batch; whole-batch prefill; usable: "
+            f"{setup.usable_fraction:.0%} of the card (a scenario's usable_memory_fraction)",
+        )
     activations = tokens * per_token + rows * model.vocab * 4.0
     if split:
         notes.add("split", f"layers split in sequence over {cards} cards, not tensor parallel")
