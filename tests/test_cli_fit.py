@@ -353,3 +353,14 @@ def test_max_num_seqs_is_a_knob_of_vllm_alone(cli: Any, make_scenario: Any) -> N
         make_scenario([offer("o", hourly={"price": 10})],
                       [service(engine="hf", max_num_seqs=64)])  # fmt: skip
     assert "max_num_seqs is vLLM's" in str(bad.value)
+
+
+def test_the_seed_rule_line_says_the_whole_difference_and_the_reserve(cli: Any) -> None:
+    # a 70B QLoRA on one RTX 4090 48G: the rule's 39.5 GB fits 48; gpuplan's 49.1 GB does
+    # not, by several terms at once (working, weights, gradients, ...) and because it fits
+    # against the usable 90% (45.8 GiB would fit the card's 47.99): the line says all that
+    [row] = rows_of(cli, "llama-2-70b", "--task", "qlora", "--card", "rtx4090-48g", "--cards", "1")
+    line = row["seed_rule"]
+    assert "working is 3.5 GB here vs 0.0 GB in the rule (what QLoRA trainers hold" in line
+    assert "in all +9.6 GB, the rest from weights +3.5" in line
+    assert "fits against the usable 43.2 GiB, not the card's 47.99" in line

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from planner.domain.catalog import CardType
 from planner.domain.model_card import ModelCard
-from planner.estimate.core import GB, MemoryEstimate
+from planner.estimate.core import GB, GIB, MemoryEstimate
 
 RULE_BYTES = {
     "fp32": 4.0,
@@ -79,12 +79,33 @@ def disagreement(
     rule_says = f"{rule_text(task, precision)} = {rule_total / GB:.1f} GB"
     memory = f"{card.memory_gb.value:g} GB"
     label = TERM_LABELS.get(term, term.replace("_", " "))
-    return (
+    line = (
         f"seeds' rule ({rule_says} vs {memory}) says it {'fits' if rule_fits else 'does not'}; "
         f"gpuplan says it {verdict}: {label} is "
         f"{mine.get(term, 0.0) / GB:.1f} GB here vs {rule.get(term, 0.0) / GB:.1f} GB in the "
         f"rule ({_why(term, task, ours)})"
     )
+    # where that term is not the whole difference, the rest of it, largest first
+    gap = ours.total - rule_total
+    moves = sorted(
+        ((mine.get(t, 0.0) - rule.get(t, 0.0), t) for t in terms),
+        key=lambda m: -sign * m[0],
+    )
+    others = [
+        f"{TERM_LABELS.get(t, t)} {d / GB:+.1f}"
+        for d, t in moves
+        if t != term and abs(d) >= 0.05 * GB
+    ]
+    if others and abs(mine.get(term, 0.0) - rule.get(term, 0.0)) < 0.8 * abs(gap):
+        line += f"; in all {gap / GB:+.1f} GB, the rest from {', '.join(others[:4])} GB"
+    # the reserve decides where the total would fit the whole card but not its usable part
+    card_bytes = card.memory_gib.value * GIB
+    if not ours.fits and ours.need <= card_bytes:
+        line += (
+            f"; and gpuplan fits against the usable {ours.usable / GIB:.1f} GiB, not the "
+            f"card's {card.memory_gib.value:g}: the rest is kept for fragmentation and spikes"
+        )
+    return line
 
 
 # the rule's "headroom" is all memory beside the weights, not what a card has left over
@@ -105,4 +126,6 @@ def _why(term: str, task: str, ours: MemoryEstimate) -> str:
         else "16-bit embeddings and LM head in quantised models",
         "gradients": "gradient precision and sharding",
         "overhead": "CUDA context and allocator slack",
+        "working": "what QLoRA trainers hold beyond every other term, fitted on their peaks",
+        "dequant": "a quantised base's matrices dequantised to 16 bit one at a time",
     }.get(term, term)
