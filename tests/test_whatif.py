@@ -657,3 +657,26 @@ def test_one_more_package_is_not_said_as_moved(make_scenario: Any) -> None:
     )
     (b,) = bought(s, plan, later)
     assert b["base_elsewhere"] is not None and b["base_elsewhere"]["rentals"] == len(packages)
+
+
+def test_a_break_even_between_minor_units_is_rounded_down_and_said_so(
+    cli: Any, tmp_path: Path, make_scenario: Any
+) -> None:
+    # the desk's 30 h at 10.00 hourly, 300.00; one hourly unit committed from 07-04 05:00
+    # to the horizon's end, 163 unit-hours, carries the desk's last 7 days (210.00 of base
+    # spend): it pays while 163 × p ≤ 210.00, p ≤ 210/163 = 1.28834…, so at 1.29 it no
+    # longer pays (1.29 × 163 = 210.27): the highest price that pays is 1.28, rounded down
+    path = _desk_scenario(tmp_path, make_scenario)
+    commit = "o=1:hourly/2026-07-04T05:00"
+    report = _whatif(cli, path, "--commit", commit)
+    (b,) = report["break_even"]
+    assert (b["low"], b["high"], b["exact"]) == (1.28, 1.28, True)
+    assert b["fraction"] == {"low": "210/163", "high": "210/163"}
+    said = " ".join(cli("whatif", path, "--commit", commit, *FAST).stdout.split())
+    assert "it pays only at or below CNY 1.28 per unit-hour (exactly 1.2883…" in said
+    assert "at 1.29 it no longer pays" in said
+    # the sweep rounds the same way, and marks a price between minor units
+    sweep = cli("whatif", path, "--commit", "o=1..1:hourly/2026-07-04T05:00", *FAST)
+    assert sweep.exit_code == 0, sweep.output
+    assert "1.28…" in sweep.stdout and "1.29" not in sweep.stdout
+    assert "the price shown is it rounded down" in " ".join(sweep.stdout.split())

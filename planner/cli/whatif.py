@@ -4,7 +4,10 @@ same settings and print what the change costs or saves, how exactly, and what mo
 
 from __future__ import annotations
 
+import math
 import re
+from decimal import Decimal
+from fractions import Fraction
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -40,6 +43,7 @@ from planner.cli.variant import (
     solve_sides,
 )
 from planner.domain.errors import Issue, LoadError
+from planner.domain.money import MINOR_DIGITS
 from planner.domain.scenario import Scenario
 from planner.parallel import Executor, Kind
 from planner.whatif.report import compare, sweep_report
@@ -391,10 +395,28 @@ def _compact(lines: list[str]) -> list[str]:
     return out
 
 
+def _between_minor_units(b: dict[str, Any], end: str, currency: str) -> str | None:
+    """The exact break-even at `end` ("low" or "high") to two more places, cut ('13.9388…'), where
+    it is not a whole minor unit (the figure shown is it rounded down); else None."""
+    exact = Fraction(b["fraction"][end]) if "fraction" in b else None
+    if exact is None or exact == Fraction(Decimal(str(b[end]))):
+        return None
+    places = MINOR_DIGITS.get(currency, 2) + 2
+    cut = Decimal(math.floor(exact * 10**places)).scaleb(-places)
+    return f"{cut:,.{places}f}" + ("" if Fraction(cut) == exact else "…")
+
+
 def _break_even_text(b: dict[str, Any], currency: str) -> str:
     unit = "per package" if b["mode"] not in ("hourly", "spot") else "per unit-hour"
     if b["exact"]:
         where = f"{currency} {b['low']:,.2f} {unit}"
+        between = _between_minor_units(b, "low", currency)
+        if between is not None:
+            step = Decimal(1).scaleb(-MINOR_DIGITS.get(currency, 2))
+            where += (
+                f" (exactly {between}, rounded down to the minor unit: at "
+                f"{Decimal(str(b['low'])) + step:,f} it no longer pays)"
+            )
     elif b["low"] == 0:
         where = (
             f"a price of at most {currency} {b['high']:,.2f} {unit}, how far below not known "
@@ -418,6 +440,15 @@ def _break_even_text(b: dict[str, Any], currency: str) -> str:
     )
 
 
+def _sweep_price(b: dict[str, Any], currency: str) -> str:
+    """A level's break-even in the sweep's table: rounded down to the minor unit (the highest
+    price that pays), '…' after it where the exact value lies beyond it."""
+    ends = ("low",) if b["exact"] else ("low", "high")
+    return " .. ".join(
+        f"{b[end]:,.2f}" + ("…" if _between_minor_units(b, end, currency) else "") for end in ends
+    )
+
+
 def print_sweep(console: Console, report: dict[str, Any]) -> None:
     c = report["currency"]
     base = report["base"]
@@ -435,6 +466,7 @@ def print_sweep(console: Console, report: dict[str, Any]) -> None:
         "break-even price",
     ):
         t.add_column(column, justify="left" if column == "status" else "right")
+    rounded = False
     for row in report["levels"]:
         s, saving, b = row["summary"], row["saving"], row["break_even"]
         if saving is None:
@@ -445,11 +477,8 @@ def print_sweep(console: Console, report: dict[str, Any]) -> None:
             saved = (
                 f"{_signed(saving['found'])} [{_signed(saving['low'])}, {_signed(saving['high'])}]"
             )
-        price = (
-            "-"
-            if b is None
-            else (f"{b['low']:,.2f}" if b["exact"] else f"{b['low']:,.2f} .. {b['high']:,.2f}")
-        )
+        price = "-" if b is None else _sweep_price(b, c)
+        rounded = rounded or (b is not None and price.endswith("…"))
         use = row["use"]
         t.add_row(
             str(row["units"]),
@@ -460,6 +489,11 @@ def print_sweep(console: Console, report: dict[str, Any]) -> None:
             price,
         )
     console.print(t)
+    if rounded:
+        console.print(
+            "  …: the exact break-even is not a whole minor unit; the price shown is it rounded "
+            "down, the highest that pays (JSON break_even.fraction: the exact value)"
+        )
     for row in report["levels"]:  # a level without a plan: why, under the table
         for reason in row["summary"].get("reasons", []):
             console.print(

@@ -23,6 +23,7 @@ from planner.whatif.compare import (
     delta,
     direction_of,
     money,
+    money_down,
     moved,
     table,
     terms,
@@ -92,8 +93,12 @@ def _break_even_json(b: BreakEven, currency: str) -> dict[str, Any]:
         "mode": b.mode,
         "price": money(b.price, currency),
         "quantity": float(b.quantity),
-        "low": money(b.low, currency),
-        "high": money(b.high, currency),
+        # the highest price in whole minor units at which it pays: rounded down, so that
+        # "it pays at or below" holds of the figure shown (10,036/720 = 13.9388…: 13.93)
+        "low": money_down(b.low, currency),
+        "high": money_down(b.high, currency),
+        # the exact break-even (or its range), as fractions: "2509/180"
+        "fraction": {"low": str(b.low), "high": str(b.high)},
         "exact": b.exact,
         # the same mode bought beyond the commitment, held at the variant's price here
         "others": money(b.others, currency),
