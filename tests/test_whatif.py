@@ -680,3 +680,46 @@ def test_a_break_even_between_minor_units_is_rounded_down_and_said_so(
     assert sweep.exit_code == 0, sweep.output
     assert "1.28…" in sweep.stdout and "1.29" not in sweep.stdout
     assert "the price shown is it rounded down" in " ".join(sweep.stdout.split())
+
+
+def test_a_commitment_with_another_change_is_priced_against_that_change_alone(
+    cli: Any, tmp_path: Path, make_scenario: Any
+) -> None:
+    # hourly down to 5.00 and 10 daily packages committed: the desk's 30 h cost 150.00
+    # hourly without the commitment, so it pays while 10 × p ≤ 150.00, p ≤ 15.00, not the
+    # 30.00 that blaming the price cut on it gave (against the base's 300.00)
+    path = _desk_scenario(tmp_path, make_scenario)
+    report = _whatif(cli, path, "--commit", "o=1:daily", "--price", "o.hourly=5")
+    (b,) = report["break_even"]
+    assert (b["low"], b["high"], b["exact"], b["never_pays"]) == (15.0, 15.0, True, False)
+    assert report["without_commitment"]["total_cost"] == 150.0
+    # the same question as a one-level sweep gives the same price
+    sweep = _whatif(cli, path, "--commit", "o=1..1:daily", "--price", "o.hourly=5")
+    assert sweep["levels"][0]["break_even"]["low"] == b["low"]
+    said = " ".join(
+        cli("whatif", path, "--commit", "o=1:daily", "--price", "o.hourly=5", *FAST).stdout.split()
+    )
+    assert "(against the change without it: CNY 150.00, optimal): it pays only at or below" in said
+    # a patch that commits and cuts the price: the same, the base's commitments set again
+    both = _patch(tmp_path, {**COMMIT, "offers": [{"id": "o", "hourly": {"price": 5}}]})
+    by_file = _whatif(cli, path, "--patch", both)
+    assert by_file["break_even"][0]["low"] == 15.0
+    assert by_file["without_commitment"]["total_cost"] == 150.0
+    # the commitment alone is priced against the base: no third solve
+    alone = _whatif(cli, path, "--commit", "o=1:daily")
+    assert "without_commitment" not in alone and alone["break_even"][0]["low"] == 30.0
+    # two pools committed at once: each one's price would carry the other's effect
+    two = _whatif(cli, path, "--commit", "o=1:daily", "--commit", "o=1:hourly")
+    assert two["break_even"] == [] and "one-level sweep" in two["break_even_note"]
+
+
+def test_a_commitment_that_pays_at_no_price_says_so() -> None:
+    from planner.cli.whatif import _break_even_text, _sweep_price
+
+    row = {"offer": "o", "mode": "monthly", "price": 100.0, "never_pays": True}
+    for exact in (True, False):
+        b = {**row, "exact": exact, "low": -50.0, "high": -20.0 if not exact else -50.0}
+        text = _break_even_text(b, "CNY")
+        assert "it pays at no price: even free, the plan with it costs more" in text
+        assert "below CNY" not in text and "-" not in text.replace("Break-even", "")
+        assert _sweep_price(b, "CNY") == "never"

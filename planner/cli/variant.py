@@ -3,6 +3,7 @@ shorthand flags), and solving several scenarios side by side in processes."""
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, replace
 from functools import partial
@@ -107,6 +108,21 @@ class Change:
         """This change with one more flag, applied where FLAG_ORDER puts it."""
         flags = sorted((*self.flags, (flag, text)), key=lambda f: FLAG_ORDER.index(f[0]))
         return Change(self.patches, tuple(flags))
+
+    def uncommitted(self, base: Scenario) -> Change:
+        """This change without the commitment it adds, to price that commitment alone (a
+        break-even): without its --commit flags where it has any (and so without their
+        @PRICE, as a sweep's level of none), else with `base`'s commitments set again over
+        what its patches and other flags wrote."""
+        if any(name == "commit" for name, _ in self.flags):
+            return Change(self.patches, tuple(f for f in self.flags if f[0] != "commit"))
+        if self.empty:
+            return self
+        kept = [
+            c.model_dump(mode="json", exclude_unset=True, exclude_none=True)
+            for c in base.spec.commitments
+        ]
+        return self.plus("set", "commitments=" + json.dumps(kept))
 
     @property
     def empty(self) -> bool:

@@ -130,17 +130,26 @@ def whatif_command(
             levels = _levels(ranges[0], scenario, base, change)
             recipes = [("none", scenario, change)]
             recipes += [(f"{n} units", scenario, c) for n, c, _ in levels]
+        else:
+            recipes = [("base", scenario, Change()), ("variant", scenario, change)]
+            # a commitment's break-even is priced against the change without it: where the
+            # change does more than commit, that is a third scenario, solved beside them
+            uncommitted = change.uncommitted(base)
+            without = uncommitted.apply(scenario, base)
+            if (without.spec, without.catalogs) != (base.spec, base.catalogs):
+                recipes.append(("without", scenario, uncommitted))
     if ranges:
         # the sweep's base is the scenario with every other change: levels add the commitment
         sides = solve_sides(recipes, params, runner)
         report = sweep_report(variant, [s for _, _, s in levels], sides)
     else:
-        pair = solve_sides(
-            [("base", scenario, Change()), ("variant", scenario, change)], params, runner
-        )
-        pair = crossed(base, variant, pair)
-        report = compare(base, variant, pair[0], pair[1], described)
+        solved = solve_sides(recipes, params, runner)
+        pair = crossed(base, variant, solved[:2])
+        reference = (without, solved[2]) if len(solved) > 2 else None
+        report = compare(base, variant, pair[0], pair[1], described, reference)
         sides = pair
+        if reference is not None and reference[1].inconsistency:
+            err.print(f"[bold red]without: {escape(reference[1].inconsistency)}[/]")
     console = human(json_path)
     (print_sweep if ranges else print_report)(console, report)
     write_json(report, json_path)
@@ -322,8 +331,21 @@ def print_report(console: Console, report: dict[str, Any]) -> None:
             + "; ".join(f"{label} {_use_text(pool[label])}" for label in ("base", "variant"))
             + " (paid for, so work moves onto them: use is no measure of worth)"
         )
+    without = report.get("without_commitment")
+    against = (
+        ""
+        if without is None
+        else " (against the change without it: "
+        + (
+            f"{c} {_money(without['total_cost'])}, {_status(without)})"
+            if without["total_cost"] is not None
+            else f"{without['status']})"
+        )
+    )
     for b in report["break_even"]:
-        console.print(_break_even_text(b, c))
+        console.print(_break_even_text(b, c, against))
+    if report.get("break_even_note"):
+        console.print(report["break_even_note"] + against)
 
 
 def _bought_text(b: dict[str, Any], currency: str) -> str:
@@ -406,8 +428,15 @@ def _between_minor_units(b: dict[str, Any], end: str, currency: str) -> str | No
     return f"{cut:,.{places}f}" + ("" if Fraction(cut) == exact else "…")
 
 
-def _break_even_text(b: dict[str, Any], currency: str) -> str:
+def _break_even_text(b: dict[str, Any], currency: str, against: str = "") -> str:
     unit = "per package" if b["mode"] not in ("hourly", "spot") else "per unit-hour"
+    head = f"Break-even of the {b['offer']} {b['mode']} commitment{against}: "
+    if b.get("never_pays"):
+        free = "" if b["exact"] else ", whatever the sides' gaps leave open"
+        return (
+            f"{head}it pays at no price: even free, the plan with it costs more than without "
+            f"it{free}; the variant pays {b['price']:,.2f}"
+        )
     if b["exact"]:
         where = f"{currency} {b['low']:,.2f} {unit}"
         between = _between_minor_units(b, "low", currency)
@@ -417,10 +446,11 @@ def _break_even_text(b: dict[str, Any], currency: str) -> str:
                 f" (exactly {between}, rounded down to the minor unit: at "
                 f"{Decimal(str(b['low'])) + step:,f} it no longer pays)"
             )
-    elif b["low"] == 0:
+    elif b["low"] <= 0:  # below 0 where the gaps leave it open: perhaps at no price
+        none = "perhaps none: " if b["low"] < 0 else ""
         where = (
             f"a price of at most {currency} {b['high']:,.2f} {unit}, how far below not known "
-            "(the sides' gaps leave the lower end open; a longer --time-limit narrows it)"
+            f"({none}the sides' gaps leave the lower end open; a longer --time-limit narrows it)"
         )
     else:
         where = (
@@ -434,15 +464,16 @@ def _break_even_text(b: dict[str, Any], currency: str) -> str:
         if b.get("others")
         else ""
     )
-    return (
-        f"Break-even of the {b['offer']} {b['mode']} commitment: it pays only at or below "
-        f"{where}; the variant pays {b['price']:,.2f}{others}"
-    )
+    return f"{head}it pays only at or below {where}; the variant pays {b['price']:,.2f}{others}"
 
 
 def _sweep_price(b: dict[str, Any], currency: str) -> str:
     """A level's break-even in the sweep's table: rounded down to the minor unit (the highest
     price that pays), '…' after it where the exact value lies beyond it."""
+    if b.get("never_pays"):
+        return "never"
+    if not b["exact"] and b["low"] <= 0:
+        return f"≤ {b['high']:,.2f}" + ("…" if _between_minor_units(b, "high", currency) else "")
     ends = ("low",) if b["exact"] else ("low", "high")
     return " .. ".join(
         f"{b[end]:,.2f}" + ("…" if _between_minor_units(b, end, currency) else "") for end in ends

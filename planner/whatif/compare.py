@@ -256,6 +256,21 @@ class BreakEven:
     def exact(self) -> bool:
         return self.low == self.high
 
+    @property
+    def never_pays(self) -> bool:
+        """Below 0 even at its highest: free, the commitment still costs more than it saves."""
+        return self.high < 0
+
+
+def added_pools(reference: Scenario, variant: Scenario) -> list[tuple[str, str]]:
+    """The offers and modes whose commitments differ between `reference` and `variant`: what
+    a break-even prices (each of the variant's committed pools, in order)."""
+
+    def held(s: Scenario, pool: tuple[str, str]) -> list[Any]:
+        return [c for c in s.spec.commitments if (c.offer, c.mode) == pool]
+
+    return [p for p in committed_pools(variant) if held(reference, p) != held(variant, p)]
+
 
 def mode_money(plan: Plan, offer: str, mode: str, committed: bool = True) -> Decimal:
     """What `plan`'s rentals of `offer`'s `mode` cost: its committed ones, or (`committed`
@@ -273,7 +288,9 @@ def mode_money(plan: Plan, offer: str, mode: str, committed: bool = True) -> Dec
 def break_even(
     base: Side, variant: Side, offer: str, mode: str, price: Fraction
 ) -> BreakEven | None:
-    """The break-even price of what the variant commits beyond the base on `offer`'s `mode`.
+    """The break-even price of what the variant commits beyond the base on `offer`'s `mode`
+    (`base`: the scenario without that commitment, and with the change's every other part,
+    so that the difference is the commitment's alone).
 
     The commitment's cost C = q × price is a constant of the variant (it is paid whatever
     the plan), so the variant's optimum at another price p is V* − C + q × p, and the
@@ -290,6 +307,5 @@ def break_even(
     low = (base_low - variant.total + cost) / quantity
     high = (base.total - variant_low + cost) / quantity
     others = Fraction(mode_money(variant.plan, offer, mode, committed=False))
-    return BreakEven(
-        offer, mode, price, quantity, max(low, Fraction(0)), max(high, Fraction(0)), others
-    )
+    # not clamped at 0: below it, the commitment pays at no price (`never_pays`)
+    return BreakEven(offer, mode, price, quantity, low, high, others)

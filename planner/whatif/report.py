@@ -18,6 +18,7 @@ from planner.whatif.compare import (
     BreakEven,
     Delta,
     Side,
+    added_pools,
     break_even,
     committed_pools,
     delta,
@@ -77,9 +78,11 @@ def _use(scenario: Scenario, side: Side, offer: str, mode: str) -> dict[str, Any
     }
 
 
-def _break_evens(variant_s: Scenario, base: Side, variant: Side) -> list[BreakEven]:
+def _break_evens(
+    variant_s: Scenario, base: Side, variant: Side, pools: list[tuple[str, str]] | None = None
+) -> list[BreakEven]:
     found = []
-    for offer, mode in committed_pools(variant_s):
+    for offer, mode in committed_pools(variant_s) if pools is None else pools:
         price = unit_price(variant_s.offers[offer], mode)
         b = break_even(base, variant, offer, mode, price)
         if b is not None:
@@ -100,15 +103,24 @@ def _break_even_json(b: BreakEven, currency: str) -> dict[str, Any]:
         # the exact break-even (or its range), as fractions: "2509/180"
         "fraction": {"low": str(b.low), "high": str(b.high)},
         "exact": b.exact,
+        # free, it would still cost more than it saves (the prices above are below 0)
+        "never_pays": b.never_pays,
         # the same mode bought beyond the commitment, held at the variant's price here
         "others": money(b.others, currency),
     }
 
 
 def compare(
-    base_s: Scenario, variant_s: Scenario, base: Side, variant: Side, change: list[str]
+    base_s: Scenario,
+    variant_s: Scenario,
+    base: Side,
+    variant: Side,
+    change: list[str],
+    without: tuple[Scenario, Side] | None = None,
 ) -> dict[str, Any]:
-    """The what-if JSON: both summaries, the delta, and where the money and work moved."""
+    """The what-if JSON: both summaries, the delta, and where the money and work moved.
+    `without`: the change without the commitment it adds, solved, where that is not the base
+    (the change does more than commit): the break-even is priced against it."""
     currency = base_s.spec.currency
     direction = direction_of(base_s, variant_s)
     report: dict[str, Any] = {
@@ -164,11 +176,41 @@ def compare(
             }
             for offer, mode in committed_pools(base_s, variant_s)
         ],
-        "break_even": [
-            _break_even_json(b, currency) for b in _break_evens(variant_s, base, variant)
-        ],
     }
+    report |= _break_even_part(variant_s, variant, (base_s, base) if without is None else without)
+    if without is not None:
+        report["without_commitment"] = summary(without[1], currency)
     return report
+
+
+def _break_even_part(
+    variant_s: Scenario, variant: Side, without: tuple[Scenario, Side]
+) -> dict[str, Any]:
+    """The break-even of what the variant commits beyond `without` (the base, or the change
+    without its commitment), or a note saying why none is stated."""
+    currency = variant_s.spec.currency
+    reference_s, reference = without
+    pools = added_pools(reference_s, variant_s)
+    note = None
+    found: list[BreakEven] = []
+    if len(pools) > 1:
+        note = (
+            f"no break-even: the change commits on {len(pools)} offers and modes "
+            f"({', '.join(f'{o} {m}' for o, m in pools)}), and each one's price would carry "
+            "the others' effect; ask one at a time, as a one-level sweep (--commit "
+            "OFFER=N..N:MODE) with the others given as flags"
+        )
+    elif pools and reference.plan is None:
+        note = (
+            f"no break-even: the change without its commitment found no plan "
+            f"({reference.status}), and it is what the commitment is priced against"
+        )
+    else:
+        found = _break_evens(variant_s, reference, variant, pools)
+    return {
+        "break_even": [_break_even_json(b, currency) for b in found],
+        "break_even_note": note,
+    }
 
 
 def repriced(base_s: Scenario, variant_s: Scenario, base: Side) -> Fraction | None:
