@@ -35,6 +35,12 @@ class Executor:
     address: str | None = None
     cpus_per_task: int = 1  # the solver's threads: what a Ray task reserves on its node
 
+    def check(self) -> None:
+        """Raise LoadError (bad input, said before any work starts) where this executor cannot
+        run here: Ray asked for and not installed."""
+        if self.kind is Kind.ray:
+            _import_ray()
+
     def map(self, fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
         """fn over items, results in the order of items."""
         if self.kind is Kind.ray:

@@ -723,3 +723,17 @@ def test_a_commitment_that_pays_at_no_price_says_so() -> None:
         assert "it pays at no price: even free, the plan with it costs more" in text
         assert "below CNY" not in text and "-" not in text.replace("Break-even", "")
         assert _sweep_price(b, "CNY") == "never"
+
+
+def test_ray_asked_for_and_not_installed_is_bad_input(
+    cli: Any, tmp_path: Path, make_scenario: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the environment, not a bug: exit 1 with what to install, before any solve
+    import sys
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
+    path = _desk_scenario(tmp_path, make_scenario)
+    result = cli("whatif", path, "--price", "o.daily=30", "--executor", "ray", *FAST)
+    assert result.exit_code == 1, result.output
+    assert "Ray is not installed: pip install 'gpuplan[ray]'" in result.output
+    assert "internal error" not in result.output and "solving" not in result.output

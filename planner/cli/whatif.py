@@ -126,6 +126,7 @@ def whatif_command(
         if address is not None and executor is not Kind.ray:
             raise _usage("--address names a Ray cluster: give --executor ray too")
         runner = Executor(executor, jobs, address, params.settings().workers)
+        runner.check()  # Ray not installed: bad input (exit 1), said before any solve
         if ranges:
             levels = _levels(ranges[0], scenario, base, change)
             recipes = [("none", scenario, change)]
@@ -138,12 +139,13 @@ def whatif_command(
             without = uncommitted.apply(scenario, base)
             if (without.spec, without.catalogs) != (base.spec, base.catalogs):
                 recipes.append(("without", scenario, uncommitted))
+    with input_errors(json_path):  # where they run: no Ray cluster at --address is bad input
+        solved = solve_sides(recipes, params, runner)
     if ranges:
         # the sweep's base is the scenario with every other change: levels add the commitment
-        sides = solve_sides(recipes, params, runner)
+        sides = solved
         report = sweep_report(variant, [s for _, _, s in levels], sides)
     else:
-        solved = solve_sides(recipes, params, runner)
         pair = crossed(base, variant, solved[:2])
         reference = (without, solved[2]) if len(solved) > 2 else None
         report = compare(base, variant, pair[0], pair[1], described, reference)
