@@ -144,3 +144,17 @@ def test_a_patch_deletes_a_catalog_offer_and_the_scenarios_change_to_it(write) -
     found = _issues(base, typo)
     assert any("no offer 'jz-h1000' to delete" in m and "did you mean" in m for m in found)
     assert any(m.startswith(str(typo)) for m in found), found
+
+
+def test_a_patch_deleting_a_workload_the_scenario_lacks_is_refused(write) -> None:
+    # a misspelt name deleted nothing, silently (the what-if then said "it still works"):
+    # refused at the name in the patch, with a suggestion, as --drop and an offer's delete
+    base = write(minimal_scenario())
+    typo = write("workloads:\n  - name: devz\n    delete: true\n", "typo.yaml")
+    (issue,) = _issues(base, typo)
+    assert issue.startswith(f"{typo}:2:5: workloads[0].name: no workload 'devz' to delete")
+    assert "did you mean devs?" in issue
+    # deleted by an earlier patch: nothing left to delete
+    gone = write("workloads:\n  - name: devs\n    delete: true\n", "gone.yaml")
+    (issue,) = _issues(base, gone, gone)
+    assert "no workload 'devs' to delete" in issue

@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from planner.domain.errors import Issue
+from planner.domain.errors import Issue, LoadError
 from planner.domain.merge import LIST_KEYS
+from planner.domain.suggest import did_you_mean
 from planner.domain.yaml_source import PathKey, Source
 
 Origin = tuple[Source, PathKey]  # the file that wrote a value, and where in it
@@ -123,11 +124,35 @@ def _origins(node: _Node, path: PathKey, out: dict[PathKey, Origin]) -> None:
 
 
 def apply_patch(base: Source, patch: Source) -> Layered:
-    """`patch` merged over `base` (either may itself be merged), origins kept."""
+    """`patch` merged over `base` (either may itself be merged), origins kept. A workload
+    the patch deletes that `base` does not have is refused (LoadError, located in the
+    patch), as `--drop` refuses it: deleting nothing is a misspelt name."""
+    issues = _unknown_deletes(base, patch)
+    if issues:
+        raise LoadError(issues)
     merged = _merge(_tree(base), _tree(patch), None, False)
     origins: dict[PathKey, Origin] = {}
     _origins(merged, (), origins)
     return Layered(base.file, _plain(merged), {}, origins)
+
+
+def _unknown_deletes(base: Source, patch: Source) -> list[Issue]:
+    """`{name: X, delete: true}` items under the patch's `workloads` where `base` has no
+    workload X, each at its name in the patch, with a did-you-mean."""
+
+    def named(source: Source) -> list[tuple[int, Any]]:
+        data = source.data.get("workloads") if isinstance(source.data, dict) else None
+        items = data if isinstance(data, list) else []
+        return [(i, w) for i, w in enumerate(items) if isinstance(w, dict)]
+
+    names = [str(w["name"]) for _, w in named(base) if isinstance(w.get("name"), str)]
+    issues = []
+    for i, item in named(patch):
+        name = item.get("name")
+        if item.get("delete") is True and isinstance(name, str) and name not in names:
+            message = f"no workload {name!r} to delete{did_you_mean(name, names)}"
+            issues.append(patch.issue(("workloads", i, "name"), message))
+    return issues
 
 
 def _tree(source: Source) -> _Node:
