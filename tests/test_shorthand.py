@@ -405,7 +405,23 @@ def test_shift_over_the_file_loads(tiny: Path, tmp_path: Path) -> None:
         ("ft=+12d", ""),  # moved whole: its deadline lands on the horizon end (08-01)
         ("ft=-2d", "earliest_start held at the horizon's start, 2026-07-01, not 2026-06-30"),
         ("ft=+14d", "deadline held at the horizon's end, 2026-08-01, not 2026-08-03"),
-        ("chat=+14d", ""),  # an end at the horizon's end stays there by rule, as documented
+        # an end at the horizon's end stays there by rule, as documented: the window is
+        # shorter, not only moved, and the note says so (a service's end, a job's deadline)
+        (
+            "chat=+14d",
+            "end stays at the horizon's end, 2026-08-01, where it was: the window is 14 days "
+            "shorter",
+        ),
+        (
+            "ft-eval=+1d12h",
+            "deadline stays at the horizon's end, 2026-08-01, where it was: the window is "
+            "1 day 12 hours shorter",
+        ),
+        (
+            "devs=+6h",
+            "end stays at the horizon's end, 2026-08-01, where it was: the window is 6 hours "
+            "shorter",
+        ),
         # ft-eval's window is the whole horizon: moved earlier, nothing moves
         (
             "ft-eval=-3d",

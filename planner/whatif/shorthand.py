@@ -15,8 +15,9 @@ file (maps merge, workloads by name, offers by id, `null` deletes, other lists r
         job's earliest_start and deadline (unset: the horizon start and end) move, a service's
         or reserve's start and end, in local wall-clock time. A start moved before the horizon
         is clipped to its start, an end moved past it to its end; an end or deadline at the
-        horizon end stays there (a service runs "to the end of the quarter"). Only the named
-        workload moves (not those `after` it).
+        horizon end stays there (a service runs "to the end of the quarter"; `clipped` says
+        so, since the window then changes length). Only the named workload moves (not those
+        `after` it).
     --drop WORKLOAD                  removes it, and removes it from every other `after` list
     --scale-demand K | WORKLOAD=K    multiplies every serve workload's demand curve (or the
         named one's), concurrency or requests_per_s, by K > 0, and each of its request
@@ -347,7 +348,24 @@ def clipped(scenario: Scenario, text: str) -> str:
     ]
     if held and s.news == s.olds:
         return f"nothing moves: {'; '.join(held)}"
+    last = moment(scenario.spec.horizon.end)
+    if s.olds[1] == last and s.news != s.olds:  # the end stays by rule: not only moved
+        change = (s.news[1] - s.news[0]) - (s.olds[1] - s.olds[0])
+        length = "shorter" if change < dt.timedelta(0) else "longer"
+        held.append(
+            f"{s.fields[1]} stays at the horizon's end, {_instant_text(last)}, where it was: "
+            f"the window is {_span(abs(change))} {length}"
+        )
     return "; ".join(held)
+
+
+def _span(length: dt.timedelta) -> str:
+    """A whole number of hours as people say it: `2 days`, `6 hours`, `1 day 12 hours`."""
+    days, hours = length.days, length.seconds // 3600
+    parts = [
+        f"{n} {unit}{'s' if n != 1 else ''}" for n, unit in ((days, "day"), (hours, "hour")) if n
+    ]
+    return " ".join(parts) or "0 hours"
 
 
 def drop(scenario: Scenario, text: str) -> Patch:
