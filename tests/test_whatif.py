@@ -737,3 +737,30 @@ def test_ray_asked_for_and_not_installed_is_bad_input(
     assert result.exit_code == 1, result.output
     assert "Ray is not installed: pip install 'gpuplan[ray]'" in result.output
     assert "internal error" not in result.output and "solving" not in result.output
+
+
+def test_reprice_says_an_offer_the_plan_uses_was_removed_by_the_change(
+    cli: Any, tmp_path: Path, make_scenario: Any
+) -> None:
+    # the desk on o (10.00 an hour; p asks 12.00); the patch deletes o: each rental on it,
+    # and the desk's replicas, break because the change removed o, not because o "does not
+    # sell hourly"
+    s = make_scenario(
+        [
+            offer("o", hourly={"price": 10, "stock": 4}),
+            offer("p", hourly={"price": 12, "stock": 4}),
+        ],
+        [reserve("desk", cards=1, hours="09:00-12:00", days=2)],
+    )
+    assert s.path is not None
+    saved = tmp_path / "plan.json"
+    assert cli("solve", s.path, *FAST[:5], "--json", saved).exit_code == 0
+    gone = _patch(tmp_path, {"offers": [{"id": "o", "delete": True}]})
+    result = cli("reprice", s.path, saved, "--patch", gone, "--no-replan", "--json", "-")
+    assert result.exit_code == 1, result.output
+    broken = json.loads(result.stdout)["violations"]
+    because = f"offer o is removed by the change (--patch {gone})"
+    said = {(v["rule"], v["subject"]) for v in broken if v["message"] == because}
+    rentals = {r["id"] for r in json.loads(saved.read_text())["rentals"]}
+    assert said == {("rental", r) for r in rentals} | {("config", "desk")}, broken
+    assert not any("does not sell" in v["message"] for v in broken)

@@ -10,7 +10,7 @@ from fractions import Fraction
 
 from planner.check.contract import billed, package_days
 from planner.check.ledger import Ledger, worst
-from planner.check.result import CheckResult
+from planner.check.result import CheckResult, no_offer
 from planner.domain.catalog import HourlyBilling, Offer
 from planner.domain.costs import CostTerm
 from planner.domain.plan import Rental
@@ -62,7 +62,8 @@ def read_rentals(scenario: Scenario, plan_rentals: list[Rental], result: CheckRe
         seen.add(r.id)
         offer = scenario.offers.get(r.offer)
         if offer is None or r.mode not in offer.modes:
-            result.add("rental", r.id, 1, "", f"offer {r.offer} does not sell {r.mode}")
+            why = no_offer(r.offer) if offer is None else f"offer {r.offer} does not sell {r.mode}"
+            result.add("rental", r.id, 1, "", why)
             continue
         if offer.card != r.card or r.units < 1 or r.cards != r.units * offer.unit_cards:
             result.add(

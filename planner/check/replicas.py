@@ -21,7 +21,7 @@ from planner.check.contract import (
 )
 from planner.check.ledger import Ledger, Spent
 from planner.check.rentals import Held, card_hour_price, hour_of
-from planner.check.result import CheckResult
+from planner.check.result import CheckResult, no_offer
 from planner.domain.costs import CostTerm
 from planner.domain.plan import Plan, ReplicaAssignment, ReplicaUse
 from planner.domain.scenario import Scenario
@@ -56,7 +56,9 @@ def _carries(
     """What one replica of this use carries, or None and why it is not a legal replica."""
     offer = scenario.offers.get(u.offer)
     why = None
-    if offer is None or offer.card != u.card or u.mode not in offer.modes or u.mode == "spot":
+    if offer is None:
+        why = no_offer(u.offer)
+    elif offer.card != u.card or u.mode not in offer.modes or u.mode == "spot":
         why = f"offer {u.offer} does not rent {u.card} {u.mode} for serving (never spot)"
     elif u.cards < 1 or u.cards > offer.node_cards:  # a network or not: serving's estimate
         why = f"{u.cards} card(s) do not fit one {offer.node_cards}-card node of {u.offer}"

@@ -11,6 +11,12 @@ from planner.domain.money import from_minor, to_minor
 from planner.domain.plan import CostBreakdown
 
 
+def no_offer(offer: str) -> str:
+    """The message for a plan line naming an offer the scenario does not have (`plan
+    reprice` tells a change that removed it by this message)."""
+    return f"there is no offer {offer} in the scenario's catalogs"
+
+
 @dataclass(frozen=True)
 class Violation:
     """One broken rule: which, about what, by how much."""

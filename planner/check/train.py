@@ -10,7 +10,7 @@ from itertools import pairwise
 from planner.check.contract import SLACK, held_cards_rule, setup_hours, train_rate, units_for
 from planner.check.ledger import Ledger
 from planner.check.rentals import Held, hour_of
-from planner.check.result import CheckResult
+from planner.check.result import CheckResult, no_offer
 from planner.domain.costs import CostTerm
 from planner.domain.plan import Assignment, Plan
 from planner.domain.scenario import Scenario
@@ -41,7 +41,10 @@ def legal(scenario: Scenario, a: Assignment, w: TrainWorkload, result: CheckResu
     (unless the offer has a network), spot only for checkpointed work, memory fits."""
     offer = scenario.offers.get(a.offer)
     subject = a.workload
-    if offer is None or offer.card != a.card or a.mode not in offer.modes:
+    if offer is None:
+        result.add("config", subject, 1, "", no_offer(a.offer))
+        return False
+    if offer.card != a.card or a.mode not in offer.modes:
         result.add("config", subject, 1, "", f"offer {a.offer} does not rent {a.card} {a.mode}")
         return False
     why = None

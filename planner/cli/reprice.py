@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from fractions import Fraction
 from typing import Annotated, Any
 
@@ -11,6 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from planner.check import check_plan
+from planner.check.result import no_offer
 from planner.cli.common import (
     JsonOption,
     PlanArgument,
@@ -99,7 +101,14 @@ def reprice_command(
     kept = kept_plan(base, variant, plan)
     check = check_plan(variant, kept.plan)
     currency = variant.spec.currency
-    breaks = [v for v in check.violations if v.rule != "cost"]
+    # a line on an offer the change removed says so (the checker: "there is no offer")
+    removed = {no_offer(o): o for o in base.offers.keys() - variant.offers.keys()}
+    because = f"is removed by the change ({' '.join(described)})"
+    breaks = [
+        replace(v, message=f"offer {removed[v.message]} {because}") if v.message in removed else v
+        for v in check.violations
+        if v.rule != "cost"
+    ]
     report: dict[str, Any] = {
         "scenario": variant.name,
         "currency": currency,
