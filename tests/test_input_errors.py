@@ -312,7 +312,8 @@ def test_a_date_that_does_not_exist_hides_no_other_problem(write: Any, tmp_path:
         ),
         ({"kind": "trian"}, 0, "expected kind one of train, serve, reserve, got 'trian'"),
         ({"model": "llama-3-8b"}, 1, "unknown model 'llama-3-8b'; did you mean llama-3.1-8b?"),
-        ({"after": ["fx"]}, 0, "unknown workload 'fx'; did you mean ft?"),
+        # ft's own list: ft is never suggested (it cannot wait for itself), nor is a service
+        ({"after": ["fx"]}, 0, "after[0]: unknown workload 'fx'"),
         ({"after": ["chat"]}, 0, "'chat' is a serve workload"),
         ({"deadline": "2026-09-01"}, 0, "lies outside the horizon"),
         ({"daily_hours": "08:30-22:00"}, 0, "whole hours"),

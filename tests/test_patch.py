@@ -158,3 +158,33 @@ def test_a_patch_deleting_a_workload_the_scenario_lacks_is_refused(write) -> Non
     gone = write("workloads:\n  - name: devs\n    delete: true\n", "gone.yaml")
     (issue,) = _issues(base, gone, gone)
     assert "no workload 'devs' to delete" in issue
+
+
+def _with_eval(write) -> Path:
+    """minimal_scenario and a train job `ft-eval` that runs after ft."""
+    data = minimal_scenario()
+    ft = data["workloads"][0]
+    data["workloads"].append({**ft, "name": "ft-eval", "method": "eval", "after": ["ft"]})
+    return write(data)
+
+
+def test_a_patch_deleting_a_job_leaves_every_after_list_as_drop_does(write) -> None:
+    # the job that waited for ft no longer waits (it was refused with "unknown workload
+    # 'ft'; did you mean ft-eval?", while --drop ft rewrote the list): the same variant
+    from planner.cli.variant import Change
+
+    base = _with_eval(write)
+    gone = write("workloads:\n  - name: ft\n    delete: true\n", "gone.yaml")
+    variant = load_scenario(base, [gone])
+    assert [w.name for w in variant.spec.workloads] == ["chat", "devs", "ft-eval"]
+    assert variant.workload("ft-eval").after == ()  # type: ignore[union-attr]
+    dropped = Change.of(None, drop=["ft"]).apply(base, load_scenario(base))
+    assert dropped.spec == variant.spec
+
+
+def test_an_unknown_after_never_suggests_the_job_whose_list_it_is(write) -> None:
+    base = _with_eval(write)
+    typo = write("workloads:\n  - name: ft-eval\n    after: [ft-evel]\n", "typo.yaml")
+    (issue,) = _issues(base, typo)
+    assert f"{typo}:3:13: workloads[0].after[0]: unknown workload 'ft-evel'" in issue, issue
+    assert "ft-eval" not in issue.removeprefix(str(typo)).split("'ft-evel'")[1]

@@ -2,7 +2,8 @@
 
 A patch has the scenario's shape (docs/scenarios.md): maps merge, `workloads` merge by
 `name` and `offers` by `id` (an item with `delete: true` removes its namesake: a workload
-here, an offer from the catalogs, its scenario change with it), `null`
+here, and its name from every `after` list, as `--drop` does; an offer from the catalogs,
+its scenario change with it), `null`
 deletes a field, and any other value (lists such as `commitments` or `after` included)
 replaces. Inside `offers` a `null` is kept, because those entries are merged once more,
 over the catalog's offers, where it deletes the catalog's field (`hourly: null` drops a
@@ -131,6 +132,7 @@ def apply_patch(base: Source, patch: Source) -> Layered:
     if issues:
         raise LoadError(issues)
     merged = _merge(_tree(base), _tree(patch), None, False)
+    _leave_after(merged, _deleted(patch))
     origins: dict[PathKey, Origin] = {}
     _origins(merged, (), origins)
     return Layered(base.file, _plain(merged), {}, origins)
@@ -153,6 +155,29 @@ def _unknown_deletes(base: Source, patch: Source) -> list[Issue]:
             message = f"no workload {name!r} to delete{did_you_mean(name, names)}"
             issues.append(patch.issue(("workloads", i, "name"), message))
     return issues
+
+
+def _deleted(patch: Source) -> set[str]:
+    """The names of the workloads the patch deletes."""
+    data = patch.data.get("workloads") if isinstance(patch.data, dict) else None
+    items = data if isinstance(data, list) else []
+    return {
+        w["name"]
+        for w in items
+        if isinstance(w, dict) and w.get("delete") is True and isinstance(w.get("name"), str)
+    }
+
+
+def _leave_after(merged: _Node, gone: set[str]) -> None:
+    """A deleted workload leaves every other workload's `after` list, as `--drop` removes it
+    (a job that waited for it no longer waits)."""
+    workloads = merged.value.get("workloads") if isinstance(merged.value, dict) else None
+    if not gone or workloads is None or not isinstance(workloads.value, list):
+        return
+    for w in workloads.value:
+        after = w.value.get("after") if isinstance(w.value, dict) else None
+        if after is not None and isinstance(after.value, list):
+            after.value = [a for a in after.value if a.value not in gone]
 
 
 def _tree(source: Source) -> _Node:

@@ -251,9 +251,10 @@ def dependency_issues(workloads: Sequence[Dependent], source: Source) -> list[Is
         for j, before in enumerate(after):
             path = ("workloads", i, "after", j)
             if before not in kinds:
-                issues.append(
-                    source.issue(path, f"unknown workload {before!r}{did_you_mean(before, kinds)}")
-                )
+                # a suggestion another job could wait for: never the one whose list this is
+                others = [k for k, kind in kinds.items() if k != name and kind in ("train", None)]
+                hint = did_you_mean(before, others)
+                issues.append(source.issue(path, f"unknown workload {before!r}{hint}"))
             elif kinds[before] not in ("train", None):
                 issues.append(
                     source.issue(
