@@ -812,3 +812,20 @@ def test_drop_of_a_classed_service_removes_every_class(write: Callable[..., Path
 )  # fmt: skip
 def test_a_class_is_not_named_as_a_workload(flag: Flag, text: str, fragments: list[str]) -> None:
     fails(flag, load_scenario(SPLIT), text, *fragments)
+
+
+def test_a_problem_a_flag_causes_in_the_scenarios_values_names_the_flag(tiny: Path) -> None:
+    # tiny commits 2 jz-h200 monthly units; a stock of 1 makes that commitment too large:
+    # the flag is the cause (it was blamed on the scenario file's commitment alone)
+    with pytest.raises(LoadError) as caught:
+        Change.of(None, stock=["jz-h200.monthly=1"]).apply(tiny, load_scenario(tiny))
+    (issue,) = caught.value.issues
+    assert issue.file == "--stock jz-h200.monthly=1" and issue.field == "commitments[0].units"
+    assert "more than its monthly stock, 1" in issue.message
+    assert f"(written at {tiny}:" in issue.message
+    # a patch is named the same way
+    patch = write_patch({"offers": [{"id": "jz-h200", "monthly": {"stock": 1}}]}, tiny.parent)
+    with pytest.raises(LoadError) as caught:
+        Change.of([patch]).apply(tiny, load_scenario(tiny))
+    (issue,) = caught.value.issues
+    assert issue.file == f"--patch {patch}" and f"(written at {tiny}:" in issue.message

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
@@ -137,14 +139,49 @@ class Change:
         """The variant (`apply`) and a line per patch file and flag, as written; a --shift's
         also says what it held at the horizon's edge rather than moved as asked."""
         layers: list[Path | Source] = list(self.patches)
-        current = planned(load_scenario(path, layers), path) if layers else base
         lines = [f"--patch {p}" for p in self.patches]
+        current = base
+        if layers:
+            with caused_by(" ".join(lines), {str(p) for p in self.patches}):
+                current = planned(load_scenario(path, layers), path)
         for name, text in self.flags:
             note = shorthand.clipped(current, text) if name == "shift" else ""
             lines.append(f"--{name} {text}" + (f" ({note})" if note else ""))
             layers.append(Source(f"--{name} {text}", _builder(name)(current, text), {}))
-            current = planned(load_scenario(path, layers), path)
+            with caused_by(f"--{name} {text}", {f"--{name} {text}"}):
+                current = planned(load_scenario(path, layers), path)
         return current, lines
+
+
+@contextmanager
+def caused_by(cause: str, files: set[str]) -> Iterator[None]:
+    """A LoadError raised inside, its problems named by the change that caused them: the
+    scenario loaded before the change, so a problem located in a file the change did not
+    write (the scenario's commitment that a lower --stock makes too large) is the change's.
+    Such a problem is said as the cause's (`--stock X=0: commitments[0].units: … (written
+    at q3.yaml:11:73)`); one located in `files` (what the cause wrote) as it is."""
+    try:
+        yield
+    except LoadError as exc:
+        issues = [
+            issue
+            if issue.file in files
+            else Issue(
+                cause,
+                None,
+                None,
+                issue.path,
+                f"{issue.message} (written at {_place(issue)})",
+            )
+            for issue in exc.issues
+        ]
+        raise LoadError(issues) from None
+
+
+def _place(issue: Issue) -> str:
+    """Where a problem is written: `file:line:column`."""
+    found = [str(x) for x in (issue.line, issue.column) if x is not None]
+    return ":".join([issue.file, *found])
 
 
 def planned(loaded: Scenario, path: Path) -> Scenario:
