@@ -764,3 +764,16 @@ def test_reprice_says_an_offer_the_plan_uses_was_removed_by_the_change(
     rentals = {r["id"] for r in json.loads(saved.read_text())["rentals"]}
     assert said == {("rental", r) for r in rentals} | {("config", "desk")}, broken
     assert not any("does not sell" in v["message"] for v in broken)
+
+
+def test_a_sweep_level_that_fails_is_said_as_the_flag_was_written(
+    cli: Any, tmp_path: Path, make_scenario: Any
+) -> None:
+    # the desk's daily stock is 4: the level of 5 units fails, said as --commit o=3..5:daily
+    # and the level (it was said as --commit o=5:daily, which no one wrote)
+    path = _desk_scenario(tmp_path, make_scenario)
+    result = cli("whatif", path, "--commit", "o=3..5:daily", *FAST)
+    assert result.exit_code == 1
+    said = " ".join(result.output.split())
+    assert "--commit o=3..5:daily: commitments[0].units: at 5 units: commitments hold 5" in said
+    assert "o=5:daily" not in said

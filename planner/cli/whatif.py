@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import replace
 from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
@@ -207,8 +208,19 @@ def _levels(
         )
     levels = []
     for n in range(low, high + 1):
-        level = change.plus("commit", f"{found['offer']}={n}{found['rest']}")
-        levels.append((n, level, level.apply(path, base)))
+        text = f"--commit {found['offer']}={n}{found['rest']}"
+        level = change.plus("commit", text.removeprefix("--commit "))
+        try:
+            levels.append((n, level, level.apply(path, base)))
+        except LoadError as exc:  # said as the flag written, at the level that failed
+            raise LoadError(
+                [
+                    replace(i, file=f"--commit {found[0]}", message=f"at {n} units: {i.message}")
+                    if i.file == text
+                    else i
+                    for i in exc.issues
+                ]
+            ) from None
     return levels
 
 
