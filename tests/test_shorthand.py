@@ -195,6 +195,8 @@ def test_price_factor_is_exact(at: int, factor: Decimal) -> None:
         ("jz-h2000.hourly=×2", ["no offer matches 'jz-h2000'", "did you mean jz-h200?"]),
         ("jz-h200.hourlly=×2", ["no billing mode matches 'hourlly'", "did you mean hourly?"]),
         ("jz-h200-machine.hourly=×2", ["sells hourly", "jz-h200-machine sells monthly"]),
+        # every offer matches '*': four are named, and how many more there are
+        ("*.weekly=×2", ["no offer matching '*' sells weekly", "jz-rtx3090 sells", "more)"]),
         ("jz-h200.hourly=×0", ["factor must be above 0"]),
         ("jz-h200.hourly=×-2", ["factor must be above 0"]),
         ("jz-h200.hourly=×abc", ["expected a factor such as ×1.3"]),
@@ -241,7 +243,7 @@ def test_stock_sets_each_matched_mode() -> None:
 @pytest.mark.parametrize(
     ("text", "fragment"),
     [
-        ("jz-h200.hourly=-1", "expected a whole number of units"),
+        ("jz-h200.hourly=-1", "a stock must be at least 0 units, got -1"),
         ("jz-h200.hourly=lots", "expected a whole number of units"),
         ("jz-h200.hourly=20000", "10,000"),
         ("zz-*.hourly=4", "no offer matches 'zz-*'"),
@@ -323,7 +325,8 @@ def test_commit_keeps_the_base_commitments_and_defaults_to_the_horizon_start(
         ("jz-h200-machine=1:hourly", ["does not sell hourly; it sells monthly"]),
         ("jz-h200=8", ["expected OFFER=UNITS:MODE"]),
         ("jz-h200=eight:monthly", ["expected OFFER=UNITS:MODE"]),
-        ("jz-h200=0:monthly", ["greater than or equal to 1"]),
+        ("jz-h200=0:monthly", ["UNITS (the units committed) must be at least 1, got 0"]),
+        ("jz-h200=1:monthlyx0", ["xCOUNT (the packages in a row) must be at least 1, got 0"]),
         ("jz-h200=8:monthly/2027-01-01", ["outside the horizon"]),
         ("jz-h200=8:monthly/tomorrow", ["FROM", "expected an ISO date"]),
         ("jz-h200=8:monthly/2026-08-01T08:00", ["packages start at 00:00"]),
@@ -450,7 +453,8 @@ def test_the_change_lines_carry_the_shift_note(tiny: Path) -> None:
         ("ft=-40d", ["leaves it no time", "(the horizon starts 2026-07-01)"]),
         ("ft=+30m", ["whole hours"]),
         ("ft=soon", ["whole hours"]),
-        ("ft=+0d", ["whole hours"]),
+        ("ft=+0d", ["a shift of +0d changes nothing"]),
+        ("ft=0h", ["a shift of 0h changes nothing"]),
         ("ft+1d", ["expected WORKLOAD=+AMOUNT"]),
     ],
 )

@@ -777,3 +777,28 @@ def test_a_sweep_level_that_fails_is_said_as_the_flag_was_written(
     said = " ".join(result.output.split())
     assert "--commit o=3..5:daily: commitments[0].units: at 5 units: commitments hold 5" in said
     assert "o=5:daily" not in said
+
+
+def test_a_demand_the_same_every_hour_is_said_as_one_value() -> None:
+    # concurrency: 40 scaled by 4 was "168 values changed, e.g. fri.00-01: 40.0 -> 160.0"
+    from planner.whatif.report import changes
+
+    path = REPO / "scenarios" / "seed-70b-serving.yaml"
+    base = load_scenario(path)
+    variant = Change.of(None, scale_demand=["4"]).apply(path, base)
+    assert changes(base, variant) == ["workloads.chat-70b.concurrency: 40 -> 160"]
+    # a curve that varies keeps its hours
+    q3 = load_scenario(Q3)
+    scaled = changes(q3, Change.of(None, scale_demand=["assistant-8b=2"]).apply(Q3, q3))
+    assert len(scaled) > 1 and all(".concurrency." in line for line in scaled)
+
+
+def test_reprice_refuses_a_commitment_range_and_says_where_ranges_go(
+    cli: Any, tmp_path: Path, make_scenario: Any
+) -> None:
+    path = _desk_scenario(tmp_path, make_scenario)
+    result = cli("reprice", path, tmp_path / "plan.json", "--commit", "o=1..2:daily")
+    assert result.exit_code == 1
+    said = " ".join(result.output.split())
+    assert "--commit o=1..2:daily: a range A..B sweeps the commitment level" in said
+    assert "plan whatif" in said and "expected OFFER=UNITS:MODE" not in said

@@ -26,6 +26,7 @@ from planner.cli.common import (
     write_json,
 )
 from planner.cli.variant import (
+    RANGE,
     Change,
     CommitOption,
     DropOption,
@@ -69,6 +70,13 @@ def reprice_command(
 ) -> None:
     """Price a saved plan under the scenario with a change; say where it breaks."""
     with input_errors(json_path):
+        for text in commit or []:
+            if RANGE.match(text):
+                message = (
+                    "a range A..B sweeps the commitment level, which `plan whatif` does; "
+                    "reprice prices one plan: give one level, N:MODE"
+                )
+                raise LoadError([Issue(f"--commit {text}", None, None, (), message)])
         base = load_planned(scenario)
         change = Change.of(
             patch,

@@ -4,6 +4,7 @@ shorthand flags), and solving several scenarios side by side in processes."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -75,6 +76,9 @@ SetOption = Annotated[
     list[str] | None,
     _flag("PATH=VALUE: set any field (workloads.NAME.FIELD, offers.ID.MODE.FIELD, …).", "--set"),
 ]
+
+# --commit OFFER=A..B:MODE…: a sweep of the commitment level (plan whatif only)
+RANGE = re.compile(r"^(?P<offer>[^=]+)=(?P<low>\d+)\.\.(?P<high>\d+)(?P<rest>:.+)$")
 
 # The order flags apply in, after the patch files: where two touch one field, the later wins.
 FLAG_ORDER = ("price", "stock", "commit", "shift", "drop", "scale-demand", "set")

@@ -30,6 +30,7 @@ from planner.cli.common import (
     write_text,
 )
 from planner.cli.variant import (
+    RANGE,
     Change,
     CommitOption,
     DropOption,
@@ -49,8 +50,6 @@ from planner.domain.scenario import Scenario
 from planner.parallel import Executor, Kind
 from planner.whatif.report import compare, sweep_report
 
-# --commit OFFER=A..B:MODE…: a sweep of the commitment level
-RANGE = re.compile(r"^(?P<offer>[^=]+)=(?P<low>\d+)\.\.(?P<high>\d+)(?P<rest>:.+)$")
 MAX_LEVELS = 50  # each level is a solve
 
 

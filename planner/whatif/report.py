@@ -279,9 +279,17 @@ def _named(items: list[dict[str, Any]]) -> dict[str, Any]:
     return {str(x.get("name") or f"#{i + 1}"): x for i, x in enumerate(items)}
 
 
+DEMAND_FIELDS = ("concurrency", "requests_per_s")
+
+
 def _diff(path: str, a: Any, b: Any, out: list[str]) -> None:
     if a == b:
         return
+    if path.rpartition(".")[2] in DEMAND_FIELDS:  # a curve the same every hour: one value
+        flat = _flat(a), _flat(b)
+        if all(len(set(f)) == 1 for f in flat):
+            out.append(f"{path}: {_number(flat[0][0])} -> {_number(flat[1][0])}")
+            return
     if isinstance(a, dict) and isinstance(b, dict):
         for key in sorted(set(a) | set(b), key=str):
             where = f"{path}.{key}" if path else str(key)
@@ -293,6 +301,18 @@ def _diff(path: str, a: Any, b: Any, out: list[str]) -> None:
                 _diff(where, a[key], b[key], out)
         return
     out.append(f"{path}: {_short(a)} -> {_short(b)}")
+
+
+def _flat(value: Any) -> list[Any]:
+    """The leaves of nested maps (a demand curve's hours), in order."""
+    if isinstance(value, dict):
+        return [leaf for v in value.values() for leaf in _flat(v)]
+    return [value]
+
+
+def _number(value: Any) -> str:
+    """A number as written: 40, not 40.0."""
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
 def _short(value: Any) -> str:

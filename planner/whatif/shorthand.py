@@ -156,7 +156,8 @@ def _matches(scenario: Scenario, flag: _Flag, target: str) -> list[tuple[str, Bi
     pairs = [(o, m) for o in offers for m in wanted if m in scenario.offers[o].modes]
     if not pairs:
         sold = "; ".join(f"{o} sells {', '.join(scenario.offers[o].modes)}" for o in offers[:4])
-        raise flag.error(f"no offer matching {pattern!r} sells {modes} ({sold})")
+        more = f"; and {len(offers) - 4} more" if len(offers) > 4 else ""
+        raise flag.error(f"no offer matching {pattern!r} sells {modes} ({sold}{more})")
     return pairs
 
 
@@ -199,6 +200,8 @@ def stock(scenario: Scenario, text: str) -> Patch:
     """`OFFER.MODE=N`: `{offers: [{id, MODE: {stock: N}}]}`."""
     flag = _Flag("stock", text)
     target, value = flag.split("OFFER.MODE=UNITS, e.g. jz-h200.hourly=32")
+    if value.startswith("-") and value[1:].isdigit():
+        raise flag.error(f"a stock must be at least 0 units, got {value}")
     if not value.isdigit():
         raise flag.error(f"expected a whole number of units, got {value!r}")
     units = flag.check(_UNITS, int(value), "stock")
@@ -233,6 +236,10 @@ def commit(scenario: Scenario, text: str) -> Patch:
         raise flag.error(f"{offer_id} does not sell {mode}; it sells {', '.join(offer.modes)}")
     if count and mode not in PACKAGE_DAYS:
         raise flag.error(f"xCOUNT counts packages; {mode} commitments run to the horizon end")
+    for part, what in (("units", "the units committed"), ("count", "the packages in a row")):
+        if found[part] is not None and int(found[part]) < 1:
+            name = "UNITS" if part == "units" else "xCOUNT"
+            raise flag.error(f"{name} ({what}) must be at least 1, got {found[part]}")
     horizon = scenario.spec.horizon
     start = moment(flag.check(_INSTANT, found["start"] or horizon.start, "FROM"))
     if not moment(horizon.start) <= start < moment(horizon.end):
@@ -305,8 +312,10 @@ def _shift(scenario: Scenario, text: str) -> _Shift:
     try:
         minutes = parse_minutes(amount)
     except ValueError:
-        minutes = 0
-    if not minutes or minutes % 60:
+        minutes = -1
+    if minutes == 0:
+        raise flag.error(f"a shift of {value} changes nothing; give one such as +14d or -6h")
+    if minutes < 0 or minutes % 60:
         raise flag.error(f"expected a shift in whole hours such as +14d or -6h, got {value!r}")
     delta = dt.timedelta(minutes=-minutes if sign == "-" else minutes)
     first, last = moment(scenario.spec.horizon.start), moment(scenario.spec.horizon.end)
