@@ -367,6 +367,12 @@ def quote_replicas(scenario: Scenario, name: str) -> list[dict[str, Any]]:
     return rows
 
 
+def commitment_rentals(scenario: Scenario) -> list[FixedRental]:
+    """The committed rentals the scenario's commitments fix, each package one (a plan holds
+    each as a rental marked committed)."""
+    return _commitments(scenario)[0]
+
+
 def _commitments(
     scenario: Scenario,
 ) -> tuple[list[FixedRental], dict[tuple[str, str], list[PoolCommitment]]]:

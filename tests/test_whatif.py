@@ -802,3 +802,33 @@ def test_reprice_refuses_a_commitment_range_and_says_where_ranges_go(
     said = " ".join(result.output.split())
     assert "--commit o=1..2:daily: a range A..B sweeps the commitment level" in said
     assert "plan whatif" in said and "expected OFFER=UNITS:MODE" not in said
+
+
+def test_reprice_keeps_the_plan_with_a_commitment_the_change_adds(
+    cli: Any, tmp_path: Path, make_scenario: Any
+) -> None:
+    # it reported "committed but not in the plan" and exit 1 whatever the plan held.
+    # The desk all day buys a daily package each of the 10 days (400.00) and the job 30.00
+    # by the hour: committing one daily unit marks those packages committed, same money
+    path = _desk_and_job(make_scenario, "00:00-24:00", 3)
+    saved = tmp_path / "plan.json"
+    assert cli("solve", path, *FAST[:5], "--json", saved).exit_code == 0
+    result = cli("reprice", path, saved, "--commit", "o=1:daily", "--no-replan", "--json", "-")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["feasible"] and report["repriced_total"] == report["stated_total"] == 430.0
+    packages = [r["id"] for r in json.loads(saved.read_text())["rentals"] if r["mode"] == "daily"]
+    assert len(packages) == 10
+    assert report["committed"] == {"marked": packages, "added": []}
+    # the desk of 09:00-12:00 runs by the hour (300.00): the 10 committed packages are
+    # added idle, paid in full (400.00), and re-planning moves the desk onto them
+    path = _desk_scenario(tmp_path, make_scenario)
+    assert cli("solve", path, *FAST[:5], "--json", saved).exit_code == 0
+    result = cli("reprice", path, saved, "--commit", "o=1:daily", *FAST[:5], "--json", "-")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["feasible"] and report["repriced_total"] == 700.0
+    assert report["committed"]["marked"] == [] and len(report["committed"]["added"]) == 10
+    assert report["saving"] == {"found": 300.0, "at_most": 300.0, "exact": True}
+    printed = cli("reprice", path, saved, "--commit", "o=1:daily", "--no-replan").stdout
+    assert "added, idle (the plan does not use them" in " ".join(printed.split())

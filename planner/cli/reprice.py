@@ -127,6 +127,9 @@ def reprice_command(
         "violations": [vars(v) for v in breaks],
         # what left the plan with the workloads the change drops
         "dropped": {"workloads": kept.workloads, "rentals": kept.rentals},
+        # a commitment the change adds: the plan's packages now committed, and the committed
+        # rentals added idle where it holds none to mark (by id)
+        "committed": {"marked": kept.marked, "added": kept.added},
     }
     if replan:
         side = solve_side(
@@ -179,6 +182,19 @@ def print_reprice(console: Console, report: dict[str, Any]) -> None:
             f"  kept without the work the change drops ({', '.join(dropped['workloads'])}): "
             f"{left}; packages and committed rentals stay, paid in full",
             markup=False,
+        )
+    committed = report["committed"]
+    if committed["marked"] or committed["added"]:
+        held: list[str] = []
+        if committed["marked"]:
+            held.append(f"its package(s) {', '.join(committed['marked'])} now committed")
+        if committed["added"]:
+            held.append(
+                f"committed rental(s) {', '.join(committed['added'])} added, idle (the plan "
+                "does not use them; paid in full, and counted against stock)"
+            )
+        console.print(
+            f"  kept with the commitment the change adds: {'; '.join(held)}", markup=False
         )
     if report["feasible"]:
         console.print("  ✓ it still works: every rule holds under the changed scenario")
