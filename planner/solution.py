@@ -10,11 +10,13 @@ from decimal import Decimal
 from fractions import Fraction
 
 from planner.configs import Config
+from planner.domain.catalog import Offer
 from planner.domain.money import apportion, from_minor
 from planner.domain.plan import Assignment, Plan, Rental, ReplicaAssignment, ReplicaUse, Run
+from planner.domain.timeaxis import TimeAxis
 from planner.prices import card_hour_price
 from planner.pricing import paid_terms, unused_money
-from planner.problem import Problem
+from planner.problem import FixedRental, Problem
 from planner.rules import PACKAGE_MODES
 
 PlanStatus = str
@@ -312,21 +314,26 @@ def _package_rentals(problem: Problem, solution: Solution) -> list[tuple[Rental,
 
 
 def _commitment_rentals(problem: Problem) -> list[tuple[Rental, Fraction]]:
-    rentals = []
-    for k, f in enumerate(problem.fixed):
-        offer = problem.offers[f.offer]
-        rental = Rental(
-            id=f"{f.name}#{k + 1}",
-            offer=f.offer,
-            card=offer.card,
-            mode=f.mode,
-            units=f.units,
-            cards=f.units * offer.unit_cards,
-            start=problem.axis.instant(f.start),
-            end=problem.axis.instant(f.end),
-            billed_hours=f.billed_hours,
-            cost=Decimal(0),
-            committed=True,
-        )
-        rentals.append((rental, f.cost))
-    return rentals
+    return [
+        (committed_rental(f, problem.offers[f.offer], problem.axis, f"{f.name}#{k + 1}"), f.cost)
+        for k, f in enumerate(problem.fixed)
+    ]
+
+
+def committed_rental(
+    f: FixedRental, offer: Offer, axis: TimeAxis, rental_id: str, cost: Decimal = Decimal(0)
+) -> Rental:
+    """A rental a commitment fixes, as a plan lists it (its cost: the money rule's line)."""
+    return Rental(
+        id=rental_id,
+        offer=f.offer,
+        card=offer.card,
+        mode=f.mode,
+        units=f.units,
+        cards=f.units * offer.unit_cards,
+        start=axis.instant(f.start),
+        end=axis.instant(f.end),
+        billed_hours=f.billed_hours,
+        cost=cost,
+        committed=True,
+    )

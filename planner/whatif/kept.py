@@ -13,6 +13,7 @@ from planner.domain.plan import Plan, Rental
 from planner.domain.scenario import Scenario
 from planner.domain.values import PACKAGE_DAYS
 from planner.problem import commitment_rentals
+from planner.solution import committed_rental
 
 __all__ = ["Kept", "kept_plan"]
 
@@ -112,19 +113,7 @@ def _committed(
         while f"{f.name}#{n}" in ids:
             n += 1
         offer = variant_s.offers[f.offer]
-        rental = Rental(
-            id=f"{f.name}#{n}",
-            offer=f.offer,
-            card=offer.card,
-            mode=f.mode,
-            units=f.units,
-            cards=f.units * offer.unit_cards,
-            start=axis.instant(f.start),
-            end=axis.instant(f.end),
-            billed_hours=f.billed_hours,
-            cost=money(f.cost, currency),
-            committed=True,
-        )
+        rental = committed_rental(f, offer, axis, f"{f.name}#{n}", money(f.cost, currency))
         ids.add(rental.id)
         added.append(rental.id)
         rentals.append(rental)
