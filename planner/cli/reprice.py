@@ -40,7 +40,8 @@ from planner.cli.variant import (
     solve_side,
 )
 from planner.domain.errors import Issue, LoadError
-from planner.whatif.compare import Side, money
+from planner.domain.money import money
+from planner.whatif.compare import Side
 from planner.whatif.kept import kept_plan
 from planner.whatif.report import summary
 

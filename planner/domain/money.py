@@ -81,6 +81,13 @@ def money(amount: Decimal | Fraction | int, currency: str) -> Decimal:
     return from_minor(to_minor(amount, currency), currency)
 
 
+def money_down(amount: Decimal | Fraction | int, currency: str) -> Decimal:
+    """An exact amount rounded down to the currency's minor unit: of the prices one can
+    write, the highest at or below it (a break-even of 13.9388… is 13.93: at 13.94 the
+    commitment no longer pays)."""
+    return from_minor(math.floor(Fraction(amount) * 10 ** MINOR_DIGITS[currency]), currency)
+
+
 def apportion(
     parts: Sequence[Decimal | Fraction | int], currency: str, total: int | None = None
 ) -> list[int]:

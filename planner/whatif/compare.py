@@ -4,7 +4,6 @@ workloads that moved, the use of committed capacity — and how exact that diffe
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -13,7 +12,6 @@ from typing import Any
 
 from planner.domain.catalog import Offer
 from planner.domain.costs import CostTerm
-from planner.domain.money import MINOR_DIGITS, from_minor, to_minor
 from planner.domain.plan import Assignment, Plan, ReplicaAssignment
 from planner.domain.scenario import Scenario
 from planner.domain.values import BILLING_MODES
@@ -142,18 +140,6 @@ def _more(a: int | None, b: int | None) -> int:
     if b is None:
         return -1
     return -1 if b > a else 1
-
-
-def money(value: Fraction, currency: str) -> Decimal:
-    return from_minor(to_minor(value, currency), currency)
-
-
-def money_down(value: Fraction, currency: str) -> Decimal:
-    """`value` rounded down to the currency's minor unit: of the prices one can write, the
-    highest at or below it (a break-even of 13.9388… is 13.93: at 13.94 the
-    commitment no longer pays)."""
-    scale = 10 ** MINOR_DIGITS[currency]
-    return from_minor(math.floor(Fraction(value) * scale), currency)
 
 
 def _grouped(plan: Plan, key: str) -> dict[str, Decimal]:

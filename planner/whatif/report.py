@@ -9,6 +9,7 @@ from fractions import Fraction
 from typing import Any
 
 from planner.check import check_plan
+from planner.domain.money import money, money_down
 from planner.domain.plan import Plan, Rental
 from planner.domain.scenario import Scenario
 from planner.domain.values import PACKAGE_DAYS
@@ -23,8 +24,6 @@ from planner.whatif.compare import (
     committed_pools,
     delta,
     direction_of,
-    money,
-    money_down,
     moved,
     table,
     terms,
