@@ -175,17 +175,11 @@ def caused_by(cause: str, files: set[str]) -> Iterator[None]:
                 None,
                 None,
                 issue.path,
-                f"{issue.message} (written at {_place(issue)})",
+                f"{issue.message} (written at {issue.where})",
             )
             for issue in exc.issues
         ]
         raise LoadError(issues) from None
-
-
-def _place(issue: Issue) -> str:
-    """Where a problem is written: `file:line:column`."""
-    found = [str(x) for x in (issue.line, issue.column) if x is not None]
-    return ":".join([issue.file, *found])
 
 
 def planned(loaded: Scenario, path: Path) -> Scenario:

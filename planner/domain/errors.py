@@ -31,14 +31,19 @@ class Issue:
             text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
         return text
 
-    def __str__(self) -> str:
+    @property
+    def where(self) -> str:
+        """Where it is written: `file`, `file:line` or `file:line:column`."""
         where = self.file
         if self.line is not None:
             where += f":{self.line}"
             if self.column is not None:
                 where += f":{self.column}"
+        return where
+
+    def __str__(self) -> str:
         field = f" {self.field}:" if self.path else ""
-        return f"{where}:{field} {self.message}"
+        return f"{self.where}:{field} {self.message}"
 
     def as_dict(self) -> dict[str, Any]:
         return {
