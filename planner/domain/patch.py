@@ -142,14 +142,9 @@ def _unknown_deletes(base: Source, patch: Source) -> list[Issue]:
     """`{name: X, delete: true}` items under the patch's `workloads` where `base` has no
     workload X, each at its name in the patch, with a did-you-mean."""
 
-    def named(source: Source) -> list[tuple[int, Any]]:
-        data = source.data.get("workloads") if isinstance(source.data, dict) else None
-        items = data if isinstance(data, list) else []
-        return [(i, w) for i, w in enumerate(items) if isinstance(w, dict)]
-
-    names = [str(w["name"]) for _, w in named(base) if isinstance(w.get("name"), str)]
+    names = [str(w["name"]) for _, w in _workloads(base) if isinstance(w.get("name"), str)]
     issues = []
-    for i, item in named(patch):
+    for i, item in _workloads(patch):
         name = item.get("name")
         if item.get("delete") is True and isinstance(name, str) and name not in names:
             message = f"no workload {name!r} to delete{did_you_mean(name, names)}"
@@ -157,14 +152,19 @@ def _unknown_deletes(base: Source, patch: Source) -> list[Issue]:
     return issues
 
 
+def _workloads(source: Source) -> list[tuple[int, dict[str, Any]]]:
+    """The source's `workloads` items that are maps, with their positions."""
+    data = source.data.get("workloads") if isinstance(source.data, dict) else None
+    items = data if isinstance(data, list) else []
+    return [(i, w) for i, w in enumerate(items) if isinstance(w, dict)]
+
+
 def _deleted(patch: Source) -> set[str]:
     """The names of the workloads the patch deletes."""
-    data = patch.data.get("workloads") if isinstance(patch.data, dict) else None
-    items = data if isinstance(data, list) else []
     return {
         w["name"]
-        for w in items
-        if isinstance(w, dict) and w.get("delete") is True and isinstance(w.get("name"), str)
+        for _, w in _workloads(patch)
+        if w.get("delete") is True and isinstance(w.get("name"), str)
     }
 
 

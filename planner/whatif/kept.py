@@ -91,9 +91,10 @@ def _committed(
     def key(r: Rental) -> tuple[str, str, int, int, int]:
         return (r.offer, r.mode, r.units, axis.hour(r.start), axis.hour(r.end))
 
-    missing = Counter(
-        (f.offer, f.mode, f.units, f.start, f.end) for f in commitment_rentals(variant_s)
-    ) - Counter(key(r) for r in plan.rentals if r.committed)
+    fixed = commitment_rentals(variant_s)
+    missing = Counter((f.offer, f.mode, f.units, f.start, f.end) for f in fixed) - Counter(
+        key(r) for r in plan.rentals if r.committed
+    )
     rentals, marked = [], []
     for r in plan.rentals:
         k = None if r.committed or r.mode not in PACKAGE_DAYS else key(r)
@@ -104,7 +105,7 @@ def _committed(
         rentals.append(r)
     ids, added = {r.id for r in rentals}, []
     currency = variant_s.spec.currency
-    for f in commitment_rentals(variant_s):
+    for f in fixed:
         k = (f.offer, f.mode, f.units, f.start, f.end)
         if missing[k] <= 0:
             continue
