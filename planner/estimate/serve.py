@@ -117,9 +117,9 @@ def _prefill_text(
     """One prompt's prefill time and what bounds it: its FLOPs at the prefill share of the
     peak it runs on (over tensor-parallel cards, less their overhead), or reading the
     weights once where that takes longer (a short prompt)."""
-    alone = prefill_seconds(model, card, cards, setup, prompt)
-    once = decode_step_seconds(model, card, cards, replace(setup, context_tokens=1), 1)
-    if alone <= once:
+    compute, once = prefill_parts(model, card, cards, setup, prompt)
+    alone = max(compute, once)
+    if compute <= once:
         return f"{alone * 1e3:.0f} ms each: reading the weights once, longer than its FLOPs"
     peak = "fp8" if setup.precision == "fp8" and card.fp8.value else "16-bit"
     share = compute_efficiency(card, setup.precision)
@@ -215,11 +215,18 @@ def prefill_seconds(
 ) -> float:
     """Time to first token of one prompt: forward FLOPs 2·P·s + causal attention 2·L·h·s²
     at the family's compute efficiency, or reading the weights once, whichever is longer."""
+    return max(prefill_parts(model, card, cards, setup, prompt_tokens))
+
+
+def prefill_parts(
+    model: ModelCard, card: CardType, cards: int, setup: ServeSetup, prompt_tokens: int
+) -> tuple[float, float]:
+    """A prompt's prefill as its two bounds: its FLOPs' time, and reading the weights once."""
     s = float(prompt_tokens)
     flops = 2.0 * model.active_params * s + 2.0 * model.layers * model.hidden * s * s
     compute = compute_seconds(model, card, cards, setup, flops)
     weights_once = decode_step_seconds(model, card, cards, replace(setup, context_tokens=1), 1)
-    return max(compute, weights_once)
+    return compute, weights_once
 
 
 def generation_tokens_per_s(
